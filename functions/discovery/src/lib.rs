@@ -1,0 +1,48 @@
+//! Public endpoints: the discovery document (`GET /`) and the creators catalog (`GET /creators`).
+//! This function also answers every unknown route with the 404 envelope.
+
+use axum::extract::State;
+use axum::http::header::{CACHE_CONTROL, HOST};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use shared::http::API_PREFIX;
+use shared::http::endpoints::discovery_document;
+use shared::service::creators;
+use shared::{ApiResult, App};
+
+pub fn router(app: App) -> Router {
+    Router::new()
+        .route(API_PREFIX, get(discovery))
+        .route(&format!("{API_PREFIX}/creators"), get(list_creators))
+        .with_state(app)
+}
+
+async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<serde_json::Value> {
+    Json(discovery_document(&base_url(&app, &headers)))
+}
+
+/// `PUBLIC_BASE_URL` when set, else what the request was addressed to.
+fn base_url(app: &App, headers: &HeaderMap) -> String {
+    if let Some(base) = &app.config.public_base_url {
+        return base.clone();
+    }
+    let host = headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("http");
+    format!("{scheme}://{host}{API_PREFIX}")
+}
+
+async fn list_creators(State(app): State<App>) -> ApiResult<impl IntoResponse> {
+    let creators = creators::list(app.store.as_ref()).await?;
+    Ok((
+        [(CACHE_CONTROL, HeaderValue::from_static("public, max-age=60"))],
+        Json(serde_json::json!({ "creators": creators })),
+    ))
+}

@@ -1,0 +1,47 @@
+//! `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks?id=`.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::post;
+use axum::{Json, Router};
+use shared::http::API_PREFIX;
+use shared::http::body::JsonObject;
+use shared::http::pipeline::{Authorized, WebhooksWrite};
+use shared::http::query::QueryParams;
+use shared::service::webhooks;
+use shared::{ApiResult, App};
+
+pub fn router(app: App) -> Router {
+    Router::new()
+        .route(
+            &format!("{API_PREFIX}/webhooks"),
+            post(register).get(list).delete(delete),
+        )
+        .with_state(app)
+}
+
+async fn register(
+    State(app): State<App>,
+    Authorized(caller, _): Authorized<WebhooksWrite>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<impl IntoResponse> {
+    let registered = webhooks::register(&app, &caller, &body).await?;
+    Ok((StatusCode::CREATED, Json(registered)))
+}
+
+async fn list(
+    State(app): State<App>,
+    Authorized(caller, _): Authorized<WebhooksWrite>,
+) -> ApiResult<impl IntoResponse> {
+    let webhooks = webhooks::list(&app, &caller).await?;
+    Ok(Json(serde_json::json!({ "webhooks": webhooks })))
+}
+
+async fn delete(
+    State(app): State<App>,
+    Authorized(caller, _): Authorized<WebhooksWrite>,
+    query: QueryParams,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(webhooks::delete(&app, &caller, query.get("id")).await?))
+}

@@ -1,0 +1,129 @@
+//! `local-api [--addr 127.0.0.1:3000] [--seed FILE]`: the whole API on one port, with embedded
+//! backends (decisions.md section 10).
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use shared::clock::SystemClock;
+use shared::config::{Config, StoreKind};
+use shared::embedded::Embedded;
+use shared::http::API_PREFIX;
+use shared::seed::{self, Seed};
+
+const USAGE: &str = "usage: local-api [--addr 127.0.0.1:3000] [--seed FILE]";
+
+struct Args {
+    addr: SocketAddr,
+    seed: Option<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+        seed: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--addr" => {
+                let value = it.next().ok_or("--addr needs a value")?;
+                args.addr = value
+                    .parse()
+                    .map_err(|_| format!("--addr: `{value}` is not an address like 127.0.0.1:3000"))?;
+            }
+            "--seed" => args.seed = Some(it.next().ok_or("--seed needs a file")?),
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(args)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    shared::telemetry::init_text();
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            if !message.is_empty() {
+                eprintln!("local-api: {message}");
+            }
+            eprintln!("{USAGE}");
+            return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) };
+        }
+    };
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("local-api: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let base_url = format!("http://{addr}{API_PREFIX}");
+
+    let mut config = Config::from_env(StoreKind::Memory).map_err(|e| e.to_string())?;
+    if config.store != StoreKind::Memory {
+        return Err("only STORE=memory is available in this build of local-api".into());
+    }
+    config.public_base_url.get_or_insert_with(|| base_url.clone());
+
+    let embedded = Embedded::new(config, Arc::new(SystemClock), None);
+    let demo_keys = match &args.seed {
+        Some(path) => {
+            let json = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read seed file {path}: {e}"))?;
+            let seed = Seed::from_json(&json).map_err(|e| e.to_string())?;
+            seed.load(&embedded.store).await.map_err(|e| e.to_string())?;
+            None
+        }
+        None => {
+            let demo = seed::demo();
+            demo.seed.load(&embedded.store).await.map_err(|e| e.to_string())?;
+            Some((demo.test_key, demo.live_key))
+        }
+    };
+
+    let timers = tokio::spawn(embedded.clone().run_timers());
+
+    println!("Live Stream Hosting API listening on {base_url}/");
+    if let Some((test_key, live_key)) = demo_keys {
+        println!("demo brand `{}` (growth plan), all scopes:", seed::DEMO_BRAND_ID);
+        println!("  test key: {test_key}");
+        println!("  live key: {live_key}");
+    }
+
+    let service = local_api::service(embedded.app.clone());
+    axum::serve(listener, axum::ServiceExt::into_make_service(service))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())?;
+    timers.abort();
+    println!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

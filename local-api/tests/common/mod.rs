@@ -1,0 +1,263 @@
+//! The HTTP-level test harness: the local server's router on embedded backends, a manual
+//! clock, and seeded brands and keys for every case the pipeline distinguishes.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use shared::clock::ManualClock;
+use shared::config::{Config, StoreKind};
+use shared::embedded::Embedded;
+use shared::seed::Seed;
+use tower::ServiceExt;
+
+pub const ALL_SCOPES: [&str; 4] = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+
+/// A well-formed key: prefix, then `tag` padded with `x` to 32 characters.
+pub fn key(env: &str, tag: &str) -> String {
+    assert!(tag.len() <= 32 && tag.bytes().all(|b| b.is_ascii_alphanumeric()));
+    format!("svc_{env}_{tag:x<32}")
+}
+
+pub struct Keys;
+
+impl Keys {
+    pub fn test_a() -> String { key("test", "brandA") }
+    pub fn live_a() -> String { key("live", "brandA") }
+    pub fn test_a2() -> String { key("test", "brandAsecond") }
+    pub fn test_b() -> String { key("test", "brandB") }
+    pub fn live_b() -> String { key("live", "brandB") }
+    pub fn live_free() -> String { key("live", "free") }
+    pub fn test_free() -> String { key("test", "free") }
+    pub fn live_starter() -> String { key("live", "starter") }
+    pub fn test_gaming() -> String { key("test", "gaming") }
+    pub fn revoked() -> String { key("test", "revoked") }
+    pub fn expired() -> String { key("test", "expired") }
+    pub fn expiring_now() -> String { key("test", "expiringNow") }
+    /// A brand A key holding only `scope`.
+    pub fn only(scope: &str) -> String {
+        key("test", &format!("only{}", scope.replace(':', "")))
+    }
+    pub fn live_only(scope: &str) -> String {
+        key("live", &format!("only{}", scope.replace(':', "")))
+    }
+}
+
+pub const CREATOR_AVA: &str = "avt_ava000000001";
+pub const CREATOR_ZED: &str = "avt_zed000000002";
+pub const CREATOR_BEA: &str = "avt_bea000000003";
+
+pub fn start_time() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 2, 12, 0, 30).unwrap()
+}
+
+pub fn base_seed(now: DateTime<Utc>) -> Value {
+    let brand = |id: &str, plan: &str, vertical: &str| {
+        json!({"id": id, "name": id, "plan": plan, "vertical": vertical})
+    };
+    let api_key = |key: String, brand: &str, scopes: &[&str]| {
+        json!({"key": key, "brand_id": brand, "scopes": scopes, "revoked": false, "expires_at": null})
+    };
+    let mut keys = vec![
+        api_key(Keys::test_a(), "brand_a", &ALL_SCOPES),
+        api_key(Keys::live_a(), "brand_a", &ALL_SCOPES),
+        api_key(Keys::test_a2(), "brand_a", &ALL_SCOPES),
+        api_key(Keys::test_b(), "brand_b", &ALL_SCOPES),
+        api_key(Keys::live_b(), "brand_b", &ALL_SCOPES),
+        api_key(Keys::live_free(), "brand_free", &ALL_SCOPES),
+        api_key(Keys::test_free(), "brand_free", &ALL_SCOPES),
+        api_key(Keys::live_starter(), "brand_starter", &ALL_SCOPES),
+        api_key(Keys::test_gaming(), "brand_gaming", &ALL_SCOPES),
+        json!({"key": Keys::revoked(), "brand_id": "brand_a", "scopes": ALL_SCOPES, "revoked": true}),
+        json!({"key": Keys::expired(), "brand_id": "brand_a", "scopes": ALL_SCOPES,
+               "expires_at": (now - Duration::seconds(1)).to_rfc3339()}),
+        json!({"key": Keys::expiring_now(), "brand_id": "brand_a", "scopes": ALL_SCOPES,
+               "expires_at": now.to_rfc3339()}),
+    ];
+    for scope in ALL_SCOPES {
+        keys.push(api_key(Keys::only(scope), "brand_a", &[scope]));
+        keys.push(api_key(Keys::live_only(scope), "brand_a", &[scope]));
+    }
+    let creator = |id: &str, name: &str| {
+        json!({"id": id, "name": name, "status": "active", "languages": ["en"], "style": null,
+               "personality": null, "vibe": null, "consent": true, "photo": null})
+    };
+    json!({
+        "brands": [
+            brand("brand_a", "growth", "live-commerce"),
+            brand("brand_b", "enterprise", "live-commerce"),
+            brand("brand_free", "free", "live-commerce"),
+            brand("brand_starter", "starter", "live-commerce"),
+            brand("brand_gaming", "growth", "gaming"),
+        ],
+        "api_keys": keys,
+        "creators": [creator(CREATOR_ZED, "zed"), creator(CREATOR_AVA, "Ava"), creator(CREATOR_BEA, "bea")],
+    })
+}
+
+pub struct TestApi {
+    pub embedded: Embedded,
+    pub clock: ManualClock,
+    service: local_api::ApiService,
+}
+
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub bytes: Vec<u8>,
+    pub body: Value,
+}
+
+impl Response {
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts an error envelope with this status and code, and nothing else in it.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(
+            (self.status.as_u16(), self.code()),
+            (status, code),
+            "body: {}",
+            self.body
+        );
+        let error = self.body["error"].as_object().expect("error object");
+        assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert_eq!(error.len(), 2, "error has exactly code and message");
+        assert_eq!(self.body.as_object().unwrap().len(), 1);
+        assert_eq!(self.header("content-type"), Some("application/json"));
+    }
+
+    #[track_caller]
+    pub fn assert_status(&self, status: u16) {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+    }
+}
+
+impl TestApi {
+    pub async fn new() -> Self {
+        Self::with_config(&[]).await
+    }
+
+    pub async fn with_config(vars: &[(&str, &str)]) -> Self {
+        let vars: Vec<(String, String)> =
+            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let config = Config::from_lookup(StoreKind::Memory, |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+        .expect("test config");
+        let clock = ManualClock::new(start_time());
+        let embedded = Embedded::new(config, Arc::new(clock.clone()), None);
+        let seed = Seed::from_json(&base_seed(start_time()).to_string()).unwrap();
+        seed.load(&embedded.store).await.unwrap();
+        let service = local_api::service(embedded.app.clone());
+        Self { embedded, clock, service }
+    }
+
+    /// Loads more fixtures.
+    pub async fn seed(&self, seed: Value) {
+        Seed::from_json(&seed.to_string())
+            .unwrap()
+            .load(&self.embedded.store)
+            .await
+            .unwrap();
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        shared::clock::Clock::now(&self.clock)
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Response {
+        let response = self.service.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Response { status, headers, bytes, body }
+    }
+
+    pub async fn call(&self, method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Response {
+        let raw = body.map(|b| b.to_string());
+        self.call_raw(method, path, key, raw.as_deref()).await
+    }
+
+    pub async fn call_raw(&self, method: &str, path: &str, key: Option<&str>, body: Option<&str>) -> Response {
+        let mut builder = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(format!("/api/v1{path}"));
+        if let Some(key) = key {
+            builder = builder.header("authorization", format!("Bearer {key}"));
+        }
+        if body.is_some() {
+            builder = builder.header("content-type", "application/json");
+        }
+        let request = builder.body(Body::from(body.unwrap_or("").to_owned())).unwrap();
+        self.send(request).await
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Response {
+        self.call("GET", path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Response {
+        self.call("POST", path, Some(key), Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> Response {
+        self.call("DELETE", path, Some(key), None).await
+    }
+
+    /// Starts a stream with a valid body plus `overrides`.
+    pub async fn start(&self, key: &str, overrides: Value) -> Response {
+        let mut body = json!({
+            "creator_id": CREATOR_AVA, "product_name": "Glow Serum", "platform": "tiktok",
+            "duration_minutes": 30,
+        });
+        for (k, v) in overrides.as_object().unwrap() {
+            if v.is_null() {
+                body.as_object_mut().unwrap().remove(k);
+            } else {
+                body[k] = v.clone();
+            }
+        }
+        self.post("/streams", key, body).await
+    }
+
+    /// Starts a test stream and returns its id.
+    pub async fn start_test_stream(&self, key: &str) -> String {
+        let r = self.start(key, json!({})).await;
+        r.assert_status(201);
+        r.body["stream_id"].as_str().unwrap().to_owned()
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+
+    /// Moves the clock and fires whatever timers became due.
+    pub async fn advance_and_fire(&self, by: Duration) -> usize {
+        self.clock.advance(by);
+        self.embedded.fire_due_timers().await
+    }
+
+    /// Types of every event emitted for `stream_id`, in order.
+    pub fn events_of(&self, stream_id: &str) -> Vec<String> {
+        self.embedded
+            .store
+            .emitted_events()
+            .into_iter()
+            .filter(|e| e.stream_id.to_string() == stream_id)
+            .map(|e| e.event_type.as_str().to_owned())
+            .collect()
+    }
+}

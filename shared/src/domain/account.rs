@@ -1,0 +1,198 @@
+//! Brands, plans, API keys and scopes.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The only vertical this API serves.
+pub const LIVE_COMMERCE: &str = "live-commerce";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Plan {
+    Free,
+    Starter,
+    Growth,
+    Scale,
+    Enterprise,
+}
+
+impl Plan {
+    /// Live keys need Growth or above (the plan gate).
+    pub fn allows_live_keys(self) -> bool {
+        self >= Plan::Growth
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Starter => "starter",
+            Plan::Growth => "growth",
+            Plan::Scale => "scale",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+}
+
+impl FromStr for Plan {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        serde_json::from_value(serde_json::Value::String(s.to_owned()))
+            .map_err(|_| format!("unknown plan `{s}`"))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Brand {
+    pub id: String,
+    pub name: String,
+    pub plan: Plan,
+    pub vertical: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Scope {
+    #[serde(rename = "streams:read")]
+    StreamsRead,
+    #[serde(rename = "streams:write")]
+    StreamsWrite,
+    #[serde(rename = "analytics:read")]
+    AnalyticsRead,
+    #[serde(rename = "webhooks:write")]
+    WebhooksWrite,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 4] = [
+        Scope::StreamsRead,
+        Scope::StreamsWrite,
+        Scope::AnalyticsRead,
+        Scope::WebhooksWrite,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::StreamsRead => "streams:read",
+            Scope::StreamsWrite => "streams:write",
+            Scope::AnalyticsRead => "analytics:read",
+            Scope::WebhooksWrite => "webhooks:write",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Scope::ALL
+            .into_iter()
+            .find(|scope| scope.as_str() == s)
+            .ok_or_else(|| format!("unknown scope `{s}`"))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyEnvironment {
+    Live,
+    Test,
+}
+
+impl KeyEnvironment {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            KeyEnvironment::Live => "svc_live_",
+            KeyEnvironment::Test => "svc_test_",
+        }
+    }
+}
+
+/// Length of the random part of a key, after its prefix.
+pub const KEY_SECRET_LEN: usize = 32;
+
+/// A well-formed presented key: `svc_live_` or `svc_test_` and 32 ASCII alphanumerics.
+/// Anything else is rejected before any store lookup.
+pub fn parse_key(raw: &str) -> Option<KeyEnvironment> {
+    let env = [KeyEnvironment::Live, KeyEnvironment::Test]
+        .into_iter()
+        .find(|env| raw.starts_with(env.prefix()))?;
+    let secret = &raw[env.prefix().len()..];
+    (secret.len() == KEY_SECRET_LEN && secret.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .then_some(env)
+}
+
+/// The only form in which a key is ever stored: lowercase hex SHA-256 of the whole key.
+pub fn hash_key(raw: &str) -> String {
+    hex::encode(Sha256::digest(raw.as_bytes()))
+}
+
+/// A fresh random key of the given environment.
+pub fn generate_key(env: KeyEnvironment) -> String {
+    use rand::Rng;
+    use rand::distr::Alphanumeric;
+    let secret: String = rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(KEY_SECRET_LEN)
+        .map(char::from)
+        .collect();
+    format!("{}{secret}", env.prefix())
+}
+
+/// A stored API key. The raw key is never kept: only its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub key_hash: String,
+    pub brand_id: String,
+    pub environment: KeyEnvironment,
+    pub scopes: Vec<Scope>,
+    pub revoked: bool,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl ApiKey {
+    pub fn is_usable_at(&self, now: DateTime<Utc>) -> bool {
+        !self.revoked && self.expires_at.is_none_or(|expires| expires > now)
+    }
+
+    pub fn has_scope(&self, scope: Scope) -> bool {
+        self.scopes.contains(&scope)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_format() {
+        let ok = format!("svc_test_{}", "a".repeat(32));
+        assert_eq!(parse_key(&ok), Some(KeyEnvironment::Test));
+        assert_eq!(
+            parse_key(&format!("svc_live_{}", "Z9".repeat(16))),
+            Some(KeyEnvironment::Live)
+        );
+        assert_eq!(parse_key(&format!("svc_test_{}", "a".repeat(31))), None);
+        assert_eq!(parse_key(&format!("svc_test_{}", "a".repeat(33))), None);
+        assert_eq!(parse_key(&format!("svc_test_{}-", "a".repeat(31))), None);
+        assert_eq!(parse_key(&format!("svc_prod_{}", "a".repeat(32))), None);
+        assert_eq!(parse_key(&format!("svc_test_{}é", "a".repeat(30))), None);
+        assert!(parse_key(&generate_key(KeyEnvironment::Live)).is_some());
+    }
+
+    #[test]
+    fn plan_order() {
+        assert!(!Plan::Free.allows_live_keys());
+        assert!(!Plan::Starter.allows_live_keys());
+        assert!(Plan::Growth.allows_live_keys());
+        assert!(Plan::Enterprise.allows_live_keys());
+        assert_eq!("scale".parse::<Plan>(), Ok(Plan::Scale));
+    }
+}

@@ -1,0 +1,79 @@
+//! Webhook events (decisions.md section 7): one per lifecycle transition, test streams included.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::stream::{Stream, StreamDetail};
+use crate::clock::format_timestamp;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventType {
+    #[serde(rename = "stream.started")]
+    StreamStarted,
+    #[serde(rename = "stream.ended")]
+    StreamEnded,
+    #[serde(rename = "stream.error")]
+    StreamError,
+}
+
+impl EventType {
+    pub const ALL: [EventType; 3] = [
+        EventType::StreamStarted,
+        EventType::StreamEnded,
+        EventType::StreamError,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::StreamStarted => "stream.started",
+            EventType::StreamEnded => "stream.ended",
+            EventType::StreamError => "stream.error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
+/// An event as written to the outbox, in the same atomic step as the transition that caused it.
+/// `body` is the exact JSON delivered to receivers; it never changes between attempts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamEvent {
+    pub id: String,
+    pub event_type: EventType,
+    pub brand_id: String,
+    pub stream_id: Uuid,
+    pub created_at: DateTime<Utc>,
+    pub body: String,
+}
+
+/// `evt_` and 32 lowercase hex digits.
+pub fn new_event_id() -> String {
+    format!("evt_{}", Uuid::new_v4().simple())
+}
+
+impl StreamEvent {
+    /// The event for `stream` as it is right after the change; `creator_id` as stored.
+    pub fn new(event_type: EventType, stream: &Stream, at: DateTime<Utc>) -> Self {
+        let id = new_event_id();
+        let body = serde_json::json!({
+            "id": id,
+            "type": event_type.as_str(),
+            "created_at": format_timestamp(at),
+            "api_version": "v1",
+            "test": stream.test,
+            "data": { "stream": StreamDetail::new(stream, stream.creator_id.clone()) },
+        })
+        .to_string();
+        Self {
+            id,
+            event_type,
+            brand_id: stream.brand_id.clone(),
+            stream_id: stream.id,
+            created_at: at,
+            body,
+        }
+    }
+}

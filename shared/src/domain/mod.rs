@@ -1,0 +1,13 @@
+//! The domain model: what the API is about, free of HTTP and of any backend.
+
+pub mod account;
+pub mod creator;
+pub mod event;
+pub mod stream;
+pub mod webhook;
+
+pub use account::{ApiKey, Brand, KeyEnvironment, Plan, Scope};
+pub use creator::Creator;
+pub use event::{EventType, StreamEvent};
+pub use stream::{Stream, StreamStatus, TimerKind};
+pub use webhook::Webhook;

@@ -1,0 +1,365 @@
+//! Streams, their lifecycle (spec "States and transitions", decisions.md section 3) and their
+//! four public representations.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::event::EventType;
+use crate::clock::timestamp;
+
+/// Most streams a brand may have in `preparing` plus `live`.
+pub const MAX_ACTIVE_STREAMS: u32 = 3;
+/// Duration of a test stream started without `duration_minutes`.
+pub const DEFAULT_TEST_DURATION_MINUTES: u32 = 480;
+/// Shown for streams whose platform was never recorded (dashboard streams).
+pub const UNKNOWN_PLATFORM: &str = "unknown";
+/// `source` of streams created through this API.
+pub const SOURCE_API: &str = "api";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamStatus {
+    Preparing,
+    Live,
+    Ended,
+    Error,
+}
+
+impl StreamStatus {
+    pub const ALL: [StreamStatus; 4] = [
+        StreamStatus::Preparing,
+        StreamStatus::Live,
+        StreamStatus::Ended,
+        StreamStatus::Error,
+    ];
+
+    /// Active streams hold one of the brand's concurrency slots.
+    pub fn is_active(self) -> bool {
+        matches!(self, StreamStatus::Preparing | StreamStatus::Live)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamStatus::Preparing => "preparing",
+            StreamStatus::Live => "live",
+            StreamStatus::Ended => "ended",
+            StreamStatus::Error => "error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+}
+
+/// Timers a stream can have pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimerKind {
+    /// Still `preparing` at `created_at + PREPARING_TIMEOUT_SECS`: `error`.
+    PreparingTimeout,
+    /// Still `live` at `started_at + duration`: `ended`.
+    DurationEnd,
+}
+
+impl TimerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimerKind::PreparingTimeout => "preparing_timeout",
+            TimerKind::DurationEnd => "duration_end",
+        }
+    }
+}
+
+/// Every way a stream can change status. Each is a conditional update on the status it leaves,
+/// so racing triggers yield exactly one transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// The agent joined the room.
+    AgentJoined,
+    /// Room creation, dispatch or token failed after the record was created.
+    LaunchFailed,
+    /// Still preparing when the preparing timeout fired.
+    PreparingTimedOut,
+    /// `DELETE /streams/{id}`.
+    EndRequested,
+    /// The duration elapsed.
+    DurationElapsed,
+    /// The room finished or the agent left.
+    ProviderFinished,
+    /// The room provider reported a failure while live.
+    ProviderFailed,
+}
+
+impl Transition {
+    pub fn from(self) -> StreamStatus {
+        match self {
+            Transition::AgentJoined | Transition::LaunchFailed | Transition::PreparingTimedOut => {
+                StreamStatus::Preparing
+            }
+            Transition::EndRequested
+            | Transition::DurationElapsed
+            | Transition::ProviderFinished
+            | Transition::ProviderFailed => StreamStatus::Live,
+        }
+    }
+
+    pub fn to(self) -> StreamStatus {
+        match self {
+            Transition::AgentJoined => StreamStatus::Live,
+            Transition::LaunchFailed
+            | Transition::PreparingTimedOut
+            | Transition::ProviderFailed => StreamStatus::Error,
+            Transition::EndRequested
+            | Transition::DurationElapsed
+            | Transition::ProviderFinished => StreamStatus::Ended,
+        }
+    }
+
+    pub fn event_type(self) -> EventType {
+        match self.to() {
+            StreamStatus::Live => EventType::StreamStarted,
+            StreamStatus::Ended => EventType::StreamEnded,
+            StreamStatus::Preparing | StreamStatus::Error => EventType::StreamError,
+        }
+    }
+}
+
+/// The stored stream record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stream {
+    pub id: Uuid,
+    pub brand_id: String,
+    pub status: StreamStatus,
+    /// `None` for dashboard streams that never recorded one.
+    pub platform: Option<String>,
+    pub vertical: String,
+    pub creator_id: Option<String>,
+    pub product_name: String,
+    pub source: String,
+    pub room_name: Option<String>,
+    pub viewer_count: u64,
+    pub test: bool,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub duration_minutes: Option<u32>,
+    pub script: Option<String>,
+}
+
+impl Stream {
+    /// Applies `transition` as of `at`, or returns `false` when the stream is not in the status
+    /// the transition leaves. Stores call this inside their conditional update.
+    pub fn apply(&mut self, transition: Transition, at: DateTime<Utc>) -> bool {
+        if self.status != transition.from() {
+            return false;
+        }
+        self.status = transition.to();
+        match self.status {
+            StreamStatus::Live => self.started_at = Some(at),
+            StreamStatus::Ended | StreamStatus::Error => self.ended_at = Some(at),
+            StreamStatus::Preparing => {}
+        }
+        true
+    }
+
+    /// Minutes until the duration end once live: the requested duration, or for test streams
+    /// started without one, the 480-minute maximum.
+    pub fn effective_duration_minutes(&self) -> u32 {
+        self.duration_minutes
+            .unwrap_or(DEFAULT_TEST_DURATION_MINUTES)
+    }
+
+    pub fn platform_or_unknown(&self) -> &str {
+        self.platform.as_deref().unwrap_or(UNKNOWN_PLATFORM)
+    }
+
+    pub fn room_name_for(id: Uuid) -> String {
+        format!("stream-{}", id.simple())
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Response of `POST /streams`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamCreated {
+    pub stream_id: Uuid,
+    pub status: StreamStatus,
+    pub room_name: String,
+    pub ws_url: Option<String>,
+    pub viewer_token: Option<String>,
+    #[serde(with = "timestamp")]
+    pub created_at: DateTime<Utc>,
+    /// Present only on test-key streams, where it is `true`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub test: bool,
+    /// Live keys only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_dispatched: Option<bool>,
+    /// Live keys only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_method: Option<Option<String>>,
+}
+
+/// Item of `GET /streams`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamSummary {
+    pub id: Uuid,
+    pub status: StreamStatus,
+    pub platform: String,
+    pub vertical: String,
+    pub creator_id: Option<String>,
+    pub product_name: String,
+    pub source: String,
+    pub room_name: Option<String>,
+    #[serde(with = "timestamp::option")]
+    pub started_at: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp::option")]
+    pub ended_at: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp")]
+    pub created_at: DateTime<Utc>,
+    pub viewer_count: u64,
+    #[serde(skip_serializing_if = "is_false")]
+    pub test: bool,
+}
+
+impl StreamSummary {
+    /// `creator_id` is the creator's id while that creator exists, else `None`.
+    pub fn new(stream: &Stream, creator_id: Option<String>) -> Self {
+        Self {
+            id: stream.id,
+            status: stream.status,
+            platform: stream.platform_or_unknown().to_owned(),
+            vertical: stream.vertical.clone(),
+            creator_id,
+            product_name: stream.product_name.clone(),
+            source: stream.source.clone(),
+            room_name: stream.room_name.clone(),
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            created_at: stream.created_at,
+            viewer_count: stream.viewer_count,
+            test: stream.test,
+        }
+    }
+}
+
+/// Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamDetail {
+    pub stream_id: Uuid,
+    pub status: StreamStatus,
+    pub creator_id: Option<String>,
+    pub product_name: String,
+    pub platform: String,
+    pub vertical: String,
+    pub viewer_count: u64,
+    #[serde(with = "timestamp::option")]
+    pub started_at: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp::option")]
+    pub ended_at: Option<DateTime<Utc>>,
+    /// The spec types it as a string: a stream that never had a room shows `""`.
+    pub room_name: String,
+    /// Reserved; always empty in this release.
+    pub events: [(); 0],
+    #[serde(with = "timestamp")]
+    pub created_at: DateTime<Utc>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub test: bool,
+}
+
+impl StreamDetail {
+    pub fn new(stream: &Stream, creator_id: Option<String>) -> Self {
+        Self {
+            stream_id: stream.id,
+            status: stream.status,
+            creator_id,
+            product_name: stream.product_name.clone(),
+            platform: stream.platform_or_unknown().to_owned(),
+            vertical: stream.vertical.clone(),
+            viewer_count: stream.viewer_count,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            room_name: stream.room_name.clone().unwrap_or_default(),
+            events: [],
+            created_at: stream.created_at,
+            test: stream.test,
+        }
+    }
+}
+
+/// Response of `DELETE /streams/{id}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamEnded {
+    pub stream_id: Uuid,
+    pub status: StreamStatus,
+    #[serde(with = "timestamp")]
+    pub ended_at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(status: StreamStatus) -> Stream {
+        Stream {
+            id: Uuid::new_v4(),
+            brand_id: "b".into(),
+            status,
+            platform: None,
+            vertical: "live-commerce".into(),
+            creator_id: None,
+            product_name: "p".into(),
+            source: SOURCE_API.into(),
+            room_name: None,
+            viewer_count: 0,
+            test: false,
+            created_at: Utc::now(),
+            started_at: None,
+            ended_at: None,
+            duration_minutes: None,
+            script: None,
+        }
+    }
+
+    #[test]
+    fn transitions_only_leave_their_own_status() {
+        let now = Utc::now();
+        let mut s = stream(StreamStatus::Preparing);
+        assert!(!s.apply(Transition::EndRequested, now));
+        assert!(s.apply(Transition::AgentJoined, now));
+        assert_eq!((s.status, s.started_at), (StreamStatus::Live, Some(now)));
+        assert!(!s.apply(Transition::AgentJoined, now));
+        assert!(s.apply(Transition::EndRequested, now));
+        assert_eq!((s.status, s.ended_at), (StreamStatus::Ended, Some(now)));
+        for t in [
+            Transition::AgentJoined,
+            Transition::LaunchFailed,
+            Transition::PreparingTimedOut,
+            Transition::EndRequested,
+            Transition::DurationElapsed,
+            Transition::ProviderFinished,
+            Transition::ProviderFailed,
+        ] {
+            assert!(!s.apply(t, now), "ended is final");
+        }
+    }
+
+    #[test]
+    fn detail_shape() {
+        let mut s = stream(StreamStatus::Live);
+        s.test = true;
+        let v = serde_json::to_value(StreamDetail::new(&s, None)).unwrap();
+        assert_eq!(v["events"], serde_json::json!([]));
+        assert_eq!(v["platform"], "unknown");
+        assert_eq!(v["test"], true);
+        assert_eq!(v["room_name"], "");
+        s.test = false;
+        let v = serde_json::to_value(StreamDetail::new(&s, None)).unwrap();
+        assert!(v.get("test").is_none());
+    }
+}

@@ -1,0 +1,24 @@
+//! The library every function of the Live Stream Hosting API is built from: configuration,
+//! the domain model and its lifecycle, the request pipeline, the operations, and the ports with
+//! their adapters.
+
+pub mod app;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod embedded;
+pub mod error;
+pub mod http;
+#[cfg(feature = "lambda")]
+pub mod lambda;
+pub mod memory;
+pub mod ports;
+pub mod ratelimit;
+pub mod seed;
+pub mod service;
+pub mod telemetry;
+pub mod validation;
+pub mod webhook_url;
+
+pub use app::App;
+pub use error::{ApiError, ApiResult};

@@ -1,0 +1,405 @@
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use crate::domain::stream::Transition;
+use crate::domain::{ApiKey, Brand, Creator, Stream, StreamEvent, StreamStatus, Webhook};
+use crate::ports::*;
+
+/// How long provider event ids are remembered for deduplication.
+const PROVIDER_EVENT_TTL: Duration = Duration::hours(24);
+
+#[derive(Default)]
+struct State {
+    brands: HashMap<String, Brand>,
+    /// Streams in `preparing` or `live`, per brand: the concurrency slots in use.
+    active: HashMap<String, u32>,
+    keys: HashMap<String, ApiKey>,
+    creators: HashMap<String, Creator>,
+    streams: HashMap<Uuid, Stream>,
+    /// Per brand, ordered by creation: what the DynamoDB index by brand and `created_at` gives.
+    streams_by_brand: HashMap<String, BTreeSet<(DateTime<Utc>, Uuid)>>,
+    streams_by_room: HashMap<String, Uuid>,
+    rate_windows: HashMap<(String, DateTime<Utc>), u64>,
+    webhooks: HashMap<Uuid, Webhook>,
+    outbox: VecDeque<StreamEvent>,
+    /// Every event ever emitted, for tests and the local server's log.
+    emitted: Vec<StreamEvent>,
+    provider_events: HashMap<String, DateTime<Utc>>,
+}
+
+impl State {
+    fn index_stream(&mut self, stream: &Stream) {
+        self.streams_by_brand
+            .entry(stream.brand_id.clone())
+            .or_default()
+            .insert((stream.created_at, stream.id));
+        if let Some(room) = &stream.room_name {
+            self.streams_by_room.insert(room.clone(), stream.id);
+        }
+    }
+
+    fn unindex_stream(&mut self, stream: &Stream) {
+        if let Some(set) = self.streams_by_brand.get_mut(&stream.brand_id) {
+            set.remove(&(stream.created_at, stream.id));
+        }
+        if let Some(room) = &stream.room_name {
+            self.streams_by_room.remove(room);
+        }
+        if stream.status.is_active() {
+            self.release_slot(&stream.brand_id);
+        }
+    }
+
+    fn release_slot(&mut self, brand_id: &str) {
+        if let Some(count) = self.active.get_mut(brand_id) {
+            *count = count.saturating_sub(1);
+        }
+    }
+
+    fn emit(&mut self, event: StreamEvent) {
+        self.emitted.push(event.clone());
+        self.outbox.push_back(event);
+    }
+}
+
+/// The in-memory store.
+#[derive(Clone, Default)]
+pub struct MemoryStore {
+    state: Arc<Mutex<State>>,
+    outbox_ready: Arc<Notify>,
+    fail: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> StoreResult<MutexGuard<'_, State>> {
+        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::error::StoreError::Backend(
+                "the embedded store is set to fail".into(),
+            ));
+        }
+        Ok(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Makes every later call fail, as a backend outage would (tests of `db_error`).
+    pub fn set_failing(&self, failing: bool) {
+        self.fail.store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Notified whenever an event lands in the outbox.
+    pub fn outbox_ready(&self) -> Arc<Notify> {
+        self.outbox_ready.clone()
+    }
+
+    /// Every event emitted so far, oldest first.
+    pub fn emitted_events(&self) -> Vec<StreamEvent> {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .emitted
+            .clone()
+    }
+
+    /// Active slots in use for `brand_id`.
+    pub fn active_streams(&self, brand_id: &str) -> u32 {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .active
+            .get(brand_id)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+#[async_trait]
+impl AccountStore for MemoryStore {
+    async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKey>> {
+        Ok(self.lock()?.keys.get(key_hash).cloned())
+    }
+
+    async fn get_brand(&self, brand_id: &str) -> StoreResult<Option<Brand>> {
+        Ok(self.lock()?.brands.get(brand_id).cloned())
+    }
+}
+
+#[async_trait]
+impl RateLimitStore for MemoryStore {
+    async fn count_request(&self, brand_id: &str, window_start: DateTime<Utc>) -> StoreResult<u64> {
+        let mut state = self.lock()?;
+        // Windows older than the previous minute can no longer be counted into.
+        if state.rate_windows.len() > 10_000 {
+            let horizon = window_start - Duration::minutes(1);
+            state.rate_windows.retain(|(_, start), _| *start >= horizon);
+        }
+        let count = state
+            .rate_windows
+            .entry((brand_id.to_owned(), window_start))
+            .or_insert(0);
+        *count += 1;
+        Ok(*count)
+    }
+}
+
+#[async_trait]
+impl CreatorStore for MemoryStore {
+    async fn list_creators(&self) -> StoreResult<Vec<Creator>> {
+        Ok(self.lock()?.creators.values().cloned().collect())
+    }
+
+    async fn get_creator(&self, creator_id: &str) -> StoreResult<Option<Creator>> {
+        Ok(self.lock()?.creators.get(creator_id).cloned())
+    }
+}
+
+#[async_trait]
+impl StreamStore for MemoryStore {
+    async fn create_stream(
+        &self,
+        stream: &Stream,
+        event: Option<&StreamEvent>,
+        max_active: u32,
+    ) -> StoreResult<CreateStreamOutcome> {
+        let mut state = self.lock()?;
+        let active = state.active.entry(stream.brand_id.clone()).or_insert(0);
+        if *active >= max_active {
+            return Ok(CreateStreamOutcome::ConcurrencyLimit);
+        }
+        *active += 1;
+        state.streams.insert(stream.id, stream.clone());
+        state.index_stream(stream);
+        if let Some(event) = event {
+            state.emit(event.clone());
+            self.outbox_ready.notify_one();
+        }
+        Ok(CreateStreamOutcome::Created)
+    }
+
+    async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
+        Ok(self.lock()?.streams.get(&stream_id).cloned())
+    }
+
+    async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
+        let state = self.lock()?;
+        Ok(state
+            .streams_by_room
+            .get(room_name)
+            .and_then(|id| state.streams.get(id))
+            .cloned())
+    }
+
+    async fn list_streams(
+        &self,
+        brand_id: &str,
+        status: Option<StreamStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<StreamPage> {
+        let state = self.lock()?;
+        let Some(ids) = state.streams_by_brand.get(brand_id) else {
+            return Ok(StreamPage {
+                streams: Vec::new(),
+                total: 0,
+            });
+        };
+        let matching = ids
+            .iter()
+            .rev()
+            .map(|(_, id)| &state.streams[id])
+            .filter(|s| status.is_none_or(|wanted| s.status == wanted));
+        let (streams, total) = match status {
+            None => (
+                matching.skip(offset).take(limit).cloned().collect(),
+                ids.len() as u64,
+            ),
+            Some(_) => {
+                let all: Vec<&Stream> = matching.collect();
+                let total = all.len() as u64;
+                (
+                    all.into_iter().skip(offset).take(limit).cloned().collect(),
+                    total,
+                )
+            }
+        };
+        Ok(StreamPage { streams, total })
+    }
+
+    async fn streams_created_since(
+        &self,
+        brand_id: &str,
+        since: DateTime<Utc>,
+    ) -> StoreResult<Vec<Stream>> {
+        let state = self.lock()?;
+        Ok(state
+            .streams_by_brand
+            .get(brand_id)
+            .map(|ids| {
+                ids.range((since, Uuid::nil())..)
+                    .rev()
+                    .map(|(_, id)| state.streams[id].clone())
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    async fn apply_transition(
+        &self,
+        stream_id: Uuid,
+        transition: Transition,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<(Stream, StreamEvent)>> {
+        let mut state = self.lock()?;
+        let Some(stream) = state.streams.get_mut(&stream_id) else {
+            return Ok(None);
+        };
+        if !stream.apply(transition, at) {
+            return Ok(None);
+        }
+        let stream = stream.clone();
+        if !stream.status.is_active() {
+            state.release_slot(&stream.brand_id);
+        }
+        let event = StreamEvent::new(transition.event_type(), &stream, at);
+        state.emit(event.clone());
+        self.outbox_ready.notify_one();
+        Ok(Some((stream, event)))
+    }
+
+    async fn adjust_viewer_count(&self, stream_id: Uuid, delta: i64) -> StoreResult<Option<Stream>> {
+        let mut state = self.lock()?;
+        let Some(stream) = state.streams.get_mut(&stream_id) else {
+            return Ok(None);
+        };
+        if stream.status != StreamStatus::Live {
+            return Ok(None);
+        }
+        stream.viewer_count = stream.viewer_count.saturating_add_signed(delta);
+        Ok(Some(stream.clone()))
+    }
+}
+
+#[async_trait]
+impl WebhookStore for MemoryStore {
+    async fn create_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<bool> {
+        let mut state = self.lock()?;
+        let held = state
+            .webhooks
+            .values()
+            .filter(|w| w.brand_id == webhook.brand_id)
+            .count();
+        if held >= max {
+            return Ok(false);
+        }
+        state.webhooks.insert(webhook.id, webhook.clone());
+        Ok(true)
+    }
+
+    async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
+        let mut webhooks: Vec<Webhook> = self
+            .lock()?
+            .webhooks
+            .values()
+            .filter(|w| w.brand_id == brand_id)
+            .cloned()
+            .collect();
+        webhooks.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        Ok(webhooks)
+    }
+
+    async fn get_webhook(&self, webhook_id: Uuid) -> StoreResult<Option<Webhook>> {
+        Ok(self.lock()?.webhooks.get(&webhook_id).cloned())
+    }
+
+    async fn delete_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
+        let mut state = self.lock()?;
+        if state
+            .webhooks
+            .get(&webhook_id)
+            .is_some_and(|w| w.brand_id == brand_id)
+        {
+            state.webhooks.remove(&webhook_id);
+        }
+        Ok(())
+    }
+
+    async fn deactivate_webhook(&self, webhook_id: Uuid) -> StoreResult<()> {
+        if let Some(webhook) = self.lock()?.webhooks.get_mut(&webhook_id) {
+            webhook.active = false;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Outbox for MemoryStore {
+    async fn pending_events(&self, limit: usize) -> StoreResult<Vec<StreamEvent>> {
+        Ok(self.lock()?.outbox.iter().take(limit).cloned().collect())
+    }
+
+    async fn mark_relayed(&self, event_ids: &[String]) -> StoreResult<()> {
+        self.lock()?
+            .outbox
+            .retain(|event| !event_ids.contains(&event.id));
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl ProviderEventLog for MemoryStore {
+    async fn first_sighting(&self, event_id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
+        let mut state = self.lock()?;
+        state
+            .provider_events
+            .retain(|_, seen| *seen + PROVIDER_EVENT_TTL > at);
+        Ok(state
+            .provider_events
+            .insert(event_id.to_owned(), at)
+            .is_none())
+    }
+}
+
+#[async_trait]
+impl AdminStore for MemoryStore {
+    async fn put_brand(&self, brand: &Brand) -> StoreResult<()> {
+        self.lock()?.brands.insert(brand.id.clone(), brand.clone());
+        Ok(())
+    }
+
+    async fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.lock()?.keys.insert(key.key_hash.clone(), key.clone());
+        Ok(())
+    }
+
+    async fn put_creator(&self, creator: &Creator) -> StoreResult<()> {
+        self.lock()?
+            .creators
+            .insert(creator.id.clone(), creator.clone());
+        Ok(())
+    }
+
+    async fn delete_creator(&self, creator_id: &str) -> StoreResult<()> {
+        self.lock()?.creators.remove(creator_id);
+        Ok(())
+    }
+
+    async fn put_stream(&self, stream: &Stream) -> StoreResult<()> {
+        let mut state = self.lock()?;
+        if let Some(previous) = state.streams.remove(&stream.id) {
+            state.unindex_stream(&previous);
+        }
+        if stream.status.is_active() {
+            *state.active.entry(stream.brand_id.clone()).or_insert(0) += 1;
+        }
+        state.streams.insert(stream.id, stream.clone());
+        state.index_stream(stream);
+        Ok(())
+    }
+}

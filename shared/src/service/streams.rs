@@ -1,0 +1,357 @@
+//! Start, list, get and end streams (spec "POST/GET/DELETE /streams", decisions.md sections 2-4).
+
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::app::App;
+use crate::domain::account::LIVE_COMMERCE;
+use crate::domain::event::EventType;
+use crate::domain::stream::{
+    MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamSummary,
+    Transition,
+};
+use crate::domain::{Stream, StreamEvent, StreamStatus, TimerKind};
+use crate::error::{ApiError, ApiResult, RoomError};
+use crate::http::pipeline::Caller;
+use crate::ports::{CreateStreamOutcome, Timer, ViewerAccess};
+use crate::service::creators;
+use crate::validation::{PLATFORMS, StartStreamRequest};
+
+/// Platforms each vertical permits.
+fn platform_permitted(vertical: &str, platform: &str) -> bool {
+    vertical == LIVE_COMMERCE && PLATFORMS.contains(&platform)
+}
+
+/// `POST /streams`.
+pub async fn start(app: &App, caller: &Caller, body: &Map<String, Value>) -> ApiResult<StreamCreated> {
+    let request = StartStreamRequest::parse(body, caller.environment)?;
+
+    let brand_vertical = caller.brand.vertical.as_str();
+    if brand_vertical != LIVE_COMMERCE {
+        return Err(ApiError::VerticalMismatch(
+            "The brand's vertical is not served by this API.".into(),
+        ));
+    }
+    if request.vertical.as_deref().is_some_and(|v| v != brand_vertical) {
+        return Err(ApiError::VerticalMismatch(format!(
+            "vertical must match the brand's vertical, {brand_vertical}."
+        )));
+    }
+    if !platform_permitted(brand_vertical, &request.platform) {
+        return Err(ApiError::VerticalMismatch(format!(
+            "platform is not permitted for the {brand_vertical} vertical."
+        )));
+    }
+
+    if app.store.get_creator(&request.creator_id).await?.is_none() {
+        return Err(ApiError::InvalidCreator);
+    }
+
+    let now = app.clock.now();
+    let id = Uuid::new_v4();
+    let test = caller.is_test();
+    let stream = Stream {
+        id,
+        brand_id: caller.brand.id.clone(),
+        status: if test {
+            StreamStatus::Live
+        } else {
+            StreamStatus::Preparing
+        },
+        platform: Some(request.platform),
+        vertical: brand_vertical.to_owned(),
+        creator_id: Some(request.creator_id),
+        product_name: request.product_name,
+        source: SOURCE_API.to_owned(),
+        room_name: Some(Stream::room_name_for(id)),
+        viewer_count: 0,
+        test,
+        created_at: now,
+        started_at: test.then_some(now),
+        ended_at: None,
+        duration_minutes: request.duration_minutes,
+        script: request.script,
+    };
+    // A test stream is live at once, so its start event is written with it.
+    let started = test.then(|| StreamEvent::new(EventType::StreamStarted, &stream, now));
+    match app
+        .store
+        .create_stream(&stream, started.as_ref(), MAX_ACTIVE_STREAMS)
+        .await?
+    {
+        CreateStreamOutcome::ConcurrencyLimit => return Err(ApiError::ConcurrencyLimit),
+        CreateStreamOutcome::Created => {}
+    }
+
+    if test {
+        schedule_duration_end(app, &stream).await?;
+        return Ok(created(&stream, None));
+    }
+    launch(app, stream).await
+}
+
+/// The live path: room, agent dispatch and viewer token. Any failure after the record exists
+/// moves the stream to `error` (releasing its slot) and answers `502 launch_failed`.
+async fn launch(app: &App, stream: Stream) -> ApiResult<StreamCreated> {
+    let room_name = stream.room_name.clone().unwrap_or_default();
+    match open_room(app, &stream, &room_name).await {
+        Ok(access) => {
+            let due_at = stream.created_at
+                + TimeDelta::from_std(app.config.preparing_timeout).unwrap_or(TimeDelta::MAX);
+            app.timers
+                .schedule(Timer {
+                    stream_id: stream.id,
+                    kind: TimerKind::PreparingTimeout,
+                    due_at,
+                })
+                .await?;
+            Ok(created(&stream, Some(access)))
+        }
+        Err(err) => {
+            app.store
+                .apply_transition(stream.id, Transition::LaunchFailed, app.clock.now())
+                .await?;
+            delete_room_best_effort(app, &stream).await;
+            Err(ApiError::LaunchFailed(err))
+        }
+    }
+}
+
+async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<ViewerAccess, RoomError> {
+    let rooms = app
+        .rooms
+        .as_ref()
+        .ok_or_else(|| RoomError("no room provider is configured (LIVEKIT_URL)".into()))?;
+    rooms.create_room(room_name).await?;
+    let metadata = serde_json::json!({
+        "stream_id": stream.id,
+        "creator_id": stream.creator_id,
+        "product_name": stream.product_name,
+        "platform": stream.platform,
+        "duration_minutes": stream.duration_minutes,
+        "script": stream.script,
+    })
+    .to_string();
+    rooms.dispatch_agent(room_name, &metadata).await?;
+    // Viewers may join while preparing and until the duration ends.
+    let valid_for = app.config.preparing_timeout
+        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60)
+        + Duration::from_secs(15 * 60);
+    rooms.viewer_access(room_name, valid_for)
+}
+
+fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
+    let live_key = access.is_some();
+    let (ws_url, viewer_token) = match access {
+        Some(access) => (Some(access.ws_url), Some(access.viewer_token)),
+        None => (None, None),
+    };
+    StreamCreated {
+        stream_id: stream.id,
+        status: stream.status,
+        room_name: stream.room_name.clone().unwrap_or_default(),
+        ws_url,
+        viewer_token,
+        created_at: stream.created_at,
+        test: stream.test,
+        agent_dispatched: live_key.then_some(true),
+        dispatch_method: live_key.then(|| Some("explicit".to_owned())),
+    }
+}
+
+/// Schedules the end of a live stream at `started_at + duration`.
+pub async fn schedule_duration_end(app: &App, stream: &Stream) -> ApiResult<()> {
+    let started_at = stream.started_at.unwrap_or(stream.created_at);
+    let due_at = started_at + TimeDelta::minutes(i64::from(stream.effective_duration_minutes()));
+    app.timers
+        .schedule(Timer {
+            stream_id: stream.id,
+            kind: TimerKind::DurationEnd,
+            due_at,
+        })
+        .await?;
+    Ok(())
+}
+
+/// Deletes the stream's room, if it has one; failures are only logged.
+pub async fn delete_room_best_effort(app: &App, stream: &Stream) {
+    let (Some(rooms), Some(room_name), false) = (&app.rooms, &stream.room_name, stream.test) else {
+        return;
+    };
+    if let Err(err) = rooms.delete_room(room_name).await {
+        tracing::warn!(stream_id = %stream.id, error = %err, "room deletion failed");
+    }
+}
+
+/// Query of `GET /streams`, after defaulting and clamping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    /// `Some(None)`: a status was asked for that no stream can have.
+    pub status: Option<Option<StreamStatus>>,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+pub const DEFAULT_LIST_LIMIT: u64 = 20;
+pub const MAX_LIST_LIMIT: u64 = 100;
+
+impl ListQuery {
+    /// Never fails: non-integers take their defaults, out-of-range values are clamped.
+    pub fn new(status: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Self {
+        Self {
+            status: status.map(StreamStatus::parse),
+            limit: parse_integer(limit)
+                .map(|l| l.clamp(1, MAX_LIST_LIMIT as i128) as u64)
+                .unwrap_or(DEFAULT_LIST_LIMIT),
+            offset: parse_integer(offset)
+                .map(|o| o.clamp(0, i64::MAX as i128) as u64)
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// An integer, however large: huge values are clamped later rather than defaulted.
+fn parse_integer(raw: Option<&str>) -> Option<i128> {
+    let raw = raw?.trim();
+    let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    raw.parse::<i128>().ok().or(Some(if raw.starts_with('-') {
+        i128::MIN
+    } else {
+        i128::MAX
+    }))
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StreamList {
+    pub streams: Vec<StreamSummary>,
+    pub total: u64,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+/// `GET /streams`.
+pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<StreamList> {
+    let page = match query.status {
+        Some(None) => Default::default(),
+        Some(Some(status)) => {
+            list_page(app, &caller.brand.id, Some(status), &query).await?
+        }
+        None => list_page(app, &caller.brand.id, None, &query).await?,
+    };
+    let existing = creators::existing_ids(app.store.as_ref()).await?;
+    let streams = page
+        .0
+        .iter()
+        .map(|stream| {
+            let creator_id = stream.creator_id.clone().filter(|id| existing.contains(id));
+            StreamSummary::new(stream, creator_id)
+        })
+        .collect();
+    Ok(StreamList {
+        streams,
+        total: page.1,
+        limit: query.limit,
+        offset: query.offset,
+    })
+}
+
+async fn list_page(
+    app: &App,
+    brand_id: &str,
+    status: Option<StreamStatus>,
+    query: &ListQuery,
+) -> ApiResult<(Vec<Stream>, u64)> {
+    let offset = usize::try_from(query.offset).unwrap_or(usize::MAX);
+    let page = app
+        .store
+        .list_streams(brand_id, status, query.limit as usize, offset)
+        .await?;
+    Ok((page.streams, page.total))
+}
+
+/// The caller's stream with this path id; anything else, lookup failures included, is absent.
+async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
+    let id = Uuid::parse_str(raw_id).ok()?;
+    match app.store.get_stream(id).await {
+        Ok(stream) => stream.filter(|s| s.brand_id == caller.brand.id),
+        Err(err) => {
+            tracing::error!(error = %err, "stream lookup failed");
+            None
+        }
+    }
+}
+
+/// `GET /streams/{id}`.
+pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
+    let stream = find_own(app, caller, raw_id)
+        .await
+        .ok_or(ApiError::NotFound)?;
+    let creator_id = match &stream.creator_id {
+        Some(id) => match app.store.get_creator(id).await {
+            Ok(found) => found.map(|c| c.id),
+            Err(err) => {
+                tracing::error!(error = %err, "creator lookup failed");
+                return Err(ApiError::NotFound);
+            }
+        },
+        None => None,
+    };
+    Ok(StreamDetail::new(&stream, creator_id))
+}
+
+/// `DELETE /streams/{id}`: ends a live stream; anything not live is not found.
+pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEnded> {
+    let stream = find_own(app, caller, raw_id)
+        .await
+        .filter(|s| s.status == StreamStatus::Live)
+        .ok_or(ApiError::NotFound)?;
+    let (ended, _event) = app
+        .store
+        .apply_transition(stream.id, Transition::EndRequested, app.clock.now())
+        .await?
+        // Someone else ended it between the read and the write.
+        .ok_or(ApiError::NotFound)?;
+    after_final(app, &ended).await;
+    Ok(StreamEnded {
+        stream_id: ended.id,
+        status: ended.status,
+        ended_at: ended.ended_at.unwrap_or_else(|| app.clock.now()),
+    })
+}
+
+/// Clean-up after a stream reached `ended` or `error`: its timers and its room.
+pub async fn after_final(app: &App, stream: &Stream) {
+    for kind in [TimerKind::PreparingTimeout, TimerKind::DurationEnd] {
+        if let Err(err) = app.timers.cancel(stream.id, kind).await {
+            tracing::warn!(stream_id = %stream.id, error = %err, "timer cancel failed");
+        }
+    }
+    delete_room_best_effort(app, stream).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_query_defaults_and_clamps() {
+        let q = |l: Option<&str>, o: Option<&str>| {
+            let q = ListQuery::new(None, l, o);
+            (q.limit, q.offset)
+        };
+        assert_eq!(q(None, None), (20, 0));
+        assert_eq!(q(Some("0"), Some("-5")), (1, 0));
+        assert_eq!(q(Some("1000"), Some("7")), (100, 7));
+        assert_eq!(q(Some("abc"), Some("1.5")), (20, 0));
+        assert_eq!(q(Some("99999999999999999999999999999999999999999"), None), (100, 0));
+        assert_eq!(q(Some("-99999999999999999999999999999999999999999"), None), (1, 0));
+        assert_eq!(q(Some(""), Some("")), (20, 0));
+        assert_eq!(ListQuery::new(Some("bogus"), None, None).status, Some(None));
+    }
+}

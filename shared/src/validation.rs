@@ -1,0 +1,153 @@
+//! Field rules of request bodies. Start stream follows decisions.md section 2, steps 1 and 2:
+//! first every missing field, then every constraint, each in the spec's field order.
+
+use serde_json::{Map, Value};
+
+use crate::domain::account::KeyEnvironment;
+use crate::error::{ApiError, ApiResult};
+
+pub const CREATOR_ID_MAX_CHARS: usize = 64;
+pub const PRODUCT_NAME_MAX_CHARS: usize = 200;
+pub const PLATFORM_MAX_CHARS: usize = 32;
+pub const SCRIPT_MAX_CHARS: usize = 50_000;
+pub const DURATION_MINUTES_RANGE: std::ops::RangeInclusive<i64> = 1..=480;
+pub const PLATFORMS: [&str; 6] = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
+
+/// A start-stream body that passed steps 1 and 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartStreamRequest {
+    pub creator_id: String,
+    pub product_name: String,
+    pub platform: String,
+    pub duration_minutes: Option<u32>,
+    pub script: Option<String>,
+    pub vertical: Option<String>,
+}
+
+/// A field that is absent or `null`.
+fn absent(body: &Map<String, Value>, field: &str) -> bool {
+    body.get(field).is_none_or(Value::is_null)
+}
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::InvalidFields(message.into())
+}
+
+/// A string of at most `max` Unicode scalar values.
+fn bounded_string<'a>(body: &'a Map<String, Value>, field: &str, max: usize) -> ApiResult<&'a str> {
+    match body.get(field) {
+        Some(Value::String(s)) if s.chars().count() <= max => Ok(s),
+        Some(Value::String(_)) => Err(invalid(format!(
+            "{field} must be at most {max} characters."
+        ))),
+        _ => Err(invalid(format!("{field} must be a string."))),
+    }
+}
+
+impl StartStreamRequest {
+    pub fn parse(body: &Map<String, Value>, environment: KeyEnvironment) -> ApiResult<Self> {
+        let mut required = vec!["creator_id", "product_name", "platform"];
+        if environment == KeyEnvironment::Live {
+            required.push("duration_minutes");
+        }
+        let missing: Vec<&str> = required
+            .into_iter()
+            .filter(|field| absent(body, field))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ApiError::MissingFields(format!(
+                "Missing required fields: {}.",
+                missing.join(", ")
+            )));
+        }
+
+        let creator_id = bounded_string(body, "creator_id", CREATOR_ID_MAX_CHARS)?;
+        let product_name = bounded_string(body, "product_name", PRODUCT_NAME_MAX_CHARS)?;
+        if product_name.trim().is_empty() {
+            return Err(invalid("product_name must not be blank."));
+        }
+        let platform = bounded_string(body, "platform", PLATFORM_MAX_CHARS)?;
+        if !PLATFORMS.contains(&platform) {
+            return Err(invalid(format!(
+                "platform must be one of {}.",
+                PLATFORMS.join(", ")
+            )));
+        }
+        let duration_minutes = if absent(body, "duration_minutes") {
+            None
+        } else {
+            // A JSON integer only: "10" and 10.5 (and 10.0) are not.
+            let minutes = body["duration_minutes"]
+                .as_i64()
+                .filter(|m| DURATION_MINUTES_RANGE.contains(m))
+                .ok_or_else(|| {
+                    invalid("duration_minutes must be a whole number from 1 to 480.")
+                })?;
+            Some(minutes as u32)
+        };
+        let script = if absent(body, "script") {
+            None
+        } else {
+            Some(bounded_string(body, "script", SCRIPT_MAX_CHARS)?.to_owned())
+        };
+        let vertical = if absent(body, "vertical") {
+            None
+        } else {
+            Some(bounded_string(body, "vertical", usize::MAX)?.to_owned())
+        };
+
+        Ok(Self {
+            creator_id: creator_id.to_owned(),
+            product_name: product_name.to_owned(),
+            platform: platform.to_owned(),
+            duration_minutes,
+            script,
+            vertical,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(body: Value, env: KeyEnvironment) -> ApiResult<StartStreamRequest> {
+        StartStreamRequest::parse(body.as_object().unwrap(), env)
+    }
+
+    fn code(body: Value, env: KeyEnvironment) -> &'static str {
+        parse(body, env).map(|_| "ok").unwrap_or_else(|e| e.code())
+    }
+
+    #[test]
+    fn missing_comes_before_invalid() {
+        let body = json!({"creator_id": "avt_x", "platform": "myspace"});
+        let err = parse(body, KeyEnvironment::Test).unwrap_err();
+        assert_eq!(err.code(), "missing_fields");
+        assert!(err.message().contains("product_name"));
+    }
+
+    #[test]
+    fn duration_rules() {
+        let base = |d: Value| json!({"creator_id": "a", "product_name": "p", "platform": "kick", "duration_minutes": d});
+        assert_eq!(code(base(json!(1)), KeyEnvironment::Live), "ok");
+        assert_eq!(code(base(json!(480)), KeyEnvironment::Live), "ok");
+        assert_eq!(code(base(json!(0)), KeyEnvironment::Live), "invalid_fields");
+        assert_eq!(code(base(json!(481)), KeyEnvironment::Live), "invalid_fields");
+        assert_eq!(code(base(json!("10")), KeyEnvironment::Live), "invalid_fields");
+        assert_eq!(code(base(json!(10.5)), KeyEnvironment::Live), "invalid_fields");
+        assert_eq!(code(base(json!(null)), KeyEnvironment::Live), "missing_fields");
+        assert_eq!(code(base(json!(null)), KeyEnvironment::Test), "ok");
+        assert_eq!(code(base(json!(481)), KeyEnvironment::Test), "invalid_fields");
+    }
+
+    #[test]
+    fn lengths_count_characters() {
+        let body = |name: String| json!({"creator_id": "a", "product_name": name, "platform": "kick"});
+        assert_eq!(code(body("é".repeat(200)), KeyEnvironment::Test), "ok");
+        assert_eq!(code(body("é".repeat(201)), KeyEnvironment::Test), "invalid_fields");
+        assert_eq!(code(body("   ".into()), KeyEnvironment::Test), "invalid_fields");
+        assert_eq!(code(body("".into()), KeyEnvironment::Test), "invalid_fields");
+    }
+}
