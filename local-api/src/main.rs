@@ -28,9 +28,9 @@ fn parse_args() -> Result<Args, String> {
         match arg.as_str() {
             "--addr" => {
                 let value = it.next().ok_or("--addr needs a value")?;
-                args.addr = value
-                    .parse()
-                    .map_err(|_| format!("--addr: `{value}` is not an address like 127.0.0.1:3000"))?;
+                args.addr = value.parse().map_err(|_| {
+                    format!("--addr: `{value}` is not an address like 127.0.0.1:3000")
+                })?;
             }
             "--seed" => args.seed = Some(it.next().ok_or("--seed needs a file")?),
             "-h" | "--help" => return Err(String::new()),
@@ -50,7 +50,11 @@ async fn main() -> ExitCode {
                 eprintln!("local-api: {message}");
             }
             eprintln!("{USAGE}");
-            return if message.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) };
+            return if message.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            };
         }
     };
     match run(args).await {
@@ -73,7 +77,9 @@ async fn run(args: Args) -> Result<(), String> {
     if config.store != StoreKind::Memory {
         return Err("only STORE=memory is available in this build of local-api".into());
     }
-    config.public_base_url.get_or_insert_with(|| base_url.clone());
+    config
+        .public_base_url
+        .get_or_insert_with(|| base_url.clone());
 
     let embedded = Embedded::new(config, Arc::new(SystemClock), None);
     let demo_keys = match &args.seed {
@@ -81,12 +87,17 @@ async fn run(args: Args) -> Result<(), String> {
             let json = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read seed file {path}: {e}"))?;
             let seed = Seed::from_json(&json).map_err(|e| e.to_string())?;
-            seed.load(&embedded.store).await.map_err(|e| e.to_string())?;
+            seed.load(&embedded.store)
+                .await
+                .map_err(|e| e.to_string())?;
             None
         }
         None => {
             let demo = seed::demo();
-            demo.seed.load(&embedded.store).await.map_err(|e| e.to_string())?;
+            demo.seed
+                .load(&embedded.store)
+                .await
+                .map_err(|e| e.to_string())?;
             Some((demo.test_key, demo.live_key))
         }
     };
@@ -95,7 +106,10 @@ async fn run(args: Args) -> Result<(), String> {
 
     println!("Live Stream Hosting API listening on {base_url}/");
     if let Some((test_key, live_key)) = demo_keys {
-        println!("demo brand `{}` (growth plan), all scopes:", seed::DEMO_BRAND_ID);
+        println!(
+            "demo brand `{}` (growth plan), all scopes:",
+            seed::DEMO_BRAND_ID
+        );
         println!("  test key: {test_key}");
         println!("  live key: {live_key}");
     }

@@ -13,8 +13,16 @@ use serde_json::json;
 const SCOPED: [(&str, &str, &str); 8] = [
     ("POST", "/streams", "streams:write"),
     ("GET", "/streams", "streams:read"),
-    ("GET", "/streams/00000000-0000-4000-8000-000000000000", "streams:read"),
-    ("DELETE", "/streams/00000000-0000-4000-8000-000000000000", "streams:write"),
+    (
+        "GET",
+        "/streams/00000000-0000-4000-8000-000000000000",
+        "streams:read",
+    ),
+    (
+        "DELETE",
+        "/streams/00000000-0000-4000-8000-000000000000",
+        "streams:write",
+    ),
     ("GET", "/analytics", "analytics:read"),
     ("POST", "/webhooks", "webhooks:write"),
     ("GET", "/webhooks", "webhooks:write"),
@@ -34,15 +42,15 @@ async fn every_401_is_byte_identical_with_www_authenticate() {
     let api = TestApi::new().await;
     let unknown = key("test", "unknown");
     let cases = [
-        None,                                             // missing header
-        Some(format!("Basic {}", Keys::test_a())),        // other scheme
-        Some("Bearer svc_test_short".to_owned()),         // malformed
-        Some(format!("Bearer {}", &Keys::test_a()[..40])), // malformed: too short
+        None,                                               // missing header
+        Some(format!("Basic {}", Keys::test_a())),          // other scheme
+        Some("Bearer svc_test_short".to_owned()),           // malformed
+        Some(format!("Bearer {}", &Keys::test_a()[..40])),  // malformed: too short
         Some(format!("Bearer {}!", &Keys::test_a()[..40])), // malformed: bad character
-        Some(format!("Bearer {unknown}")),                // unknown
-        Some(format!("Bearer {}", Keys::revoked())),      // revoked
-        Some(format!("Bearer {}", Keys::expired())),      // expired
-        Some(format!("Bearer {}", Keys::expiring_now())), // expires_at == now
+        Some(format!("Bearer {unknown}")),                  // unknown
+        Some(format!("Bearer {}", Keys::revoked())),        // revoked
+        Some(format!("Bearer {}", Keys::expired())),        // expired
+        Some(format!("Bearer {}", Keys::expiring_now())),   // expires_at == now
         Some("Bearer".to_owned()),
         Some(String::new()),
     ];
@@ -50,14 +58,26 @@ async fn every_401_is_byte_identical_with_www_authenticate() {
     for case in &cases {
         let r = with_authorization(&api, case.as_deref()).await;
         r.assert_error(401, "unauthorized");
-        assert_eq!(r.header("www-authenticate"), Some("Bearer"), "case {case:?}");
+        assert_eq!(
+            r.header("www-authenticate"),
+            Some("Bearer"),
+            "case {case:?}"
+        );
         match &first {
             None => first = Some(r.bytes.clone()),
             Some(bytes) => assert_eq!(&r.bytes, bytes, "case {case:?}"),
         }
         let mut names: Vec<_> = r.headers.keys().map(|k| k.as_str().to_owned()).collect();
         names.sort();
-        assert_eq!(names, ["content-length", "content-type", "www-authenticate", "x-request-id"]);
+        assert_eq!(
+            names,
+            [
+                "content-length",
+                "content-type",
+                "www-authenticate",
+                "x-request-id"
+            ]
+        );
     }
 }
 
@@ -74,15 +94,24 @@ async fn bearer_scheme_is_case_insensitive() {
 async fn a_401_is_not_counted_against_any_brand() {
     let api = TestApi::new().await;
     for _ in 0..150 {
-        api.get("/streams", &Keys::revoked()).await.assert_error(401, "unauthorized");
+        api.get("/streams", &Keys::revoked())
+            .await
+            .assert_error(401, "unauthorized");
     }
-    api.get("/streams", &Keys::test_a()).await.assert_status(200);
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_status(200);
 }
 
 #[tokio::test]
 async fn public_endpoints_ignore_any_authorization() {
     let api = TestApi::new().await;
-    for value in [None, Some("Bearer nonsense"), Some("Basic abc"), Some(&*format!("Bearer {}", Keys::revoked()))] {
+    for value in [
+        None,
+        Some("Bearer nonsense"),
+        Some("Basic abc"),
+        Some(&*format!("Bearer {}", Keys::revoked())),
+    ] {
         for path in ["/api/v1/", "/api/v1", "/api/v1/creators"] {
             let mut request = Request::builder().uri(path);
             if let Some(value) = value {
@@ -113,7 +142,12 @@ async fn unknown_routes_and_methods_get_the_404_envelope() {
         assert!(r.header("x-request-id").is_some());
     }
     let outside = api
-        .send(Request::builder().uri("/elsewhere").body(Body::empty()).unwrap())
+        .send(
+            Request::builder()
+                .uri("/elsewhere")
+                .body(Body::empty())
+                .unwrap(),
+        )
         .await;
     outside.assert_error(404, "not_found");
 }
@@ -121,8 +155,12 @@ async fn unknown_routes_and_methods_get_the_404_envelope() {
 #[tokio::test]
 async fn trailing_slash_is_the_same_route() {
     let api = TestApi::new().await;
-    api.get("/streams/", &Keys::test_a()).await.assert_status(200);
-    api.get("/webhooks/", &Keys::test_a()).await.assert_status(200);
+    api.get("/streams/", &Keys::test_a())
+        .await
+        .assert_status(200);
+    api.get("/webhooks/", &Keys::test_a())
+        .await
+        .assert_status(200);
     let r = api.call("GET", "/creators/", None, None).await;
     r.assert_status(200);
 }
@@ -138,7 +176,10 @@ async fn each_scoped_endpoint_needs_its_scope() {
             } else {
                 r.assert_error(403, "insufficient_scope");
                 assert!(
-                    r.body["error"]["message"].as_str().unwrap().contains(needed),
+                    r.body["error"]["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains(needed),
                     "{method} {path}: message names {needed}"
                 );
             }
@@ -156,7 +197,11 @@ async fn plan_gate_stops_live_keys_below_growth_only() {
                 .assert_error(402, "plan_required");
         }
         let r = api.call(method, path, Some(&Keys::test_free()), None).await;
-        assert_ne!(r.status.as_u16(), 402, "{method} {path}: test keys are exempt");
+        assert_ne!(
+            r.status.as_u16(),
+            402,
+            "{method} {path}: test keys are exempt"
+        );
         let r = api.call(method, path, Some(&Keys::live_a()), None).await;
         assert_ne!(r.status.as_u16(), 402, "{method} {path}: growth passes");
     }
@@ -176,24 +221,41 @@ async fn scope_is_checked_before_the_plan_gate() {
 async fn exactly_100_requests_per_brand_per_minute() {
     let api = TestApi::new().await;
     for i in 0..100 {
-        let key = if i % 2 == 0 { Keys::test_a() } else { Keys::test_a2() };
+        let key = if i % 2 == 0 {
+            Keys::test_a()
+        } else {
+            Keys::test_a2()
+        };
         api.get("/streams", &key).await.assert_status(200);
     }
     // The 101st, on any key of the brand and any endpoint, is refused without Retry-After.
-    for key in [Keys::test_a(), Keys::test_a2(), Keys::live_a(), Keys::only("analytics:read")] {
+    for key in [
+        Keys::test_a(),
+        Keys::test_a2(),
+        Keys::live_a(),
+        Keys::only("analytics:read"),
+    ] {
         let r = api.get("/analytics", &key).await;
         r.assert_error(429, "rate_limited");
         assert!(r.header("retry-after").is_none());
     }
     // Other brands are unaffected; public endpoints are never limited.
-    api.get("/streams", &Keys::test_b()).await.assert_status(200);
+    api.get("/streams", &Keys::test_b())
+        .await
+        .assert_status(200);
     for _ in 0..20 {
-        api.call("GET", "/creators", Some(&Keys::test_a()), None).await.assert_status(200);
-        api.call("GET", "/", Some(&Keys::test_a()), None).await.assert_status(200);
+        api.call("GET", "/creators", Some(&Keys::test_a()), None)
+            .await
+            .assert_status(200);
+        api.call("GET", "/", Some(&Keys::test_a()), None)
+            .await
+            .assert_status(200);
     }
     // The next calendar minute starts a new budget.
     api.advance(Duration::seconds(30));
-    api.get("/streams", &Keys::test_a()).await.assert_status(200);
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_status(200);
 }
 
 #[tokio::test]
@@ -201,12 +263,18 @@ async fn the_window_is_the_calendar_minute_not_a_sliding_one() {
     let api = TestApi::new().await;
     // start_time() is 30 s into a minute: 100 now, then 29 s later still the same window.
     for _ in 0..100 {
-        api.get("/streams", &Keys::test_a()).await.assert_status(200);
+        api.get("/streams", &Keys::test_a())
+            .await
+            .assert_status(200);
     }
     api.advance(Duration::seconds(29));
-    api.get("/streams", &Keys::test_a()).await.assert_error(429, "rate_limited");
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_error(429, "rate_limited");
     api.advance(Duration::seconds(1));
-    api.get("/streams", &Keys::test_a()).await.assert_status(200);
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_status(200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -215,7 +283,11 @@ async fn rate_limit_is_exact_under_concurrency() {
     let requests = (0..150).map(|i| {
         let api = api.clone();
         tokio::spawn(async move {
-            let key = if i % 2 == 0 { Keys::test_a() } else { Keys::test_a2() };
+            let key = if i % 2 == 0 {
+                Keys::test_a()
+            } else {
+                Keys::test_a2()
+            };
             api.get("/streams", &key).await.status.as_u16()
         })
     });
@@ -237,7 +309,8 @@ async fn every_response_is_json_with_a_request_id() {
         api.get("/streams", &Keys::test_a()).await,
         api.get("/streams", "bad").await,
         api.get("/nope", &Keys::test_a()).await,
-        api.call_raw("POST", "/streams", Some(&Keys::test_a()), Some("{")).await,
+        api.call_raw("POST", "/streams", Some(&Keys::test_a()), Some("{"))
+            .await,
     ];
     let mut ids = std::collections::HashSet::new();
     for r in responses {
@@ -249,7 +322,10 @@ async fn every_response_is_json_with_a_request_id() {
 #[tokio::test]
 async fn the_gateway_request_id_is_echoed() {
     let api = TestApi::new().await;
-    let mut request = Request::builder().uri("/api/v1/").body(Body::empty()).unwrap();
+    let mut request = Request::builder()
+        .uri("/api/v1/")
+        .body(Body::empty())
+        .unwrap();
     request
         .extensions_mut()
         .insert(shared::http::GatewayRequestId("gw-123".into()));
@@ -265,9 +341,13 @@ async fn bodies_over_1_mib_are_invalid_fields() {
     api.post("/streams", &Keys::test_a(), body)
         .await
         .assert_error(400, "invalid_fields");
-    api.post("/webhooks", &Keys::test_a(), json!({"url": "x".repeat(1024 * 1024), "events": []}))
-        .await
-        .assert_error(400, "invalid_fields");
+    api.post(
+        "/webhooks",
+        &Keys::test_a(),
+        json!({"url": "x".repeat(1024 * 1024), "events": []}),
+    )
+    .await
+    .assert_error(400, "invalid_fields");
 }
 
 #[tokio::test]
@@ -278,40 +358,72 @@ async fn discovery_document() {
     let doc = &r.body;
     assert_eq!(doc["version"], "v1");
     for field in ["name", "status", "docs", "openapi", "authentication"] {
-        assert!(doc[field].as_str().is_some_and(|s| !s.is_empty()), "{field}");
+        assert!(
+            doc[field].as_str().is_some_and(|s| !s.is_empty()),
+            "{field}"
+        );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
     assert_eq!(endpoints.len(), 10);
     for (method, path, scope) in SCOPED {
         let path = path.split('?').next().unwrap();
-        let path = if path.starts_with("/streams/") { "/streams/{id}" } else { path };
+        let path = if path.starts_with("/streams/") {
+            "/streams/{id}"
+        } else {
+            path
+        };
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");
     }
     for public in ["GET /", "GET /creators"] {
         assert!(endpoints[public].as_str().unwrap().contains("Public"));
     }
-    assert!(doc["openapi"].as_str().unwrap().ends_with("/api/v1/openapi.json"));
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .unwrap()
+            .ends_with("/api/v1/openapi.json")
+    );
 }
 
 #[tokio::test]
 async fn creators_sorted_cached_and_complete() {
     let api = TestApi::new().await;
-    api.seed(json!({"creators": [{"id": "avt_ava000000000", "name": "ava", "status": null,
+    api.seed(
+        json!({"creators": [{"id": "avt_ava000000000", "name": "ava", "status": null,
         "languages": [], "style": "s", "personality": "p", "vibe": "v", "consent": null,
-        "photo": "https://cdn.example.com/a.png"}]}))
-        .await;
+        "photo": "https://cdn.example.com/a.png"}]}),
+    )
+    .await;
     let r = api.call("GET", "/creators", None, None).await;
     r.assert_status(200);
     assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
     let creators = r.body["creators"].as_array().unwrap();
     let order: Vec<&str> = creators.iter().map(|c| c["id"].as_str().unwrap()).collect();
     // Case-insensitive by name, then by id.
-    assert_eq!(order, ["avt_ava000000000", CREATOR_AVA, CREATOR_BEA, CREATOR_ZED]);
+    assert_eq!(
+        order,
+        ["avt_ava000000000", CREATOR_AVA, CREATOR_BEA, CREATOR_ZED]
+    );
     for creator in creators {
-        let fields: Vec<&str> = creator.as_object().unwrap().keys().map(String::as_str).collect();
+        let fields: Vec<&str> = creator
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(fields.len(), 9, "all nine fields: {fields:?}");
-        for f in ["id", "name", "status", "languages", "style", "personality", "vibe", "consent", "photo"] {
+        for f in [
+            "id",
+            "name",
+            "status",
+            "languages",
+            "style",
+            "personality",
+            "vibe",
+            "consent",
+            "photo",
+        ] {
             assert!(creator.get(f).is_some(), "{f}");
         }
     }
@@ -321,7 +433,9 @@ async fn creators_sorted_cached_and_complete() {
 async fn creators_store_failure_is_db_error() {
     let api = TestApi::new().await;
     api.embedded.store.set_failing(true);
-    api.call("GET", "/creators", None, None).await.assert_error(500, "db_error");
+    api.call("GET", "/creators", None, None)
+        .await
+        .assert_error(500, "db_error");
     // And the discovery document does not touch the store.
     api.call("GET", "/", None, None).await.assert_status(200);
 }

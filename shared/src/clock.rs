@@ -69,7 +69,10 @@ pub mod timestamp {
         use chrono::{DateTime, Utc};
         use serde::{Deserialize, Deserializer, Serializer};
 
-        pub fn serialize<S: Serializer>(at: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        pub fn serialize<S: Serializer>(
+            at: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
             match at {
                 Some(at) => s.serialize_str(&super::super::format_timestamp(*at)),
                 None => s.serialize_none(),

@@ -102,15 +102,17 @@ impl Config {
                 let parsed = url::Url::parse(&url)
                     .map_err(|e| error("LIVEKIT_URL", format!("not a URL: {e}")))?;
                 if !matches!(parsed.scheme(), "wss" | "ws" | "https" | "http") {
-                    return Err(error("LIVEKIT_URL", "scheme must be wss, ws, https or http"));
+                    return Err(error(
+                        "LIVEKIT_URL",
+                        "scheme must be wss, ws, https or http",
+                    ));
                 }
                 Some(LiveKitConfig {
                     url,
                     api_key: get("LIVEKIT_API_KEY")
                         .ok_or_else(|| error("LIVEKIT_API_KEY", "required with LIVEKIT_URL"))?,
-                    api_secret: get("LIVEKIT_API_SECRET").ok_or_else(|| {
-                        error("LIVEKIT_API_SECRET", "required with LIVEKIT_URL")
-                    })?,
+                    api_secret: get("LIVEKIT_API_SECRET")
+                        .ok_or_else(|| error("LIVEKIT_API_SECRET", "required with LIVEKIT_URL"))?,
                     agent_name: get("LIVEKIT_AGENT_NAME")
                         .unwrap_or_else(|| DEFAULT_AGENT_NAME.to_owned()),
                 })
@@ -176,10 +178,12 @@ impl Config {
 
 /// A non-negative number of seconds; fractions are allowed so tests can shorten delays.
 fn seconds(variable: &'static str, raw: &str) -> Result<Duration, ConfigError> {
-    let value: f64 = raw
-        .trim()
-        .parse()
-        .map_err(|_| error(variable, format!("`{}` is not a number of seconds", raw.trim())))?;
+    let value: f64 = raw.trim().parse().map_err(|_| {
+        error(
+            variable,
+            format!("`{}` is not a number of seconds", raw.trim()),
+        )
+    })?;
     if !value.is_finite() || value < 0.0 {
         return Err(error(variable, "must be a non-negative number of seconds"));
     }
@@ -206,7 +210,9 @@ mod tests {
         assert_eq!(c.preparing_timeout, Duration::from_secs(300));
         assert_eq!(
             c.webhook_retry_delays,
-            [30, 300, 1800, 7200, 28800].map(Duration::from_secs).to_vec()
+            [30, 300, 1800, 7200, 28800]
+                .map(Duration::from_secs)
+                .to_vec()
         );
         assert_eq!(c.webhook_timeout, Duration::from_secs(10));
         assert!(!c.webhook_allow_private_urls);
@@ -227,7 +233,9 @@ mod tests {
             "WEBHOOK_RETRY_DELAYS_SECS"
         );
         assert_eq!(
-            config(&[("PREPARING_TIMEOUT_SECS", "-1")]).unwrap_err().variable,
+            config(&[("PREPARING_TIMEOUT_SECS", "-1")])
+                .unwrap_err()
+                .variable,
             "PREPARING_TIMEOUT_SECS"
         );
         assert_eq!(

@@ -82,9 +82,7 @@ impl ApiError {
             | ApiError::InvalidEvents(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::PlanRequired => StatusCode::PAYMENT_REQUIRED,
-            ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => {
-                StatusCode::FORBIDDEN
-            }
+            ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::RateLimited | ApiError::ConcurrencyLimit => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,

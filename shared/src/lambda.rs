@@ -30,7 +30,9 @@ pub async fn build_app(config: Config) -> Result<App, Error> {
             let clock = std::sync::Arc::new(crate::clock::SystemClock);
             Ok(crate::embedded::Embedded::new(config, clock, None).app)
         }
-        StoreKind::DynamoDb => Err("STORE=dynamodb: the DynamoDB adapters are not built into this release yet".into()),
+        StoreKind::DynamoDb => {
+            Err("STORE=dynamodb: the DynamoDB adapters are not built into this release yet".into())
+        }
     }
 }
 

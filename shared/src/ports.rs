@@ -9,7 +9,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::domain::stream::Transition;
-use crate::domain::{ApiKey, Brand, Creator, Stream, StreamEvent, StreamStatus, TimerKind, Webhook};
+use crate::domain::{
+    ApiKey, Brand, Creator, Stream, StreamEvent, StreamStatus, TimerKind, Webhook,
+};
 use crate::error::{RoomError, StoreError};
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -89,7 +91,8 @@ pub trait StreamStore: Send + Sync {
     ) -> StoreResult<Option<(Stream, StreamEvent)>>;
 
     /// Adds `delta` to a live stream's viewer count, never going below zero.
-    async fn adjust_viewer_count(&self, stream_id: Uuid, delta: i64) -> StoreResult<Option<Stream>>;
+    async fn adjust_viewer_count(&self, stream_id: Uuid, delta: i64)
+    -> StoreResult<Option<Stream>>;
 }
 
 #[async_trait]
@@ -184,6 +187,10 @@ pub trait RoomProvider: Send + Sync {
     /// Dispatches the host agent explicitly; `metadata` is handed to the agent.
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError>;
     /// A subscribe-only token for viewers, valid for `valid_for`.
-    fn viewer_access(&self, room_name: &str, valid_for: Duration) -> Result<ViewerAccess, RoomError>;
+    fn viewer_access(
+        &self,
+        room_name: &str,
+        valid_for: Duration,
+    ) -> Result<ViewerAccess, RoomError>;
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
 }

@@ -14,7 +14,11 @@ pub fn window_start(now: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// Counts the request, and refuses it when it is past the minute's budget.
-pub async fn check(store: &dyn RateLimitStore, brand_id: &str, now: DateTime<Utc>) -> ApiResult<()> {
+pub async fn check(
+    store: &dyn RateLimitStore,
+    brand_id: &str,
+    now: DateTime<Utc>,
+) -> ApiResult<()> {
     let count = store.count_request(brand_id, window_start(now)).await?;
     if count > REQUESTS_PER_MINUTE {
         return Err(ApiError::RateLimited);

@@ -76,7 +76,9 @@ fn dashboard() -> String {
 pub enum SeedError {
     #[error("seed file: {0}")]
     Parse(#[from] serde_json::Error),
-    #[error("seed file: api key #{0} is not `svc_live_` or `svc_test_` followed by 32 letters or digits")]
+    #[error(
+        "seed file: api key #{0} is not `svc_live_` or `svc_test_` followed by 32 letters or digits"
+    )]
     MalformedKey(usize),
     #[error("seed file: {0}")]
     Store(#[from] StoreError),
@@ -92,8 +94,7 @@ impl Seed {
             store.put_brand(brand).await?;
         }
         for (index, key) in self.api_keys.iter().enumerate() {
-            let environment =
-                account::parse_key(&key.key).ok_or(SeedError::MalformedKey(index))?;
+            let environment = account::parse_key(&key.key).ok_or(SeedError::MalformedKey(index))?;
             store
                 .put_api_key(&ApiKey {
                     key_hash: account::hash_key(&key.key),

@@ -11,7 +11,14 @@ pub const PRODUCT_NAME_MAX_CHARS: usize = 200;
 pub const PLATFORM_MAX_CHARS: usize = 32;
 pub const SCRIPT_MAX_CHARS: usize = 50_000;
 pub const DURATION_MINUTES_RANGE: std::ops::RangeInclusive<i64> = 1..=480;
-pub const PLATFORMS: [&str; 6] = ["youtube", "tiktok", "twitch", "kick", "facebook", "instagram"];
+pub const PLATFORMS: [&str; 6] = [
+    "youtube",
+    "tiktok",
+    "twitch",
+    "kick",
+    "facebook",
+    "instagram",
+];
 
 /// A start-stream body that passed steps 1 and 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,9 +87,7 @@ impl StartStreamRequest {
             let minutes = body["duration_minutes"]
                 .as_i64()
                 .filter(|m| DURATION_MINUTES_RANGE.contains(m))
-                .ok_or_else(|| {
-                    invalid("duration_minutes must be a whole number from 1 to 480.")
-                })?;
+                .ok_or_else(|| invalid("duration_minutes must be a whole number from 1 to 480."))?;
             Some(minutes as u32)
         };
         let script = if absent(body, "script") {
@@ -134,20 +139,45 @@ mod tests {
         assert_eq!(code(base(json!(1)), KeyEnvironment::Live), "ok");
         assert_eq!(code(base(json!(480)), KeyEnvironment::Live), "ok");
         assert_eq!(code(base(json!(0)), KeyEnvironment::Live), "invalid_fields");
-        assert_eq!(code(base(json!(481)), KeyEnvironment::Live), "invalid_fields");
-        assert_eq!(code(base(json!("10")), KeyEnvironment::Live), "invalid_fields");
-        assert_eq!(code(base(json!(10.5)), KeyEnvironment::Live), "invalid_fields");
-        assert_eq!(code(base(json!(null)), KeyEnvironment::Live), "missing_fields");
+        assert_eq!(
+            code(base(json!(481)), KeyEnvironment::Live),
+            "invalid_fields"
+        );
+        assert_eq!(
+            code(base(json!("10")), KeyEnvironment::Live),
+            "invalid_fields"
+        );
+        assert_eq!(
+            code(base(json!(10.5)), KeyEnvironment::Live),
+            "invalid_fields"
+        );
+        assert_eq!(
+            code(base(json!(null)), KeyEnvironment::Live),
+            "missing_fields"
+        );
         assert_eq!(code(base(json!(null)), KeyEnvironment::Test), "ok");
-        assert_eq!(code(base(json!(481)), KeyEnvironment::Test), "invalid_fields");
+        assert_eq!(
+            code(base(json!(481)), KeyEnvironment::Test),
+            "invalid_fields"
+        );
     }
 
     #[test]
     fn lengths_count_characters() {
-        let body = |name: String| json!({"creator_id": "a", "product_name": name, "platform": "kick"});
+        let body =
+            |name: String| json!({"creator_id": "a", "product_name": name, "platform": "kick"});
         assert_eq!(code(body("é".repeat(200)), KeyEnvironment::Test), "ok");
-        assert_eq!(code(body("é".repeat(201)), KeyEnvironment::Test), "invalid_fields");
-        assert_eq!(code(body("   ".into()), KeyEnvironment::Test), "invalid_fields");
-        assert_eq!(code(body("".into()), KeyEnvironment::Test), "invalid_fields");
+        assert_eq!(
+            code(body("é".repeat(201)), KeyEnvironment::Test),
+            "invalid_fields"
+        );
+        assert_eq!(
+            code(body("   ".into()), KeyEnvironment::Test),
+            "invalid_fields"
+        );
+        assert_eq!(
+            code(body("".into()), KeyEnvironment::Test),
+            "invalid_fields"
+        );
     }
 }

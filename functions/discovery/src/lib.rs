@@ -42,7 +42,10 @@ fn base_url(app: &App, headers: &HeaderMap) -> String {
 async fn list_creators(State(app): State<App>) -> ApiResult<impl IntoResponse> {
     let creators = creators::list(app.store.as_ref()).await?;
     Ok((
-        [(CACHE_CONTROL, HeaderValue::from_static("public, max-age=60"))],
+        [(
+            CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=60"),
+        )],
         Json(serde_json::json!({ "creators": creators })),
     ))
 }

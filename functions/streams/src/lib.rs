@@ -17,7 +17,10 @@ use shared::{ApiError, ApiResult, App};
 pub fn router(app: App) -> Router {
     Router::new()
         .route(&format!("{API_PREFIX}/streams"), post(start).get(list))
-        .route(&format!("{API_PREFIX}/streams/{{id}}"), get(get_one).delete(end))
+        .route(
+            &format!("{API_PREFIX}/streams/{{id}}"),
+            get(get_one).delete(end),
+        )
         .with_state(app)
 }
 

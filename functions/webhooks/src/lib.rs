@@ -43,5 +43,7 @@ async fn delete(
     Authorized(caller, _): Authorized<WebhooksWrite>,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(webhooks::delete(&app, &caller, query.get("id")).await?))
+    Ok(Json(
+        webhooks::delete(&app, &caller, query.get("id")).await?,
+    ))
 }

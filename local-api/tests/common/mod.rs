@@ -16,7 +16,12 @@ use shared::embedded::Embedded;
 use shared::seed::Seed;
 use tower::ServiceExt;
 
-pub const ALL_SCOPES: [&str; 4] = ["streams:read", "streams:write", "analytics:read", "webhooks:write"];
+pub const ALL_SCOPES: [&str; 4] = [
+    "streams:read",
+    "streams:write",
+    "analytics:read",
+    "webhooks:write",
+];
 
 /// A well-formed key: prefix, then `tag` padded with `x` to 32 characters.
 pub fn key(env: &str, tag: &str) -> String {
@@ -27,18 +32,42 @@ pub fn key(env: &str, tag: &str) -> String {
 pub struct Keys;
 
 impl Keys {
-    pub fn test_a() -> String { key("test", "brandA") }
-    pub fn live_a() -> String { key("live", "brandA") }
-    pub fn test_a2() -> String { key("test", "brandAsecond") }
-    pub fn test_b() -> String { key("test", "brandB") }
-    pub fn live_b() -> String { key("live", "brandB") }
-    pub fn live_free() -> String { key("live", "free") }
-    pub fn test_free() -> String { key("test", "free") }
-    pub fn live_starter() -> String { key("live", "starter") }
-    pub fn test_gaming() -> String { key("test", "gaming") }
-    pub fn revoked() -> String { key("test", "revoked") }
-    pub fn expired() -> String { key("test", "expired") }
-    pub fn expiring_now() -> String { key("test", "expiringNow") }
+    pub fn test_a() -> String {
+        key("test", "brandA")
+    }
+    pub fn live_a() -> String {
+        key("live", "brandA")
+    }
+    pub fn test_a2() -> String {
+        key("test", "brandAsecond")
+    }
+    pub fn test_b() -> String {
+        key("test", "brandB")
+    }
+    pub fn live_b() -> String {
+        key("live", "brandB")
+    }
+    pub fn live_free() -> String {
+        key("live", "free")
+    }
+    pub fn test_free() -> String {
+        key("test", "free")
+    }
+    pub fn live_starter() -> String {
+        key("live", "starter")
+    }
+    pub fn test_gaming() -> String {
+        key("test", "gaming")
+    }
+    pub fn revoked() -> String {
+        key("test", "revoked")
+    }
+    pub fn expired() -> String {
+        key("test", "expired")
+    }
+    pub fn expiring_now() -> String {
+        key("test", "expiringNow")
+    }
     /// A brand A key holding only `scope`.
     pub fn only(scope: &str) -> String {
         key("test", &format!("only{}", scope.replace(':', "")))
@@ -57,12 +86,8 @@ pub fn start_time() -> DateTime<Utc> {
 }
 
 pub fn base_seed(now: DateTime<Utc>) -> Value {
-    let brand = |id: &str, plan: &str, vertical: &str| {
-        json!({"id": id, "name": id, "plan": plan, "vertical": vertical})
-    };
-    let api_key = |key: String, brand: &str, scopes: &[&str]| {
-        json!({"key": key, "brand_id": brand, "scopes": scopes, "revoked": false, "expires_at": null})
-    };
+    let brand = |id: &str, plan: &str, vertical: &str| json!({"id": id, "name": id, "plan": plan, "vertical": vertical});
+    let api_key = |key: String, brand: &str, scopes: &[&str]| json!({"key": key, "brand_id": brand, "scopes": scopes, "revoked": false, "expires_at": null});
     let mut keys = vec![
         api_key(Keys::test_a(), "brand_a", &ALL_SCOPES),
         api_key(Keys::live_a(), "brand_a", &ALL_SCOPES),
@@ -150,8 +175,10 @@ impl TestApi {
     }
 
     pub async fn with_config(vars: &[(&str, &str)]) -> Self {
-        let vars: Vec<(String, String)> =
-            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let config = Config::from_lookup(StoreKind::Memory, |name| {
             vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
@@ -161,7 +188,11 @@ impl TestApi {
         let seed = Seed::from_json(&base_seed(start_time()).to_string()).unwrap();
         seed.load(&embedded.store).await.unwrap();
         let service = local_api::service(embedded.app.clone());
-        Self { embedded, clock, service }
+        Self {
+            embedded,
+            clock,
+            service,
+        }
     }
 
     /// Loads more fixtures.
@@ -181,17 +212,40 @@ impl TestApi {
         let response = self.service.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
-        let bytes = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec();
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        Response { status, headers, bytes, body }
+        Response {
+            status,
+            headers,
+            bytes,
+            body,
+        }
     }
 
-    pub async fn call(&self, method: &str, path: &str, key: Option<&str>, body: Option<Value>) -> Response {
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
         let raw = body.map(|b| b.to_string());
         self.call_raw(method, path, key, raw.as_deref()).await
     }
 
-    pub async fn call_raw(&self, method: &str, path: &str, key: Option<&str>, body: Option<&str>) -> Response {
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&str>,
+    ) -> Response {
         let mut builder = Request::builder()
             .method(Method::from_bytes(method.as_bytes()).unwrap())
             .uri(format!("/api/v1{path}"));
@@ -201,7 +255,9 @@ impl TestApi {
         if body.is_some() {
             builder = builder.header("content-type", "application/json");
         }
-        let request = builder.body(Body::from(body.unwrap_or("").to_owned())).unwrap();
+        let request = builder
+            .body(Body::from(body.unwrap_or("").to_owned()))
+            .unwrap();
         self.send(request).await
     }
 

@@ -22,15 +22,17 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
 }
 
 async fn read_limited(body: Body) -> Result<bytes::Bytes, ApiError> {
-    axum::body::to_bytes(body, MAX_BODY_BYTES).await.map_err(|err| {
-        let too_large = std::error::Error::source(&err)
-            .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
-        if too_large {
-            ApiError::InvalidFields("The request body exceeds 1 MiB.".into())
-        } else {
-            ApiError::MissingFields("The request body could not be read.".into())
-        }
-    })
+    axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|err| {
+            let too_large = std::error::Error::source(&err)
+                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+            if too_large {
+                ApiError::InvalidFields("The request body exceeds 1 MiB.".into())
+            } else {
+                ApiError::MissingFields("The request body could not be read.".into())
+            }
+        })
 }
 
 pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {

@@ -14,16 +14,66 @@ pub struct Endpoint {
 }
 
 pub const ENDPOINTS: &[Endpoint] = &[
-    Endpoint { method: "GET", path: "/", scope: None, summary: "Discovery document; usable as a liveness check." },
-    Endpoint { method: "GET", path: "/creators", scope: None, summary: "Stock creators (AI hosts), sorted by name." },
-    Endpoint { method: "POST", path: "/streams", scope: Some(Scope::StreamsWrite), summary: "Start a stream and dispatch its AI host." },
-    Endpoint { method: "GET", path: "/streams", scope: Some(Scope::StreamsRead), summary: "List the brand's streams, newest first." },
-    Endpoint { method: "GET", path: "/streams/{id}", scope: Some(Scope::StreamsRead), summary: "Get one stream." },
-    Endpoint { method: "DELETE", path: "/streams/{id}", scope: Some(Scope::StreamsWrite), summary: "End a live stream." },
-    Endpoint { method: "GET", path: "/analytics", scope: Some(Scope::AnalyticsRead), summary: "Aggregate analytics over 24h, 7d or 30d." },
-    Endpoint { method: "POST", path: "/webhooks", scope: Some(Scope::WebhooksWrite), summary: "Register a webhook." },
-    Endpoint { method: "GET", path: "/webhooks", scope: Some(Scope::WebhooksWrite), summary: "List the brand's webhooks." },
-    Endpoint { method: "DELETE", path: "/webhooks", scope: Some(Scope::WebhooksWrite), summary: "Delete a webhook: ?id=<webhook_id>." },
+    Endpoint {
+        method: "GET",
+        path: "/",
+        scope: None,
+        summary: "Discovery document; usable as a liveness check.",
+    },
+    Endpoint {
+        method: "GET",
+        path: "/creators",
+        scope: None,
+        summary: "Stock creators (AI hosts), sorted by name.",
+    },
+    Endpoint {
+        method: "POST",
+        path: "/streams",
+        scope: Some(Scope::StreamsWrite),
+        summary: "Start a stream and dispatch its AI host.",
+    },
+    Endpoint {
+        method: "GET",
+        path: "/streams",
+        scope: Some(Scope::StreamsRead),
+        summary: "List the brand's streams, newest first.",
+    },
+    Endpoint {
+        method: "GET",
+        path: "/streams/{id}",
+        scope: Some(Scope::StreamsRead),
+        summary: "Get one stream.",
+    },
+    Endpoint {
+        method: "DELETE",
+        path: "/streams/{id}",
+        scope: Some(Scope::StreamsWrite),
+        summary: "End a live stream.",
+    },
+    Endpoint {
+        method: "GET",
+        path: "/analytics",
+        scope: Some(Scope::AnalyticsRead),
+        summary: "Aggregate analytics over 24h, 7d or 30d.",
+    },
+    Endpoint {
+        method: "POST",
+        path: "/webhooks",
+        scope: Some(Scope::WebhooksWrite),
+        summary: "Register a webhook.",
+    },
+    Endpoint {
+        method: "GET",
+        path: "/webhooks",
+        scope: Some(Scope::WebhooksWrite),
+        summary: "List the brand's webhooks.",
+    },
+    Endpoint {
+        method: "DELETE",
+        path: "/webhooks",
+        scope: Some(Scope::WebhooksWrite),
+        summary: "Delete a webhook: ?id=<webhook_id>.",
+    },
 ];
 
 impl Endpoint {
@@ -39,7 +89,12 @@ impl Endpoint {
 pub fn discovery_document(base_url: &str) -> Value {
     let endpoints: Map<String, Value> = ENDPOINTS
         .iter()
-        .map(|e| (format!("{} {}", e.method, e.path), Value::String(e.description())))
+        .map(|e| {
+            (
+                format!("{} {}", e.method, e.path),
+                Value::String(e.description()),
+            )
+        })
         .collect();
     json!({
         "name": "Live Stream Hosting API",

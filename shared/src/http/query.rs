@@ -9,7 +9,11 @@ pub struct QueryParams(pub Vec<(String, String)>);
 
 impl QueryParams {
     pub fn parse(query: &str) -> Self {
-        Self(url::form_urlencoded::parse(query.as_bytes()).into_owned().collect())
+        Self(
+            url::form_urlencoded::parse(query.as_bytes())
+                .into_owned()
+                .collect(),
+        )
     }
 
     /// The first value of `name`.

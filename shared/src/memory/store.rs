@@ -86,12 +86,16 @@ impl MemoryStore {
                 "the embedded store is set to fail".into(),
             ));
         }
-        Ok(self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        Ok(self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 
     /// Makes every later call fail, as a backend outage would (tests of `db_error`).
     pub fn set_failing(&self, failing: bool) {
-        self.fail.store(failing, std::sync::atomic::Ordering::SeqCst);
+        self.fail
+            .store(failing, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Notified whenever an event lands in the outbox.
@@ -273,7 +277,11 @@ impl StreamStore for MemoryStore {
         Ok(Some((stream, event)))
     }
 
-    async fn adjust_viewer_count(&self, stream_id: Uuid, delta: i64) -> StoreResult<Option<Stream>> {
+    async fn adjust_viewer_count(
+        &self,
+        stream_id: Uuid,
+        delta: i64,
+    ) -> StoreResult<Option<Stream>> {
         let mut state = self.lock()?;
         let Some(stream) = state.streams.get_mut(&stream_id) else {
             return Ok(None);

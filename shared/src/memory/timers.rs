@@ -9,11 +9,14 @@ use uuid::Uuid;
 use crate::domain::TimerKind;
 use crate::ports::{StoreResult, Timer, Timers};
 
+/// Due time of each pending (stream, kind) timer.
+type Pending = HashMap<(Uuid, TimerKind), DateTime<Utc>>;
+
 /// In-process one-shot timers. Whoever drives them (the local server's loop, or a test with a
 /// manual clock) takes the due ones with [`MemoryTimers::take_due`] and fires them.
 #[derive(Clone, Default)]
 pub struct MemoryTimers {
-    pending: Arc<Mutex<HashMap<(Uuid, TimerKind), DateTime<Utc>>>>,
+    pending: Arc<Mutex<Pending>>,
     changed: Arc<Notify>,
 }
 

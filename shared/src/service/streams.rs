@@ -26,7 +26,11 @@ fn platform_permitted(vertical: &str, platform: &str) -> bool {
 }
 
 /// `POST /streams`.
-pub async fn start(app: &App, caller: &Caller, body: &Map<String, Value>) -> ApiResult<StreamCreated> {
+pub async fn start(
+    app: &App,
+    caller: &Caller,
+    body: &Map<String, Value>,
+) -> ApiResult<StreamCreated> {
     let request = StartStreamRequest::parse(body, caller.environment)?;
 
     let brand_vertical = caller.brand.vertical.as_str();
@@ -35,7 +39,11 @@ pub async fn start(app: &App, caller: &Caller, body: &Map<String, Value>) -> Api
             "The brand's vertical is not served by this API.".into(),
         ));
     }
-    if request.vertical.as_deref().is_some_and(|v| v != brand_vertical) {
+    if request
+        .vertical
+        .as_deref()
+        .is_some_and(|v| v != brand_vertical)
+    {
         return Err(ApiError::VerticalMismatch(format!(
             "vertical must match the brand's vertical, {brand_vertical}."
         )));
@@ -239,9 +247,7 @@ pub struct StreamList {
 pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<StreamList> {
     let page = match query.status {
         Some(None) => Default::default(),
-        Some(Some(status)) => {
-            list_page(app, &caller.brand.id, Some(status), &query).await?
-        }
+        Some(Some(status)) => list_page(app, &caller.brand.id, Some(status), &query).await?,
         None => list_page(app, &caller.brand.id, None, &query).await?,
     };
     let existing = creators::existing_ids(app.store.as_ref()).await?;
@@ -349,8 +355,14 @@ mod tests {
         assert_eq!(q(Some("0"), Some("-5")), (1, 0));
         assert_eq!(q(Some("1000"), Some("7")), (100, 7));
         assert_eq!(q(Some("abc"), Some("1.5")), (20, 0));
-        assert_eq!(q(Some("99999999999999999999999999999999999999999"), None), (100, 0));
-        assert_eq!(q(Some("-99999999999999999999999999999999999999999"), None), (1, 0));
+        assert_eq!(
+            q(Some("99999999999999999999999999999999999999999"), None),
+            (100, 0)
+        );
+        assert_eq!(
+            q(Some("-99999999999999999999999999999999999999999"), None),
+            (1, 0)
+        );
         assert_eq!(q(Some(""), Some("")), (20, 0));
         assert_eq!(ListQuery::new(Some("bogus"), None, None).status, Some(None));
     }

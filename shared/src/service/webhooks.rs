@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use crate::app::App;
 use crate::clock::timestamp;
+use crate::domain::Webhook;
 use crate::domain::event::EventType;
 use crate::domain::webhook::{MAX_WEBHOOKS_PER_BRAND, generate_secret};
-use crate::domain::Webhook;
 use crate::error::{ApiError, ApiResult};
 use crate::http::pipeline::Caller;
 use crate::webhook_url;
@@ -100,10 +100,16 @@ fn parse_events(value: &Value) -> ApiResult<Vec<EventType>> {
                 .into(),
         )
     };
-    let items = value.as_array().filter(|a| !a.is_empty()).ok_or_else(invalid)?;
+    let items = value
+        .as_array()
+        .filter(|a| !a.is_empty())
+        .ok_or_else(invalid)?;
     let mut events = Vec::with_capacity(items.len());
     for item in items {
-        let event = item.as_str().and_then(EventType::parse).ok_or_else(invalid)?;
+        let event = item
+            .as_str()
+            .and_then(EventType::parse)
+            .ok_or_else(invalid)?;
         if !events.contains(&event) {
             events.push(event);
         }
