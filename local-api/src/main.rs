@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use shared::clock::SystemClock;
 use shared::config::{Config, StoreKind};
+use shared::delivery::Deliverer;
 use shared::embedded::Embedded;
 use shared::http::API_PREFIX;
 use shared::seed::{self, Seed};
@@ -102,7 +103,12 @@ async fn run(args: Args) -> Result<(), String> {
         }
     };
 
-    let timers = tokio::spawn(embedded.clone().run_timers());
+    let deliverer = Deliverer::new(
+        embedded.app.config.webhook_timeout,
+        embedded.app.config.webhook_allow_private_urls,
+    )
+    .map_err(|e| format!("cannot build the webhook client: {e}"))?;
+    let background = embedded.spawn_background(deliverer);
 
     println!("Live Stream Hosting API listening on {base_url}/");
     if let Some((test_key, live_key)) = demo_keys {
@@ -119,7 +125,9 @@ async fn run(args: Args) -> Result<(), String> {
         .with_graceful_shutdown(shutdown_signal())
         .await
         .map_err(|e| e.to_string())?;
-    timers.abort();
+    for task in background {
+        task.abort();
+    }
     println!("stopped");
     Ok(())
 }

@@ -18,10 +18,20 @@ fn all_events() -> Value {
 async fn registration_returns_the_secret_once() {
     let api = TestApi::new().await;
     let r = api
-        .post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": all_events()}))
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": all_events()}),
+        )
         .await;
     r.assert_status(201);
-    let mut fields: Vec<&str> = r.body.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut fields: Vec<&str> = r
+        .body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     fields.sort();
     assert_eq!(fields, ["active", "events", "secret", "url", "webhook_id"]);
     assert_eq!(r.body["url"], URL);
@@ -31,22 +41,51 @@ async fn registration_returns_the_secret_once() {
     let secret = r.body["secret"].as_str().unwrap();
     assert_eq!(secret.len(), 6 + 32);
     let raw = secret.strip_prefix("whsec_").unwrap();
-    assert_eq!(base64::engine::general_purpose::STANDARD.decode(raw).unwrap().len(), 24);
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(raw)
+            .unwrap()
+            .len(),
+        24
+    );
 
     let list = api.get("/webhooks", &Keys::test_a()).await;
     list.assert_status(200);
     let item = &list.body["webhooks"][0];
-    let mut fields: Vec<&str> = item.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut fields: Vec<&str> = item
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     fields.sort();
-    assert_eq!(fields, ["active", "created_at", "events", "url", "webhook_id"]);
-    assert!(!list.body.to_string().contains(raw), "the secret is never listed");
+    assert_eq!(
+        fields,
+        ["active", "created_at", "events", "url", "webhook_id"]
+    );
+    assert!(
+        !list.body.to_string().contains(raw),
+        "the secret is never listed"
+    );
 }
 
 #[tokio::test]
 async fn secrets_differ() {
     let api = TestApi::new().await;
-    let a = api.post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": ["stream.ended"]})).await;
-    let b = api.post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": ["stream.ended"]})).await;
+    let a = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": ["stream.ended"]}),
+        )
+        .await;
+    let b = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": ["stream.ended"]}),
+        )
+        .await;
     assert_ne!(a.body["secret"], b.body["secret"]);
 }
 
@@ -73,27 +112,64 @@ async fn registration_checks_in_order() {
         (None, json!({}), "missing_fields"),
         (None, json!({"url": URL}), "missing_fields"),
         (None, json!({"events": ["stream.ended"]}), "missing_fields"),
-        (None, json!({"url": null, "events": ["stream.ended"]}), "missing_fields"),
+        (
+            None,
+            json!({"url": null, "events": ["stream.ended"]}),
+            "missing_fields",
+        ),
         (None, json!({"url": URL, "events": null}), "missing_fields"),
         // missing wins over a bad url
         (None, json!({"url": "http://localhost"}), "missing_fields"),
         // invalid_url wins over invalid_events
-        (None, json!({"url": "http://example.com", "events": []}), "invalid_url"),
-        (None, json!({"url": 5, "events": ["stream.ended"]}), "invalid_url"),
-        (None, json!({"url": "", "events": ["stream.ended"]}), "invalid_url"),
+        (
+            None,
+            json!({"url": "http://example.com", "events": []}),
+            "invalid_url",
+        ),
+        (
+            None,
+            json!({"url": 5, "events": ["stream.ended"]}),
+            "invalid_url",
+        ),
+        (
+            None,
+            json!({"url": "", "events": ["stream.ended"]}),
+            "invalid_url",
+        ),
         (None, json!({"url": URL, "events": []}), "invalid_events"),
-        (None, json!({"url": URL, "events": ["stream.paused"]}), "invalid_events"),
-        (None, json!({"url": URL, "events": ["stream.ended", "nope"]}), "invalid_events"),
-        (None, json!({"url": URL, "events": "stream.ended"}), "invalid_events"),
+        (
+            None,
+            json!({"url": URL, "events": ["stream.paused"]}),
+            "invalid_events",
+        ),
+        (
+            None,
+            json!({"url": URL, "events": ["stream.ended", "nope"]}),
+            "invalid_events",
+        ),
+        (
+            None,
+            json!({"url": URL, "events": "stream.ended"}),
+            "invalid_events",
+        ),
         (None, json!({"url": URL, "events": [1]}), "invalid_events"),
-        (None, json!({"url": URL, "events": ["STREAM.ENDED"]}), "invalid_events"),
+        (
+            None,
+            json!({"url": URL, "events": ["STREAM.ENDED"]}),
+            "invalid_events",
+        ),
     ];
     for (raw, body, code) in cases {
         let raw = raw.map(str::to_owned).unwrap_or_else(|| body.to_string());
-        let r = api.call_raw("POST", "/webhooks", Some(&Keys::test_a()), Some(&raw)).await;
+        let r = api
+            .call_raw("POST", "/webhooks", Some(&Keys::test_a()), Some(&raw))
+            .await;
         r.assert_error(400, code);
     }
-    assert_eq!(api.get("/webhooks", &Keys::test_a()).await.body["webhooks"], json!([]));
+    assert_eq!(
+        api.get("/webhooks", &Keys::test_a()).await.body["webhooks"],
+        json!([])
+    );
 }
 
 #[tokio::test]
@@ -132,13 +208,20 @@ async fn url_rules_at_registration() {
     ];
     for (url, ok) in cases {
         let r = api
-            .post("/webhooks", &Keys::test_b(), json!({"url": url, "events": ["stream.ended"]}))
+            .post(
+                "/webhooks",
+                &Keys::test_b(),
+                json!({"url": url, "events": ["stream.ended"]}),
+            )
             .await;
         if ok {
             r.assert_status(201);
-            api.delete(&format!("/webhooks?id={}", r.body["webhook_id"].as_str().unwrap()), &Keys::test_b())
-                .await
-                .assert_status(200);
+            api.delete(
+                &format!("/webhooks?id={}", r.body["webhook_id"].as_str().unwrap()),
+                &Keys::test_b(),
+            )
+            .await
+            .assert_status(200);
         } else {
             r.assert_error(400, "invalid_url");
         }
@@ -148,39 +231,69 @@ async fn url_rules_at_registration() {
 #[tokio::test]
 async fn private_urls_are_allowed_only_when_configured() {
     let api = TestApi::with_config(&[("WEBHOOK_ALLOW_PRIVATE_URLS", "true")]).await;
-    for url in ["http://127.0.0.1:9000/hook", "http://localhost:8080/", "https://10.0.0.1/"] {
-        api.post("/webhooks", &Keys::test_a(), json!({"url": url, "events": ["stream.ended"]}))
-            .await
-            .assert_status(201);
-    }
-    api.post("/webhooks", &Keys::test_a(), json!({"url": "ftp://localhost/", "events": ["stream.ended"]}))
+    for url in [
+        "http://127.0.0.1:9000/hook",
+        "http://localhost:8080/",
+        "https://10.0.0.1/",
+    ] {
+        api.post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": url, "events": ["stream.ended"]}),
+        )
         .await
-        .assert_error(400, "invalid_url");
+        .assert_status(201);
+    }
+    api.post(
+        "/webhooks",
+        &Keys::test_a(),
+        json!({"url": "ftp://localhost/", "events": ["stream.ended"]}),
+    )
+    .await
+    .assert_error(400, "invalid_url");
 }
 
 #[tokio::test]
 async fn at_most_25_webhooks_per_brand() {
     let api = TestApi::new().await;
     for _ in 0..25 {
-        api.post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": ["stream.ended"]}))
-            .await
-            .assert_status(201);
-    }
-    api.post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": ["stream.ended"]}))
-        .await
-        .assert_error(400, "invalid_fields");
-    // Another brand is unaffected; deleting one frees a place.
-    api.post("/webhooks", &Keys::test_b(), json!({"url": URL, "events": ["stream.ended"]}))
+        api.post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": ["stream.ended"]}),
+        )
         .await
         .assert_status(201);
+    }
+    api.post(
+        "/webhooks",
+        &Keys::test_a(),
+        json!({"url": URL, "events": ["stream.ended"]}),
+    )
+    .await
+    .assert_error(400, "invalid_fields");
+    // Another brand is unaffected; deleting one frees a place.
+    api.post(
+        "/webhooks",
+        &Keys::test_b(),
+        json!({"url": URL, "events": ["stream.ended"]}),
+    )
+    .await
+    .assert_status(201);
     let first = api.get("/webhooks", &Keys::test_a()).await.body["webhooks"][0]["webhook_id"]
         .as_str()
         .unwrap()
         .to_owned();
-    api.delete(&format!("/webhooks?id={first}"), &Keys::test_a()).await.assert_status(200);
-    api.post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": ["stream.ended"]}))
+    api.delete(&format!("/webhooks?id={first}"), &Keys::test_a())
         .await
-        .assert_status(201);
+        .assert_status(200);
+    api.post(
+        "/webhooks",
+        &Keys::test_a(),
+        json!({"url": URL, "events": ["stream.ended"]}),
+    )
+    .await
+    .assert_status(201);
 }
 
 #[tokio::test]
@@ -189,35 +302,69 @@ async fn list_is_newest_first_and_per_brand() {
     let mut ids = Vec::new();
     for i in 0..3 {
         let r = api
-            .post("/webhooks", &Keys::test_a(), json!({"url": format!("{URL}/{i}"), "events": ["stream.ended"]}))
+            .post(
+                "/webhooks",
+                &Keys::test_a(),
+                json!({"url": format!("{URL}/{i}"), "events": ["stream.ended"]}),
+            )
             .await;
         ids.push(r.body["webhook_id"].as_str().unwrap().to_owned());
         api.advance(Duration::seconds(1));
     }
     ids.reverse();
     let list = api.get("/webhooks", &Keys::test_a()).await;
-    let listed: Vec<&str> = list.body["webhooks"].as_array().unwrap().iter().map(|w| w["webhook_id"].as_str().unwrap()).collect();
+    let listed: Vec<&str> = list.body["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["webhook_id"].as_str().unwrap())
+        .collect();
     assert_eq!(listed, ids);
-    assert_eq!(list.body["webhooks"][0]["created_at"], "2026-03-02T12:00:32.000Z");
-    assert_eq!(api.get("/webhooks", &Keys::test_b()).await.body["webhooks"], json!([]));
+    assert_eq!(
+        list.body["webhooks"][0]["created_at"],
+        "2026-03-02T12:00:32.000Z"
+    );
+    assert_eq!(
+        api.get("/webhooks", &Keys::test_b()).await.body["webhooks"],
+        json!([])
+    );
 }
 
 #[tokio::test]
 async fn delete_is_idempotent_and_never_404() {
     let api = TestApi::new().await;
-    let r = api.post("/webhooks", &Keys::test_a(), json!({"url": URL, "events": ["stream.ended"]})).await;
+    let r = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": ["stream.ended"]}),
+        )
+        .await;
     let id = r.body["webhook_id"].as_str().unwrap().to_owned();
     // Another brand cannot delete it, but is told it is deleted.
-    let other = api.delete(&format!("/webhooks?id={id}"), &Keys::test_b()).await;
+    let other = api
+        .delete(&format!("/webhooks?id={id}"), &Keys::test_b())
+        .await;
     other.assert_status(200);
     assert_eq!(other.body, json!({"webhook_id": id, "deleted": true}));
-    assert_eq!(api.get("/webhooks", &Keys::test_a()).await.body["webhooks"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        api.get("/webhooks", &Keys::test_a()).await.body["webhooks"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     for _ in 0..2 {
-        let r = api.delete(&format!("/webhooks?id={id}"), &Keys::test_a()).await;
+        let r = api
+            .delete(&format!("/webhooks?id={id}"), &Keys::test_a())
+            .await;
         r.assert_status(200);
         assert_eq!(r.body, json!({"webhook_id": id, "deleted": true}));
     }
-    assert_eq!(api.get("/webhooks", &Keys::test_a()).await.body["webhooks"], json!([]));
+    assert_eq!(
+        api.get("/webhooks", &Keys::test_a()).await.body["webhooks"],
+        json!([])
+    );
     let r = api.delete("/webhooks?id=not-a-uuid", &Keys::test_a()).await;
     assert_eq!(r.body, json!({"webhook_id": "not-a-uuid", "deleted": true}));
     for query in ["", "?id=", "?other=1"] {

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::ports::{RoomProvider, Store, Timers};
+use crate::ports::{DeliveryQueue, RoomProvider, Store, Timers};
 
 pub struct AppParts {
     pub config: Config,
     pub clock: Arc<dyn Clock>,
     pub store: Arc<dyn Store>,
     pub timers: Arc<dyn Timers>,
+    pub queue: Arc<dyn DeliveryQueue>,
     /// `None` when no room provider is configured: live-key starts fail with `launch_failed`.
     pub rooms: Option<Arc<dyn RoomProvider>>,
 }

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod clock;
 pub mod config;
+pub mod delivery;
 pub mod domain;
 pub mod embedded;
 pub mod error;

@@ -194,3 +194,31 @@ pub trait RoomProvider: Send + Sync {
     ) -> Result<ViewerAccess, RoomError>;
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
 }
+
+/// One delivery of one event to one webhook. The body, and so the event id, is the same on
+/// every attempt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Delivery {
+    pub event_id: String,
+    pub event_type: crate::domain::EventType,
+    pub webhook_id: Uuid,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    pub body: String,
+}
+
+/// A delivery that failed its last attempt, with everything needed to replay it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeadLetter {
+    pub delivery: Delivery,
+    pub last_error: String,
+    pub failed_at: DateTime<Utc>,
+}
+
+/// The queue of webhook deliveries (SQS in AWS).
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Makes `delivery` available to the delivery worker after `delay`.
+    async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()>;
+    async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()>;
+}

@@ -10,8 +10,10 @@ use axum::http::{HeaderMap, Method, Request, StatusCode};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use shared::clock::Clock;
 use shared::clock::ManualClock;
 use shared::config::{Config, StoreKind};
+use shared::delivery::{Deliverer, Dns, SystemDns};
 use shared::embedded::Embedded;
 use shared::seed::Seed;
 use tower::ServiceExt;
@@ -127,8 +129,18 @@ pub fn base_seed(now: DateTime<Utc>) -> Value {
 
 pub struct TestApi {
     pub embedded: Embedded,
+    /// Drives the app unless it runs on the system clock.
     pub clock: ManualClock,
     service: local_api::ApiService,
+    background: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for TestApi {
+    fn drop(&mut self) {
+        for task in &self.background {
+            task.abort();
+        }
+    }
 }
 
 pub struct Response {
@@ -175,6 +187,16 @@ impl TestApi {
     }
 
     pub async fn with_config(vars: &[(&str, &str)]) -> Self {
+        Self::build(vars, None).await
+    }
+
+    /// On the system clock with the timers, outbox relay and delivery worker running, as the
+    /// local server runs: for tests with real webhook receivers.
+    pub async fn with_delivery(vars: &[(&str, &str)], dns: Option<Arc<dyn Dns>>) -> Self {
+        Self::build(vars, Some(dns.unwrap_or_else(|| Arc::new(SystemDns)))).await
+    }
+
+    async fn build(vars: &[(&str, &str)], delivery_dns: Option<Arc<dyn Dns>>) -> Self {
         let vars: Vec<(String, String)> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -184,14 +206,26 @@ impl TestApi {
         })
         .expect("test config");
         let clock = ManualClock::new(start_time());
-        let embedded = Embedded::new(config, Arc::new(clock.clone()), None);
-        let seed = Seed::from_json(&base_seed(start_time()).to_string()).unwrap();
+        let app_clock: Arc<dyn Clock> = match delivery_dns {
+            Some(_) => Arc::new(shared::clock::SystemClock),
+            None => Arc::new(clock.clone()),
+        };
+        let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
+        let embedded = Embedded::new(config, app_clock.clone(), None);
+        let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
         seed.load(&embedded.store).await.unwrap();
         let service = local_api::service(embedded.app.clone());
+        let background = match delivery_dns {
+            Some(dns) => {
+                embedded.spawn_background(Deliverer::with_dns(timeout, allow_private, dns).unwrap())
+            }
+            None => Vec::new(),
+        };
         Self {
             embedded,
             clock,
             service,
+            background,
         }
     }
 
@@ -205,7 +239,7 @@ impl TestApi {
     }
 
     pub fn now(&self) -> DateTime<Utc> {
-        shared::clock::Clock::now(&self.clock)
+        self.embedded.app.clock.now()
     }
 
     pub async fn send(&self, request: Request<Body>) -> Response {
@@ -317,3 +351,4 @@ impl TestApi {
             .collect()
     }
 }
+pub mod receiver;

@@ -1,8 +1,10 @@
 //! Embedded backends: the whole product in one process, with the same atomicity as DynamoDB
 //! (every port call holds one lock for its whole read-check-write).
 
+mod queue;
 mod store;
 mod timers;
 
+pub use queue::MemoryQueue;
 pub use store::MemoryStore;
 pub use timers::MemoryTimers;

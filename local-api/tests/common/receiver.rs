@@ -1,0 +1,159 @@
+//! Real webhook receivers on loopback, scripted to succeed, fail, redirect, stall or go away.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: String,
+    pub at: DateTime<Utc>,
+}
+
+impl Hit {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Behaviour {
+    Ok,
+    /// Answers 500 this many times, then 200.
+    FailTimes(usize),
+    Always(u16),
+    /// Answers 302 to `/elsewhere` (on itself).
+    Redirect,
+    /// Holds every request this long before answering 200.
+    Slow(Duration),
+    /// 503 with `Retry-After: <secs>` once, then 200.
+    RetryAfterOnce(u64),
+}
+
+#[derive(Clone)]
+struct Shared {
+    hits: Arc<Mutex<Vec<Hit>>>,
+    behaviour: Behaviour,
+}
+
+pub struct Receiver {
+    pub base: String,
+    hits: Arc<Mutex<Vec<Hit>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn receive(
+    State(shared): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let index = {
+        let mut hits = shared.hits.lock().unwrap();
+        hits.push(Hit {
+            path: uri.path().to_owned(),
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+            at: Utc::now(),
+        });
+        hits.len() - 1
+    };
+    if uri.path() == "/elsewhere" {
+        return StatusCode::OK.into_response();
+    }
+    match shared.behaviour {
+        Behaviour::Ok => StatusCode::OK.into_response(),
+        Behaviour::FailTimes(n) if index < n => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        Behaviour::FailTimes(_) => StatusCode::NO_CONTENT.into_response(),
+        Behaviour::Always(status) => StatusCode::from_u16(status).unwrap().into_response(),
+        Behaviour::Redirect => (StatusCode::FOUND, [("location", "/elsewhere")]).into_response(),
+        Behaviour::Slow(hold) => {
+            tokio::time::sleep(hold).await;
+            StatusCode::OK.into_response()
+        }
+        Behaviour::RetryAfterOnce(secs) if index == 0 => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [("retry-after", secs.to_string())],
+        )
+            .into_response(),
+        Behaviour::RetryAfterOnce(_) => StatusCode::OK.into_response(),
+    }
+}
+
+impl Receiver {
+    pub async fn start(behaviour: Behaviour) -> Self {
+        let hits = Arc::new(Mutex::new(Vec::new()));
+        let app = Router::new().fallback(receive).with_state(Shared {
+            hits: hits.clone(),
+            behaviour,
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self {
+            base: format!("http://127.0.0.1:{port}"),
+            hits,
+            task,
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.base.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    pub fn url(&self) -> String {
+        format!("{}/hook", self.base)
+    }
+
+    pub fn hits(&self) -> Vec<Hit> {
+        self.hits.lock().unwrap().clone()
+    }
+
+    /// Waits until at least `n` requests arrived (panics after `limit`).
+    pub async fn wait_for(&self, n: usize, limit: Duration) -> Vec<Hit> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let hits = self.hits();
+            if hits.len() >= n {
+                return hits;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "expected {n} deliveries, got {}",
+                hits.len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Polls `condition` until it holds (panics after `limit`).
+pub async fn eventually(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,489 @@
+//! Signed, at-least-once webhook delivery to real receivers on loopback (decisions.md
+//! section 7): fan-out, both signature schemes, retries, 410, redirects, timeouts, SSRF
+//! refusal at delivery time, dead letters.
+
+mod common;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use common::receiver::{Behaviour, Hit, Receiver, eventually};
+use common::*;
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+const FAST_RETRIES: (&str, &str) = ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,0.05,0.05,0.05,0.05");
+const PRIVATE_OK: (&str, &str) = ("WEBHOOK_ALLOW_PRIVATE_URLS", "true");
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn delivering(vars: &[(&str, &str)]) -> TestApi {
+    TestApi::with_delivery(vars, None).await
+}
+
+/// Registers a webhook and returns (id, secret).
+async fn register(api: &TestApi, key: &str, url: &str, events: Value) -> (String, String) {
+    let r = api
+        .post("/webhooks", key, json!({"url": url, "events": events}))
+        .await;
+    r.assert_status(201);
+    (
+        r.body["webhook_id"].as_str().unwrap().to_owned(),
+        r.body["secret"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn hmac(key: &[u8], message: &str) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
+    mac.update(message.as_bytes());
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// Checks both signatures of `hit` independently of the product's signing code.
+fn assert_signed(hit: &Hit, secret: &str) {
+    let header = hit.header("x-service-signature");
+    let (t, v1) = header
+        .strip_prefix("t=")
+        .and_then(|rest| rest.split_once(",v1="))
+        .unwrap_or_else(|| panic!("bad signature header {header}"));
+    let t: i64 = t.parse().unwrap();
+    assert!((hit.at.timestamp() - t).abs() <= 2, "t is the attempt time");
+    assert_eq!(
+        v1,
+        hex::encode(hmac(secret.as_bytes(), &format!("{t}.{}", hit.body)))
+    );
+
+    assert_eq!(hit.header("webhook-timestamp"), t.to_string());
+    let id = hit.header("webhook-id");
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret.strip_prefix("whsec_").unwrap())
+        .unwrap();
+    let expected = base64::engine::general_purpose::STANDARD
+        .encode(hmac(&key, &format!("{id}.{t}.{}", hit.body)));
+    assert_eq!(hit.header("webhook-signature"), format!("v1,{expected}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_webhook_gets_only_its_event_types_signed() {
+    let api = delivering(&[PRIVATE_OK]).await;
+    let started = Receiver::start(Behaviour::Ok).await;
+    let ended = Receiver::start(Behaviour::Ok).await;
+    let other_brand = Receiver::start(Behaviour::Ok).await;
+    let (_, started_secret) = register(
+        &api,
+        &Keys::test_a(),
+        &started.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    let (_, ended_secret) = register(
+        &api,
+        &Keys::test_a(),
+        &ended.url(),
+        json!(["stream.ended", "stream.error"]),
+    )
+    .await;
+    register(
+        &api,
+        &Keys::test_b(),
+        &other_brand.url(),
+        json!(["stream.started", "stream.ended"]),
+    )
+    .await;
+
+    let id = api.start_test_stream(&Keys::test_a()).await;
+    api.delete(&format!("/streams/{id}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+
+    let hit = &started.wait_for(1, WAIT).await[0];
+    let end_hit = &ended.wait_for(1, WAIT).await[0];
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(started.hits().len(), 1);
+    assert_eq!(ended.hits().len(), 1);
+    assert!(other_brand.hits().is_empty());
+
+    for (hit, secret, kind) in [
+        (hit, &started_secret, "stream.started"),
+        (end_hit, &ended_secret, "stream.ended"),
+    ] {
+        assert_signed(hit, secret);
+        let body: Value = serde_json::from_str(&hit.body).unwrap();
+        assert_eq!(body["type"], kind);
+        assert_eq!(body["test"], true);
+        assert_eq!(body["api_version"], "v1");
+        assert_eq!(body["data"]["stream"]["stream_id"], id.as_str());
+        assert_eq!(
+            hit.header("x-service-event-id"),
+            body["id"].as_str().unwrap()
+        );
+        assert_eq!(hit.header("webhook-id"), body["id"].as_str().unwrap());
+        assert_eq!(hit.header("x-service-event-type"), kind);
+        assert_eq!(hit.header("content-type"), "application/json");
+        assert!(
+            hit.header("user-agent")
+                .starts_with("LiveStreamHostingAPI-Webhooks/")
+        );
+        assert_eq!(hit.path, "/hook");
+    }
+    let ended_body: Value = serde_json::from_str(&end_hit.body).unwrap();
+    assert_eq!(ended_body["data"]["stream"]["status"], "ended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_three_times_then_delivered_with_the_same_event() {
+    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let receiver = Receiver::start(Behaviour::FailTimes(3)).await;
+    let (_, secret) = register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+
+    let hits = receiver.wait_for(4, WAIT).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        receiver.hits().len(),
+        4,
+        "delivered on the 4th attempt, then no more"
+    );
+    for hit in &hits {
+        assert_eq!(hit.body, hits[0].body);
+        assert_eq!(
+            hit.header("x-service-event-id"),
+            hits[0].header("x-service-event-id")
+        );
+        assert_signed(hit, &secret);
+    }
+    assert!(api.embedded.queue.dead_letters().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_failing_gets_six_attempts_then_a_dead_letter() {
+    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let receiver = Receiver::start(Behaviour::Always(500)).await;
+    let (webhook_id, _) = register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    let stream_id = api.start_test_stream(&Keys::test_a()).await;
+
+    receiver.wait_for(6, WAIT).await;
+    eventually(WAIT, "a dead letter", || {
+        !api.embedded.queue.dead_letters().is_empty()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(receiver.hits().len(), 6);
+    let dead = api.embedded.queue.dead_letters();
+    assert_eq!(dead.len(), 1);
+    let letter = &dead[0];
+    assert_eq!(letter.delivery.attempt, 6);
+    assert_eq!(letter.delivery.webhook_id.to_string(), webhook_id);
+    assert_eq!(letter.delivery.body, receiver.hits()[0].body);
+    assert!(letter.delivery.body.contains(&stream_id));
+    assert!(letter.last_error.contains("500"), "{}", letter.last_error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gone_deactivates_the_webhook() {
+    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let receiver = Receiver::start(Behaviour::Always(410)).await;
+    register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started", "stream.ended"]),
+    )
+    .await;
+    let id = api.start_test_stream(&Keys::test_a()).await;
+    receiver.wait_for(1, WAIT).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while api.get("/webhooks", &Keys::test_a()).await.body["webhooks"][0]["active"] != false {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "webhook still active"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    api.delete(&format!("/streams/{id}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        receiver.hits().len(),
+        1,
+        "no retries and no further deliveries"
+    );
+    assert!(api.embedded.queue.dead_letters().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_failures_and_never_followed() {
+    let api = delivering(&[PRIVATE_OK, ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,0.05")]).await;
+    let receiver = Receiver::start(Behaviour::Redirect).await;
+    register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    eventually(WAIT, "a dead letter", || {
+        !api.embedded.queue.dead_letters().is_empty()
+    })
+    .await;
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 3);
+    assert!(
+        hits.iter().all(|h| h.path == "/hook"),
+        "the redirect target is never requested"
+    );
+    assert!(
+        api.embedded.queue.dead_letters()[0]
+            .last_error
+            .contains("302")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_receiver_times_out_and_delays_no_one_else() {
+    let api = delivering(&[
+        PRIVATE_OK,
+        ("WEBHOOK_TIMEOUT_SECS", "1"),
+        ("WEBHOOK_RETRY_DELAYS_SECS", "0.05"),
+    ])
+    .await;
+    let slow = Receiver::start(Behaviour::Slow(Duration::from_secs(4))).await;
+    let fast = Receiver::start(Behaviour::Ok).await;
+    register(
+        &api,
+        &Keys::test_a(),
+        &slow.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    register(
+        &api,
+        &Keys::test_a(),
+        &fast.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    // The fast one is served while the slow one is still holding its first request.
+    fast.wait_for(1, WAIT).await;
+    assert_eq!(slow.hits().len(), 1);
+    eventually(WAIT, "a dead letter", || {
+        !api.embedded.queue.dead_letters().is_empty()
+    })
+    .await;
+    assert_eq!(
+        slow.hits().len(),
+        2,
+        "timed out twice: first attempt and one retry"
+    );
+    assert!(
+        api.embedded.queue.dead_letters()[0]
+            .last_error
+            .contains("timed out")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_is_honoured() {
+    let api = delivering(&[PRIVATE_OK, ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,5")]).await;
+    let receiver = Receiver::start(Behaviour::RetryAfterOnce(1)).await;
+    register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    let hits = receiver.wait_for(2, WAIT).await;
+    let gap = (hits[1].at - hits[0].at).num_milliseconds();
+    assert!(gap >= 900, "waited {gap} ms, Retry-After asked for 1 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_webhook_receives_nothing_more() {
+    let api = delivering(&[PRIVATE_OK, ("WEBHOOK_RETRY_DELAYS_SECS", "1,1,1,1,1")]).await;
+    let receiver = Receiver::start(Behaviour::Always(500)).await;
+    let (webhook_id, _) = register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    receiver.wait_for(1, WAIT).await;
+    api.delete(&format!("/webhooks?id={webhook_id}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(receiver.hits().len(), 1);
+    assert!(api.embedded.queue.dead_letters().is_empty());
+}
+
+/// Resolves every name to one address, as a rebinding attacker's DNS would.
+struct FixedDns(IpAddr);
+
+#[async_trait::async_trait]
+impl shared::delivery::Dns for FixedDns {
+    async fn lookup(&self, _host: &str) -> std::io::Result<Vec<IpAddr>> {
+        Ok(vec![self.0])
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_name_resolving_to_loopback_is_refused_at_delivery() {
+    let dns: Arc<dyn shared::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
+    let api = TestApi::with_delivery(&[("WEBHOOK_RETRY_DELAYS_SECS", "0.05")], Some(dns)).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    // Passes registration: https on a public-looking name.
+    register(
+        &api,
+        &Keys::test_a(),
+        &format!("https://hooks.example.com:{}/hook", receiver.port()),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    eventually(WAIT, "a dead letter", || {
+        !api.embedded.queue.dead_letters().is_empty()
+    })
+    .await;
+    assert!(receiver.hits().is_empty(), "no connection was made");
+    let error = &api.embedded.queue.dead_letters()[0].last_error;
+    assert!(error.contains("no public address"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_private_urls_allowed_the_same_name_is_delivered() {
+    let dns: Arc<dyn shared::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
+    let api = TestApi::with_delivery(&[PRIVATE_OK], Some(dns)).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    register(
+        &api,
+        &Keys::test_a(),
+        &format!("http://hooks.example.com:{}/hook", receiver.port()),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    receiver.wait_for(1, WAIT).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
+    let api = delivering(&[("WEBHOOK_RETRY_DELAYS_SECS", "0.05")]).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let webhook = shared::domain::Webhook {
+        id: uuid::Uuid::new_v4(),
+        brand_id: "brand_a".into(),
+        url: format!("https://127.0.0.1:{}/hook", receiver.port()),
+        events: vec![shared::domain::EventType::StreamStarted],
+        secret: shared::domain::webhook::generate_secret(),
+        active: true,
+        created_at: api.now(),
+    };
+    shared::ports::WebhookStore::create_webhook(&api.embedded.store, &webhook, 25)
+        .await
+        .unwrap();
+    api.start_test_stream(&Keys::test_a()).await;
+    eventually(WAIT, "a dead letter", || {
+        !api.embedded.queue.dead_letters().is_empty()
+    })
+    .await;
+    assert!(receiver.hits().is_empty());
+}
+
+fn verifier_python() -> String {
+    std::env::var("WEBHOOK_VERIFIER_PYTHON").unwrap_or_else(|_| {
+        panic!("WEBHOOK_VERIFIER_PYTHON is not set: run the suite with scripts/test.sh, which installs the stripe and standardwebhooks verifiers")
+    })
+}
+
+fn run_verifier(secret: &str, hit: &Hit) -> (bool, String) {
+    use std::io::Write;
+    let headers: HashMap<String, String> = hit
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+        .collect();
+    let capture = json!({"secret": secret, "body": hit.body, "headers": headers});
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/verifiers/verify_signatures.py"
+    );
+    let mut child = std::process::Command::new(verifier_python())
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the verifier");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(capture.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_libraries_verify_both_signatures() {
+    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let receiver = Receiver::start(Behaviour::FailTimes(1)).await;
+    let (_, secret) = register(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.started"]),
+    )
+    .await;
+    api.start_test_stream(&Keys::test_a()).await;
+    // The first attempt and the retry, each with its own timestamp.
+    for hit in receiver.wait_for(2, WAIT).await {
+        let (ok, output) = run_verifier(&secret, &hit);
+        assert!(ok, "{output}");
+        assert!(
+            output.contains("stripe: ok") && output.contains("standardwebhooks: ok"),
+            "{output}"
+        );
+    }
+    // The verifier is not vacuous: another secret fails both schemes.
+    let hit = receiver.hits()[0].clone();
+    let (ok, output) = run_verifier(&shared::domain::webhook::generate_secret(), &hit);
+    assert!(!ok);
+    assert!(
+        !output.contains("stripe: ok") && !output.contains("standardwebhooks: ok"),
+        "{output}"
+    );
+    // And so does a body changed after signing.
+    let tampered = Hit {
+        body: hit.body.replace("stream.started", "stream.ended"),
+        ..hit
+    };
+    assert!(!run_verifier(&secret, &tampered).0);
+}
