@@ -15,7 +15,8 @@ pub fn router(app: App) -> Router {
             .merge(discovery_api::router(app.clone()))
             .merge(streams_api::router(app.clone()))
             .merge(analytics_api::router(app.clone()))
-            .merge(webhooks_api::router(app)),
+            .merge(webhooks_api::router(app.clone()))
+            .merge(livekit_webhook::router(app)),
     )
 }
 

@@ -82,7 +82,8 @@ async fn run(args: Args) -> Result<(), String> {
         .public_base_url
         .get_or_insert_with(|| base_url.clone());
 
-    let embedded = Embedded::new(config, Arc::new(SystemClock), None);
+    let rooms = shared::livekit::rooms_from_config(&config);
+    let embedded = Embedded::new(config, Arc::new(SystemClock), rooms);
     let demo_keys = match &args.seed {
         Some(path) => {
             let json = std::fs::read_to_string(path)

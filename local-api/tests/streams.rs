@@ -116,13 +116,9 @@ async fn optional_fields_and_unknown_fields() {
         json!({"vertical": "live-commerce"}),
         json!({"whatever": [1, 2, 3], "another": {"x": 1}}),
     ] {
-        api.start(&Keys::test_a(), overrides.clone())
-            .await
-            .assert_status(201);
-        let id = api.get("/streams?limit=1", &Keys::test_a()).await.body["streams"][0]["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let r = api.start(&Keys::test_a(), overrides.clone()).await;
+        r.assert_status(201);
+        let id = r.body["stream_id"].as_str().unwrap();
         api.delete(&format!("/streams/{id}"), &Keys::test_a())
             .await
             .assert_status(200);

@@ -28,7 +28,8 @@ pub async fn build_app(config: Config) -> Result<App, Error> {
     match config.store {
         StoreKind::Memory => {
             let clock = std::sync::Arc::new(crate::clock::SystemClock);
-            Ok(crate::embedded::Embedded::new(config, clock, None).app)
+            let rooms = crate::livekit::rooms_from_config(&config);
+            Ok(crate::embedded::Embedded::new(config, clock, rooms).app)
         }
         StoreKind::DynamoDb => {
             Err("STORE=dynamodb: the DynamoDB adapters are not built into this release yet".into())

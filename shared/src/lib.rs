@@ -12,6 +12,7 @@ pub mod error;
 pub mod http;
 #[cfg(feature = "lambda")]
 pub mod lambda;
+pub mod livekit;
 pub mod memory;
 pub mod ports;
 pub mod ratelimit;

@@ -183,7 +183,8 @@ pub struct ViewerAccess {
 /// The real-time room provider (LiveKit).
 #[async_trait]
 pub trait RoomProvider: Send + Sync {
-    async fn create_room(&self, room_name: &str) -> Result<(), RoomError>;
+    /// Creates the room, kept open while empty (or agent-only) for `keep_open`.
+    async fn create_room(&self, room_name: &str, keep_open: Duration) -> Result<(), RoomError>;
     /// Dispatches the host agent explicitly; `metadata` is handed to the agent.
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError>;
     /// A subscribe-only token for viewers, valid for `valid_for`.

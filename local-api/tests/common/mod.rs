@@ -211,7 +211,8 @@ impl TestApi {
             None => Arc::new(clock.clone()),
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
-        let embedded = Embedded::new(config, app_clock.clone(), None);
+        let rooms = shared::livekit::rooms_from_config(&config);
+        let embedded = Embedded::new(config, app_clock.clone(), rooms);
         let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
         seed.load(&embedded.store).await.unwrap();
         let service = local_api::service(embedded.app.clone());
@@ -351,4 +352,5 @@ impl TestApi {
             .collect()
     }
 }
+pub mod fake_livekit;
 pub mod receiver;

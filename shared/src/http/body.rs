@@ -21,7 +21,8 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
     }
 }
 
-async fn read_limited(body: Body) -> Result<bytes::Bytes, ApiError> {
+/// The body's bytes, at most [`MAX_BODY_BYTES`].
+pub async fn read_limited(body: Body) -> Result<bytes::Bytes, ApiError> {
     axum::body::to_bytes(body, MAX_BODY_BYTES)
         .await
         .map_err(|err| {

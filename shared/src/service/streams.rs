@@ -133,7 +133,10 @@ async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<Viewer
         .rooms
         .as_ref()
         .ok_or_else(|| RoomError("no room provider is configured (LIVEKIT_URL)".into()))?;
-    rooms.create_room(room_name).await?;
+    // Viewers may join while preparing and until the duration ends.
+    let lifetime = app.config.preparing_timeout
+        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60);
+    rooms.create_room(room_name, lifetime).await?;
     let metadata = serde_json::json!({
         "stream_id": stream.id,
         "creator_id": stream.creator_id,
@@ -144,11 +147,8 @@ async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<Viewer
     })
     .to_string();
     rooms.dispatch_agent(room_name, &metadata).await?;
-    // Viewers may join while preparing and until the duration ends.
-    let valid_for = app.config.preparing_timeout
-        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60)
-        + Duration::from_secs(15 * 60);
-    rooms.viewer_access(room_name, valid_for)
+    // A margin past the end, so a token fetched late still works to the last minute.
+    rooms.viewer_access(room_name, lifetime + Duration::from_secs(15 * 60))
 }
 
 fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {

@@ -1,0 +1,41 @@
+//! `POST /livekit/webhook` (outside `/api/v1`): LiveKit's room and participant events.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
+use axum::routing::post;
+use axum::{Json, Router};
+use shared::livekit::LiveKitWebhooks;
+use shared::service::provider_events;
+use shared::{ApiError, ApiResult, App};
+
+pub const PATH: &str = "/livekit/webhook";
+
+pub fn router(app: App) -> Router {
+    Router::new().route(PATH, post(receive)).with_state(app)
+}
+
+async fn receive(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<serde_json::Value>> {
+    // Without LiveKit credentials nothing can be verified, so nothing is accepted.
+    let livekit = app.config.livekit.as_ref().ok_or(ApiError::Unauthorized)?;
+    let authorization = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(ApiError::Unauthorized)?;
+    let body = shared::http::body::read_limited(body).await?;
+    let body = std::str::from_utf8(&body).map_err(|_| ApiError::Unauthorized)?;
+    let event = LiveKitWebhooks::new(livekit)
+        .verify(body, authorization)
+        .map_err(|err| {
+            tracing::warn!(error = %err, "LiveKit webhook refused");
+            ApiError::Unauthorized
+        })?;
+    let handled = provider_events::handle(&app, &event).await?;
+    tracing::info!(event_id = %event.id, room = %event.room_name, kind = ?event.kind, handled = ?handled, "LiveKit event");
+    Ok(Json(serde_json::json!({ "received": true })))
+}

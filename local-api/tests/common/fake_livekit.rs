@@ -1,0 +1,196 @@
+//! A fake LiveKit server speaking the real Twirp protocol (protobuf bodies, JSON errors,
+//! HS256 admin tokens): it records every call with its verified token claims, and fails
+//! chosen methods on demand.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use livekit_protocol as proto;
+use prost::Message;
+use serde_json::Value;
+use sha2::Sha256;
+
+pub const API_KEY: &str = "APIfakekey";
+pub const API_SECRET: &str = "fake-secret-0123456789abcdefghijklmnop";
+
+#[derive(Debug, Clone)]
+pub enum Call {
+    CreateRoom(Box<proto::CreateRoomRequest>),
+    DeleteRoom(proto::DeleteRoomRequest),
+    CreateDispatch(proto::CreateAgentDispatchRequest),
+}
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub claims: Value,
+    pub call: Call,
+}
+
+#[derive(Clone, Default)]
+struct Shared {
+    calls: Arc<Mutex<Vec<Recorded>>>,
+    failing: Arc<Mutex<HashSet<String>>>,
+}
+
+pub struct FakeLiveKit {
+    pub url: String,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeLiveKit {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Verifies an HS256 JWT with `secret` and returns its claims.
+pub fn verify_jwt(token: &str, secret: &str) -> Option<Value> {
+    let mut parts = token.split('.');
+    let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).ok()?;
+    mac.update(format!("{header}.{payload}").as_bytes());
+    mac.verify_slice(&URL_SAFE_NO_PAD.decode(signature).ok()?)
+        .ok()?;
+    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+    if header["alg"] != "HS256" {
+        return None;
+    }
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
+}
+
+/// Signs `claims` as an HS256 JWT, as LiveKit signs its webhooks.
+pub fn sign_jwt(claims: &Value, secret: &str) -> String {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{header}.{payload}").as_bytes());
+    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{header}.{payload}.{signature}")
+}
+
+fn twirp_error(status: StatusCode, code: &str, msg: &str) -> Response {
+    (
+        status,
+        [("content-type", "application/json")],
+        serde_json::json!({"code": code, "msg": msg}).to_string(),
+    )
+        .into_response()
+}
+
+async fn twirp(
+    State(shared): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let method = uri.path().trim_start_matches("/twirp/").to_owned();
+    let claims = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|token| verify_jwt(token, API_SECRET));
+    let Some(claims) = claims.filter(|c| c["iss"] == API_KEY) else {
+        return twirp_error(StatusCode::UNAUTHORIZED, "unauthenticated", "invalid token");
+    };
+    if headers.get("content-type").and_then(|v| v.to_str().ok()) != Some("application/protobuf") {
+        return twirp_error(StatusCode::BAD_REQUEST, "malformed", "protobuf only");
+    }
+    let (call, reply) = match method.as_str() {
+        "livekit.RoomService/CreateRoom" => {
+            let req = proto::CreateRoomRequest::decode(body).unwrap();
+            let room = proto::Room {
+                sid: "RM_fake".into(),
+                name: req.name.clone(),
+                empty_timeout: req.empty_timeout,
+                ..Default::default()
+            };
+            (Call::CreateRoom(Box::new(req)), room.encode_to_vec())
+        }
+        "livekit.RoomService/DeleteRoom" => {
+            let req = proto::DeleteRoomRequest::decode(body).unwrap();
+            (
+                Call::DeleteRoom(req),
+                proto::DeleteRoomResponse::default().encode_to_vec(),
+            )
+        }
+        "livekit.AgentDispatchService/CreateDispatch" => {
+            let req = proto::CreateAgentDispatchRequest::decode(body).unwrap();
+            let dispatch = proto::AgentDispatch {
+                id: "AD_fake".into(),
+                agent_name: req.agent_name.clone(),
+                room: req.room.clone(),
+                metadata: req.metadata.clone(),
+                ..Default::default()
+            };
+            (Call::CreateDispatch(req), dispatch.encode_to_vec())
+        }
+        _ => return twirp_error(StatusCode::NOT_FOUND, "bad_route", "no such method"),
+    };
+    shared.calls.lock().unwrap().push(Recorded {
+        method: method.clone(),
+        claims,
+        call,
+    });
+    if shared.failing.lock().unwrap().contains(&method) {
+        return twirp_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "injected failure",
+        );
+    }
+    (
+        StatusCode::OK,
+        [("content-type", "application/protobuf")],
+        reply,
+    )
+        .into_response()
+}
+
+impl FakeLiveKit {
+    pub async fn start() -> Self {
+        let shared = Shared::default();
+        let app = Router::new().fallback(twirp).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self { url, shared, task }
+    }
+
+    /// Configuration pointing the product at this server.
+    pub fn config(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("LIVEKIT_URL", self.url.clone()),
+            ("LIVEKIT_API_KEY", API_KEY.into()),
+            ("LIVEKIT_API_SECRET", API_SECRET.into()),
+        ]
+    }
+
+    /// `method` is e.g. `livekit.RoomService/CreateRoom`.
+    pub fn fail(&self, method: &str) {
+        self.shared
+            .failing
+            .lock()
+            .unwrap()
+            .insert(method.to_owned());
+    }
+
+    pub fn calls(&self) -> Vec<Recorded> {
+        self.shared.calls.lock().unwrap().clone()
+    }
+
+    pub fn methods(&self) -> Vec<String> {
+        self.calls().into_iter().map(|c| c.method).collect()
+    }
+}
