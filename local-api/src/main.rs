@@ -8,8 +8,8 @@ use std::sync::Arc;
 use shared::clock::SystemClock;
 use shared::config::{Config, StoreKind};
 use shared::delivery::Deliverer;
-use shared::embedded::Embedded;
 use shared::http::API_PREFIX;
+use shared::runtime::Runtime;
 use shared::seed::{self, Seed};
 
 const USAGE: &str = "usage: local-api [--addr 127.0.0.1:3000] [--seed FILE]";
@@ -75,41 +75,32 @@ async fn run(args: Args) -> Result<(), String> {
     let base_url = format!("http://{addr}{API_PREFIX}");
 
     let mut config = Config::from_env(StoreKind::Memory).map_err(|e| e.to_string())?;
-    if config.store != StoreKind::Memory {
-        return Err("only STORE=memory is available in this build of local-api".into());
-    }
     config
         .public_base_url
         .get_or_insert_with(|| base_url.clone());
-
-    let rooms = shared::livekit::rooms_from_config(&config);
-    let embedded = Embedded::new(config, Arc::new(SystemClock), rooms);
+    let runtime = Runtime::from_config(config, Arc::new(SystemClock)).await?;
+    let store = runtime.app.store.clone();
     let demo_keys = match &args.seed {
         Some(path) => {
             let json = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read seed file {path}: {e}"))?;
             let seed = Seed::from_json(&json).map_err(|e| e.to_string())?;
-            seed.load(&embedded.store)
-                .await
-                .map_err(|e| e.to_string())?;
+            seed.load(&*store).await.map_err(|e| e.to_string())?;
             None
         }
         None => {
             let demo = seed::demo();
-            demo.seed
-                .load(&embedded.store)
-                .await
-                .map_err(|e| e.to_string())?;
+            demo.seed.load(&*store).await.map_err(|e| e.to_string())?;
             Some((demo.test_key, demo.live_key))
         }
     };
 
     let deliverer = Deliverer::new(
-        embedded.app.config.webhook_timeout,
-        embedded.app.config.webhook_allow_private_urls,
+        runtime.app.config.webhook_timeout,
+        runtime.app.config.webhook_allow_private_urls,
     )
     .map_err(|e| format!("cannot build the webhook client: {e}"))?;
-    let background = embedded.spawn_background(deliverer);
+    let background = runtime.spawn_background(deliverer);
 
     println!("Live Stream Hosting API listening on {base_url}/");
     if let Some((test_key, live_key)) = demo_keys {
@@ -121,7 +112,7 @@ async fn run(args: Args) -> Result<(), String> {
         println!("  live key: {live_key}");
     }
 
-    let service = local_api::service(embedded.app.clone());
+    let service = local_api::service(runtime.app.clone());
     axum::serve(listener, axum::ServiceExt::into_make_service(service))
         .with_graceful_shutdown(shutdown_signal())
         .await

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use common::receiver::{Behaviour, Hit, Receiver, eventually};
+use common::receiver::{Behaviour, Hit, Receiver};
 use common::*;
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
@@ -161,7 +161,7 @@ async fn failing_three_times_then_delivered_with_the_same_event() {
         );
         assert_signed(hit, &secret);
     }
-    assert!(api.embedded.queue.dead_letters().is_empty());
+    assert!(api.dead_letters().await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -178,13 +178,10 @@ async fn always_failing_gets_six_attempts_then_a_dead_letter() {
     let stream_id = api.start_test_stream(&Keys::test_a()).await;
 
     receiver.wait_for(6, WAIT).await;
-    eventually(WAIT, "a dead letter", || {
-        !api.embedded.queue.dead_letters().is_empty()
-    })
-    .await;
+    api.wait_for_dead_letters(WAIT).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(receiver.hits().len(), 6);
-    let dead = api.embedded.queue.dead_letters();
+    let dead = api.dead_letters().await;
     assert_eq!(dead.len(), 1);
     let letter = &dead[0];
     assert_eq!(letter.delivery.attempt, 6);
@@ -224,7 +221,7 @@ async fn gone_deactivates_the_webhook() {
         1,
         "no retries and no further deliveries"
     );
-    assert!(api.embedded.queue.dead_letters().is_empty());
+    assert!(api.dead_letters().await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,21 +236,14 @@ async fn redirects_are_failures_and_never_followed() {
     )
     .await;
     api.start_test_stream(&Keys::test_a()).await;
-    eventually(WAIT, "a dead letter", || {
-        !api.embedded.queue.dead_letters().is_empty()
-    })
-    .await;
+    api.wait_for_dead_letters(WAIT).await;
     let hits = receiver.hits();
     assert_eq!(hits.len(), 3);
     assert!(
         hits.iter().all(|h| h.path == "/hook"),
         "the redirect target is never requested"
     );
-    assert!(
-        api.embedded.queue.dead_letters()[0]
-            .last_error
-            .contains("302")
-    );
+    assert!(api.dead_letters().await[0].last_error.contains("302"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,20 +274,13 @@ async fn a_slow_receiver_times_out_and_delays_no_one_else() {
     // The fast one is served while the slow one is still holding its first request.
     fast.wait_for(1, WAIT).await;
     assert_eq!(slow.hits().len(), 1);
-    eventually(WAIT, "a dead letter", || {
-        !api.embedded.queue.dead_letters().is_empty()
-    })
-    .await;
+    api.wait_for_dead_letters(WAIT).await;
     assert_eq!(
         slow.hits().len(),
         2,
         "timed out twice: first attempt and one retry"
     );
-    assert!(
-        api.embedded.queue.dead_letters()[0]
-            .last_error
-            .contains("timed out")
-    );
+    assert!(api.dead_letters().await[0].last_error.contains("timed out"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -335,7 +318,7 @@ async fn a_deleted_webhook_receives_nothing_more() {
         .assert_status(200);
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert_eq!(receiver.hits().len(), 1);
-    assert!(api.embedded.queue.dead_letters().is_empty());
+    assert!(api.dead_letters().await.is_empty());
 }
 
 /// Resolves every name to one address, as a rebinding attacker's DNS would.
@@ -362,12 +345,9 @@ async fn a_public_name_resolving_to_loopback_is_refused_at_delivery() {
     )
     .await;
     api.start_test_stream(&Keys::test_a()).await;
-    eventually(WAIT, "a dead letter", || {
-        !api.embedded.queue.dead_letters().is_empty()
-    })
-    .await;
+    api.wait_for_dead_letters(WAIT).await;
     assert!(receiver.hits().is_empty(), "no connection was made");
-    let error = &api.embedded.queue.dead_letters()[0].last_error;
+    let error = &api.dead_letters().await[0].last_error;
     assert!(error.contains("no public address"), "{error}");
 }
 
@@ -400,14 +380,14 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
         active: true,
         created_at: api.now(),
     };
-    shared::ports::WebhookStore::create_webhook(&api.embedded.store, &webhook, 25)
+    api.runtime
+        .app
+        .store
+        .create_webhook(&webhook, 25)
         .await
         .unwrap();
     api.start_test_stream(&Keys::test_a()).await;
-    eventually(WAIT, "a dead letter", || {
-        !api.embedded.queue.dead_letters().is_empty()
-    })
-    .await;
+    api.wait_for_dead_letters(WAIT).await;
     assert!(receiver.hits().is_empty());
 }
 

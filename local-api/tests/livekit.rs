@@ -160,8 +160,11 @@ async fn live_start_creates_room_dispatches_agent_and_issues_viewer_token() {
     assert_eq!(detail["status"], "preparing");
     assert_eq!(detail["viewer_count"], 0);
     assert!(detail.get("test").is_none());
-    assert!(api.events_of(&id).is_empty(), "no event while preparing");
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 1);
+    assert!(
+        api.events_of(&id).await.is_empty(),
+        "no event while preparing"
+    );
+    assert_eq!(api.active_streams("brand_a").await, 1);
 }
 
 #[tokio::test]
@@ -193,8 +196,8 @@ async fn room_failure_is_launch_failed_with_the_stream_in_error() {
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "error");
     assert!(detail["ended_at"].is_string());
-    assert_eq!(api.events_of(&id), ["stream.error"]);
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
+    assert_eq!(api.events_of(&id).await, ["stream.error"]);
+    assert_eq!(api.active_streams("brand_a").await, 0);
 }
 
 #[tokio::test]
@@ -212,9 +215,9 @@ async fn dispatch_failure_is_launch_failed_and_the_room_is_deleted() {
         panic!()
     };
     assert_eq!(created.name, deleted.room);
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
+    assert_eq!(api.active_streams("brand_a").await, 0);
     assert!(
-        api.embedded.timers.pending().is_empty(),
+        api.timers().pending().is_empty(),
         "no preparing timeout for a failed launch"
     );
 }
@@ -230,7 +233,7 @@ async fn an_unreachable_livekit_is_launch_failed() {
     api.start(&Keys::live_a(), json!({}))
         .await
         .assert_error(502, "launch_failed");
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
+    assert_eq!(api.active_streams("brand_a").await, 0);
 }
 
 #[tokio::test]
@@ -249,7 +252,7 @@ async fn agent_joining_makes_the_stream_live_once() {
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "live");
     assert_eq!(detail["started_at"], "2026-03-02T12:00:50.000Z");
-    assert_eq!(api.events_of(&id), ["stream.started"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started"]);
 
     // The same event again, and another agent join, change nothing.
     deliver(
@@ -264,7 +267,7 @@ async fn agent_joining_makes_the_stream_live_once() {
     )
     .await
     .assert_status(200);
-    assert_eq!(api.events_of(&id), ["stream.started"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started"]);
 
     // The preparing timeout no longer applies; the duration end does.
     assert_eq!(api.advance_and_fire(Duration::minutes(10)).await, 0);
@@ -273,7 +276,7 @@ async fn agent_joining_makes_the_stream_live_once() {
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "ended");
     assert_eq!(detail["ended_at"], "2026-03-02T12:45:50.000Z");
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
     assert_eq!(
         fake.methods().last().unwrap(),
         "livekit.RoomService/DeleteRoom"
@@ -365,9 +368,9 @@ async fn the_agent_leaving_ends_the_stream() {
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "ended");
     assert_eq!(detail["viewer_count"], 1, "the final viewer count stays");
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
-    assert!(api.embedded.timers.pending().is_empty());
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
+    assert_eq!(api.active_streams("brand_a").await, 0);
+    assert!(api.timers().pending().is_empty());
 }
 
 #[tokio::test]
@@ -402,7 +405,7 @@ async fn room_finished_ends_a_live_stream_and_races_delete_once() {
     )
     .await
     .assert_status(200);
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 
     // And the other way round: the provider first, then the DELETE finds nothing live.
     let (id2, room2, _) = start_live(&api, 30).await;
@@ -420,7 +423,10 @@ async fn room_finished_ends_a_live_stream_and_races_delete_once() {
     api.delete(&format!("/streams/{id2}"), &Keys::live_a())
         .await
         .assert_error(404, "not_found");
-    assert_eq!(api.events_of(&id2), ["stream.started", "stream.ended"]);
+    assert_eq!(
+        api.events_of(&id2).await,
+        ["stream.started", "stream.ended"]
+    );
 }
 
 #[tokio::test]
@@ -434,12 +440,12 @@ async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "error");
     assert_eq!(detail["ended_at"], "2026-03-02T12:05:30.000Z");
-    assert_eq!(api.events_of(&id), ["stream.error"]);
+    assert_eq!(api.events_of(&id).await, ["stream.error"]);
     assert_eq!(
         fake.methods().last().unwrap(),
         "livekit.RoomService/DeleteRoom"
     );
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
+    assert_eq!(api.active_streams("brand_a").await, 0);
     // The agent arriving afterwards changes nothing.
     deliver(
         &api,
@@ -448,7 +454,7 @@ async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
     .await
     .assert_status(200);
     assert_eq!(status_of(&api, &id).await["status"], "error");
-    assert_eq!(api.events_of(&id), ["stream.error"]);
+    assert_eq!(api.events_of(&id).await, ["stream.error"]);
 }
 
 #[tokio::test]
@@ -528,7 +534,7 @@ async fn racing_agent_join_and_timeout_give_one_transition() {
     for round in 0..5 {
         let (id, room, _) = start_live(&api, 30).await;
         api.advance(Duration::seconds(300));
-        let timers = api.embedded.timers.take_due(api.now());
+        let timers = api.timers().take_due(api.now());
         let join = {
             let api = api.clone();
             let event = participant_event(
@@ -543,7 +549,7 @@ async fn racing_agent_join_and_timeout_give_one_transition() {
             let api = api.clone();
             tokio::spawn(async move {
                 for timer in timers {
-                    shared::service::timers::fire(&api.embedded.app, &timer)
+                    shared::service::timers::fire(&api.runtime.app, &timer)
                         .await
                         .unwrap();
                 }
@@ -551,7 +557,7 @@ async fn racing_agent_join_and_timeout_give_one_transition() {
         };
         assert_eq!(join.await.unwrap(), 200);
         fire.await.unwrap();
-        let events = api.events_of(&id);
+        let events = api.events_of(&id).await;
         assert_eq!(events.len(), 1, "{events:?}");
         let status = status_of(&api, &id).await["status"].clone();
         assert_eq!(

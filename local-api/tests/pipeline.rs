@@ -432,7 +432,7 @@ async fn creators_sorted_cached_and_complete() {
 #[tokio::test]
 async fn creators_store_failure_is_db_error() {
     let api = TestApi::new().await;
-    api.embedded.store.set_failing(true);
+    api.set_failing().await;
     api.call("GET", "/creators", None, None)
         .await
         .assert_error(500, "db_error");

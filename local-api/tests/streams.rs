@@ -1,5 +1,5 @@
 //! The four stream endpoints: api-v1.md "POST/GET/DELETE /streams" and decisions.md
-//! sections 2 to 4, on the embedded backends.
+//! sections 2 to 4.
 
 mod common;
 
@@ -47,7 +47,7 @@ async fn test_key_start_is_live_at_once() {
         r.header("location"),
         Some(&*format!("/api/v1/streams/{id}"))
     );
-    assert_eq!(api.events_of(id), ["stream.started"]);
+    assert_eq!(api.events_of(id).await, ["stream.started"]);
 
     let detail = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
     detail.assert_status(200);
@@ -68,7 +68,7 @@ async fn live_key_without_room_provider_fails_launch_and_frees_the_slot() {
     let api = TestApi::new().await;
     let r = api.start(&Keys::live_a(), json!({})).await;
     r.assert_error(502, "launch_failed");
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
+    assert_eq!(api.active_streams("brand_a").await, 0);
     // The stream remains retrievable, in error with ended_at.
     let list = api.get("/streams", &Keys::live_a()).await;
     assert_eq!(list.body["total"], 1);
@@ -78,7 +78,7 @@ async fn live_key_without_room_provider_fails_launch_and_frees_the_slot() {
     assert!(detail.body["ended_at"].is_string());
     assert_eq!(detail.body["started_at"], Value::Null);
     assert!(detail.body.get("test").is_none());
-    assert_eq!(api.events_of(&id), ["stream.error"]);
+    assert_eq!(api.events_of(&id).await, ["stream.error"]);
     // Three more can still start: the failed one holds no slot.
     for _ in 0..3 {
         api.start(&Keys::test_a(), json!({}))
@@ -350,7 +350,7 @@ async fn creator_must_be_the_exact_public_id() {
 #[tokio::test]
 async fn store_failure_is_db_error() {
     let api = TestApi::new().await;
-    api.embedded.store.set_failing(true);
+    api.set_failing().await;
     // The pipeline itself reads the store, so the failure surfaces there as db_error too.
     api.start(&Keys::test_a(), json!({}))
         .await
@@ -668,7 +668,10 @@ async fn dashboard_streams_and_vanished_creators() {
 
     // A creator removed after the stream started: null from then on.
     let id = api.start_test_stream(&Keys::test_a()).await;
-    shared::ports::AdminStore::delete_creator(&api.embedded.store, CREATOR_AVA)
+    api.runtime
+        .app
+        .store
+        .delete_creator(CREATOR_AVA)
         .await
         .unwrap();
     let detail = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
@@ -762,9 +765,8 @@ async fn lookup_failures_are_404_never_500() {
     let api = TestApi::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     // Authenticate first, then make the store fail for the lookup itself.
-    let store = api.embedded.store.clone();
     let caller = shared::http::pipeline::authorize(
-        &api.embedded.app,
+        &api.runtime.app,
         &{
             let mut h = axum::http::HeaderMap::new();
             h.insert(
@@ -777,8 +779,8 @@ async fn lookup_failures_are_404_never_500() {
     )
     .await
     .unwrap();
-    store.set_failing(true);
-    let err = shared::service::streams::get(&api.embedded.app, &caller, &id)
+    api.set_failing().await;
+    let err = shared::service::streams::get(&api.runtime.app, &caller, &id)
         .await
         .unwrap_err();
     assert_eq!(err.code(), "not_found");
@@ -803,10 +805,10 @@ async fn delete_ends_a_live_stream_once() {
     let detail = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
     assert_eq!(detail.body["status"], "ended");
     assert_eq!(detail.body["ended_at"], r.body["ended_at"]);
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
     // Its duration timer is gone: nothing fires later.
     assert_eq!(api.advance_and_fire(Duration::hours(9)).await, 0);
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -829,7 +831,7 @@ async fn concurrent_deletes_end_it_exactly_once() {
         .collect();
     assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1);
     assert_eq!(statuses.iter().filter(|s| **s == 404).count(), 9);
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 }
 
 // ---- test-stream lifecycle ----------------------------------------------------------------
@@ -853,11 +855,11 @@ async fn a_test_stream_ends_when_its_duration_elapses() {
     let detail = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
     assert_eq!(detail.body["status"], "ended");
     assert_eq!(detail.body["ended_at"], "2026-03-02T12:30:30.000Z");
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
-    assert_eq!(api.embedded.store.active_streams("brand_a"), 0);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
+    assert_eq!(api.active_streams("brand_a").await, 0);
     // Nothing more happens later.
     assert_eq!(api.advance_and_fire(Duration::hours(10)).await, 0);
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 }
 
 #[tokio::test]
@@ -883,23 +885,23 @@ async fn timer_and_delete_racing_yield_one_transition() {
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.advance(Duration::minutes(30));
     // The timer is due; the DELETE lands first; the timer then finds nothing to do.
-    let timers = api.embedded.timers.take_due(api.now());
+    let timers = api.timers().take_due(api.now());
     assert_eq!(timers.len(), 1);
     api.delete(&format!("/streams/{id}"), &Keys::test_a())
         .await
         .assert_status(200);
-    let changed = shared::service::timers::fire(&api.embedded.app, &timers[0])
+    let changed = shared::service::timers::fire(&api.runtime.app, &timers[0])
         .await
         .unwrap();
     assert!(!changed);
-    assert_eq!(api.events_of(&id), ["stream.started", "stream.ended"]);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 }
 
 #[tokio::test]
 async fn event_bodies_follow_the_documented_shape() {
     let api = TestApi::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
-    let events = api.embedded.store.emitted_events();
+    let events = api.emitted_events().await;
     let body: Value = serde_json::from_str(&events[0].body).unwrap();
     assert_eq!(
         field_names(&body),

@@ -25,16 +25,10 @@ pub async fn run_http(routes: fn(App) -> Router) -> Result<(), Error> {
 
 /// The app on the backends the configuration names.
 pub async fn build_app(config: Config) -> Result<App, Error> {
-    match config.store {
-        StoreKind::Memory => {
-            let clock = std::sync::Arc::new(crate::clock::SystemClock);
-            let rooms = crate::livekit::rooms_from_config(&config);
-            Ok(crate::embedded::Embedded::new(config, clock, rooms).app)
-        }
-        StoreKind::DynamoDb => {
-            Err("STORE=dynamodb: the DynamoDB adapters are not built into this release yet".into())
-        }
-    }
+    let clock = std::sync::Arc::new(crate::clock::SystemClock);
+    Ok(crate::runtime::Runtime::from_config(config, clock)
+        .await?
+        .app)
 }
 
 /// Carries the gateway's request id into the response header and normalizes the path.

@@ -3,11 +3,11 @@
 //! their adapters.
 
 pub mod app;
+pub mod aws;
 pub mod clock;
 pub mod config;
 pub mod delivery;
 pub mod domain;
-pub mod embedded;
 pub mod error;
 pub mod http;
 #[cfg(feature = "lambda")]
@@ -16,6 +16,7 @@ pub mod livekit;
 pub mod memory;
 pub mod ports;
 pub mod ratelimit;
+pub mod runtime;
 pub mod seed;
 pub mod service;
 pub mod telemetry;

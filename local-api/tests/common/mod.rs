@@ -1,4 +1,4 @@
-//! The HTTP-level test harness: the local server's router on embedded backends, a manual
+//! The HTTP-level test harness: the local server's router on the backend under test, a manual
 //! clock, and seeded brands and keys for every case the pipeline distinguishes.
 
 #![allow(dead_code)]
@@ -14,7 +14,7 @@ use shared::clock::Clock;
 use shared::clock::ManualClock;
 use shared::config::{Config, StoreKind};
 use shared::delivery::{Deliverer, Dns, SystemDns};
-use shared::embedded::Embedded;
+use shared::runtime::Runtime;
 use shared::seed::Seed;
 use tower::ServiceExt;
 
@@ -128,7 +128,8 @@ pub fn base_seed(now: DateTime<Utc>) -> Value {
 }
 
 pub struct TestApi {
-    pub embedded: Embedded,
+    pub runtime: Runtime,
+    dynamo: Option<shared::aws::dynamodb::DynamoStore>,
     /// Drives the app unless it runs on the system clock.
     pub clock: ManualClock,
     service: local_api::ApiService,
@@ -212,18 +213,20 @@ impl TestApi {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = shared::livekit::rooms_from_config(&config);
-        let embedded = Embedded::new(config, app_clock.clone(), rooms);
+        let (parts, dynamo) = backend::parts().await;
+        let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
         let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
-        seed.load(&embedded.store).await.unwrap();
-        let service = local_api::service(embedded.app.clone());
+        seed.load(&*runtime.app.store).await.unwrap();
+        let service = local_api::service(runtime.app.clone());
         let background = match delivery_dns {
             Some(dns) => {
-                embedded.spawn_background(Deliverer::with_dns(timeout, allow_private, dns).unwrap())
+                runtime.spawn_background(Deliverer::with_dns(timeout, allow_private, dns).unwrap())
             }
             None => Vec::new(),
         };
         Self {
-            embedded,
+            runtime,
+            dynamo,
             clock,
             service,
             background,
@@ -234,13 +237,13 @@ impl TestApi {
     pub async fn seed(&self, seed: Value) {
         Seed::from_json(&seed.to_string())
             .unwrap()
-            .load(&self.embedded.store)
+            .load(&*self.runtime.app.store)
             .await
             .unwrap();
     }
 
     pub fn now(&self) -> DateTime<Utc> {
-        self.embedded.app.clock.now()
+        self.runtime.app.clock.now()
     }
 
     pub async fn send(&self, request: Request<Body>) -> Response {
@@ -338,19 +341,62 @@ impl TestApi {
     /// Moves the clock and fires whatever timers became due.
     pub async fn advance_and_fire(&self, by: Duration) -> usize {
         self.clock.advance(by);
-        self.embedded.fire_due_timers().await
+        self.runtime.fire_due_timers().await
     }
 
     /// Types of every event emitted for `stream_id`, in order.
-    pub fn events_of(&self, stream_id: &str) -> Vec<String> {
-        self.embedded
-            .store
-            .emitted_events()
+    pub async fn events_of(&self, stream_id: &str) -> Vec<String> {
+        self.emitted_events()
+            .await
             .into_iter()
             .filter(|e| e.stream_id.to_string() == stream_id)
             .map(|e| e.event_type.as_str().to_owned())
             .collect()
     }
+
+    /// Every event emitted so far, in order.
+    pub async fn emitted_events(&self) -> Vec<shared::domain::StreamEvent> {
+        backend::emitted_events(&self.runtime, self.dynamo.as_ref()).await
+    }
+
+    /// Active slots the brand's counter holds.
+    pub async fn active_streams(&self, brand_id: &str) -> u32 {
+        backend::active_streams(&self.runtime, self.dynamo.as_ref(), brand_id).await
+    }
+
+    /// Makes every later store request fail, as an outage would.
+    pub async fn set_failing(&self) {
+        backend::set_failing(&self.runtime, self.dynamo.as_ref()).await
+    }
+
+    pub async fn dead_letters(&self) -> Vec<shared::ports::DeadLetter> {
+        backend::dead_letters(&self.runtime).await
+    }
+
+    /// Waits until something is dead-lettered (panics after `limit`).
+    pub async fn wait_for_dead_letters(
+        &self,
+        limit: std::time::Duration,
+    ) -> Vec<shared::ports::DeadLetter> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let dead = self.dead_letters().await;
+            if !dead.is_empty() {
+                return dead;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "nothing was dead-lettered"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The in-process timers (the suite drives them with its clock on every backend).
+    pub fn timers(&self) -> &shared::memory::MemoryTimers {
+        self.runtime.timers.as_ref().expect("in-process timers")
+    }
 }
+pub mod backend;
 pub mod fake_livekit;
 pub mod receiver;

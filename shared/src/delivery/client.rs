@@ -127,10 +127,11 @@ impl Deliverer {
             Ok(url) => url,
             Err(rejection) => return failed(format!("refused URL: {rejection}")),
         };
-        if let Some(url::Host::Ipv4(ip)) = url.host() {
-            if !self.allow_private && !webhook_url::is_public_ip(IpAddr::V4(ip)) {
-                return failed("refused address".into());
-            }
+        if let Some(url::Host::Ipv4(ip)) = url.host()
+            && !self.allow_private
+            && !webhook_url::is_public_ip(IpAddr::V4(ip))
+        {
+            return failed("refused address".into());
         }
 
         let timestamp = now.timestamp();

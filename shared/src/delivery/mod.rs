@@ -6,6 +6,7 @@ pub mod client;
 pub mod relay;
 pub mod retry;
 pub mod signing;
+pub mod sqs_worker;
 pub mod worker;
 
 pub use client::{Deliverer, Dns, SystemDns};

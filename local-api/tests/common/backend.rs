@@ -1,0 +1,151 @@
+//! The backend the suite runs on: `TEST_BACKEND=memory` (the default) or `dynamodb` (DynamoDB
+//! and SQS at `AWS_ENDPOINT_URL`, e.g. moto server). Each test gets its own table and queues.
+
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use shared::aws::dynamodb::{DynamoStore, event_from_item};
+use shared::aws::sqs::SqsQueue;
+use shared::domain::StreamEvent;
+use shared::memory::{MemoryQueue, MemoryStore};
+use shared::ports::DeadLetter;
+use shared::runtime::{LocalQueue, Parts, Runtime};
+
+pub fn is_dynamodb() -> bool {
+    match std::env::var("TEST_BACKEND").as_deref() {
+        Ok("dynamodb") => true,
+        Ok("memory") | Err(_) => false,
+        Ok(other) => panic!("TEST_BACKEND={other}: expected memory or dynamodb"),
+    }
+}
+
+async fn sdk() -> aws_config::SdkConfig {
+    assert!(
+        std::env::var("AWS_ENDPOINT_URL").is_ok(),
+        "TEST_BACKEND=dynamodb needs AWS_ENDPOINT_URL (scripts/test.sh starts moto server)"
+    );
+    shared::aws::sdk_config().await
+}
+
+/// The parts of a fresh backend, and the DynamoDB store when that is the backend.
+pub async fn parts() -> (Parts, Option<DynamoStore>) {
+    if !is_dynamodb() {
+        let store = MemoryStore::new();
+        let parts = Parts {
+            store: Arc::new(store.clone()),
+            memory: Some(store),
+            queue: LocalQueue::Memory(MemoryQueue::new()),
+            scheduler: None,
+        };
+        return (parts, None);
+    }
+    let sdk = sdk().await;
+    let name = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), name.clone());
+    store.create_table().await.expect("create table");
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let mut urls = Vec::new();
+    for queue in [format!("{name}-delivery"), format!("{name}-dlq")] {
+        let out = sqs
+            .create_queue()
+            .queue_name(queue)
+            .send()
+            .await
+            .expect("create queue");
+        urls.push(out.queue_url.unwrap());
+    }
+    let parts = Parts {
+        store: Arc::new(store.clone()),
+        memory: None,
+        queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
+        scheduler: None,
+    };
+    (parts, Some(store))
+}
+
+pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> Vec<StreamEvent> {
+    if let Some(memory) = &runtime.memory {
+        return memory.emitted_events();
+    }
+    // Tests may scan their own small table; the product never does.
+    let store = dynamo.expect("dynamodb backend");
+    let mut events = Vec::new();
+    let mut start = None;
+    loop {
+        let out = store
+            .client()
+            .scan()
+            .table_name(store.table())
+            .filter_expression("begins_with(pk, :event)")
+            .expression_attribute_values(":event", AttributeValue::S("EVENT#".into()))
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .unwrap();
+        for item in out.items() {
+            events.push(event_from_item(item).unwrap());
+        }
+        start = out.last_evaluated_key;
+        if start.is_none() {
+            break;
+        }
+    }
+    // A stream's start precedes its end even within one instant.
+    let rank = |e: &StreamEvent| (e.event_type != shared::domain::EventType::StreamStarted) as u8;
+    events.sort_by_key(|e| (e.created_at, rank(e)));
+    events
+}
+
+pub async fn active_streams(
+    runtime: &Runtime,
+    dynamo: Option<&DynamoStore>,
+    brand_id: &str,
+) -> u32 {
+    if let Some(memory) = &runtime.memory {
+        return memory.active_streams(brand_id);
+    }
+    let item = dynamo
+        .expect("dynamodb backend")
+        .brand_counters(brand_id)
+        .await
+        .unwrap();
+    match item.get("active") {
+        Some(AttributeValue::N(n)) => n.parse().unwrap(),
+        _ => 0,
+    }
+}
+
+pub async fn set_failing(runtime: &Runtime, dynamo: Option<&DynamoStore>) {
+    match &runtime.memory {
+        Some(memory) => memory.set_failing(true),
+        // Every request against a deleted table fails.
+        None => dynamo
+            .expect("dynamodb backend")
+            .delete_table()
+            .await
+            .unwrap(),
+    }
+}
+
+pub async fn dead_letters(runtime: &Runtime) -> Vec<DeadLetter> {
+    match &runtime.queue {
+        LocalQueue::Memory(queue) => queue.dead_letters(),
+        LocalQueue::Sqs(queue) => {
+            let out = queue
+                .client()
+                .receive_message()
+                .queue_url(queue.dlq_url())
+                .max_number_of_messages(10)
+                // Peek: leave them in the queue.
+                .visibility_timeout(0)
+                .send()
+                .await
+                .unwrap();
+            out.messages()
+                .iter()
+                .map(|m| serde_json::from_str(m.body().unwrap()).unwrap())
+                .collect()
+        }
+    }
+}

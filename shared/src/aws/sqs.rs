@@ -1,0 +1,115 @@
+//! The SQS delivery queue. SQS delays a message by at most 15 minutes, so a longer retry delay
+//! travels in the message as `not_before`: a message received early is sent back with the
+//! time that remains, hop after hop, until it is due.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use aws_sdk_sqs::Client;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::describe;
+use crate::error::StoreError;
+use crate::ports::{DeadLetter, Delivery, DeliveryQueue, StoreResult};
+
+/// SQS's longest `DelaySeconds`.
+pub const MAX_DELAY: Duration = Duration::from_secs(900);
+
+/// The body of a delivery message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueuedDelivery {
+    pub delivery: Delivery,
+    /// Not to be attempted before this time.
+    pub not_before: DateTime<Utc>,
+}
+
+#[derive(Clone)]
+pub struct SqsQueue {
+    client: Client,
+    queue_url: String,
+    dlq_url: String,
+}
+
+impl SqsQueue {
+    pub fn new(client: Client, queue_url: impl Into<String>, dlq_url: impl Into<String>) -> Self {
+        Self {
+            client,
+            queue_url: queue_url.into(),
+            dlq_url: dlq_url.into(),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn queue_url(&self) -> &str {
+        &self.queue_url
+    }
+
+    pub fn dlq_url(&self) -> &str {
+        &self.dlq_url
+    }
+
+    /// Sends `message` to become visible after `delay` (at most [`MAX_DELAY`]).
+    pub async fn send(&self, message: &QueuedDelivery, delay: Duration) -> StoreResult<()> {
+        let body =
+            serde_json::to_string(message).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        // Round up, so a message never arrives before it is due.
+        let delay_secs = delay.min(MAX_DELAY).as_secs_f64().ceil() as i32;
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_body(body)
+            .delay_seconds(delay_secs)
+            .send()
+            .await
+            .map_err(|e| StoreError::Backend(describe(&e)))?;
+        Ok(())
+    }
+
+    /// What to do with a received message: `None` when it is due now; otherwise it has been
+    /// sent back for the time that remains.
+    pub async fn defer_if_early(
+        &self,
+        message: &QueuedDelivery,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Option<Duration>> {
+        match (message.not_before - now).to_std() {
+            Ok(remaining) if remaining > Duration::from_millis(500) => {
+                self.send(message, remaining).await?;
+                Ok(Some(remaining))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+#[async_trait]
+impl DeliveryQueue for SqsQueue {
+    async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()> {
+        let not_before =
+            Utc::now() + chrono::TimeDelta::from_std(delay).unwrap_or(chrono::TimeDelta::zero());
+        self.send(
+            &QueuedDelivery {
+                delivery,
+                not_before,
+            },
+            delay,
+        )
+        .await
+    }
+
+    async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()> {
+        let body = serde_json::to_string(&dead).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        self.client
+            .send_message()
+            .queue_url(&self.dlq_url)
+            .message_body(body)
+            .send()
+            .await
+            .map_err(|e| StoreError::Backend(describe(&e)))?;
+        Ok(())
+    }
+}
