@@ -271,9 +271,13 @@ async fn a_slow_receiver_times_out_and_delays_no_one_else() {
     )
     .await;
     api.start_test_stream(&Keys::test_a()).await;
-    // The fast one is served while the slow one is still holding its first request.
-    fast.wait_for(1, WAIT).await;
-    assert_eq!(slow.hits().len(), 1);
+    // The fast one is served without waiting for the slow one's attempt to time out.
+    let slow_first = slow.wait_for(1, WAIT).await[0].at;
+    let fast_first = fast.wait_for(1, WAIT).await[0].at;
+    assert!(
+        fast_first < slow_first + chrono::Duration::seconds(1),
+        "fast delivered at {fast_first}, slow attempt began at {slow_first}"
+    );
     api.wait_for_dead_letters(WAIT).await;
     assert_eq!(
         slow.hits().len(),

@@ -130,6 +130,14 @@ pub trait AdminStore: Send + Sync {
     async fn delete_creator(&self, creator_id: &str) -> StoreResult<()>;
     /// Inserts or replaces a stream as it is (fixtures, history); active ones take a slot.
     async fn put_stream(&self, stream: &Stream) -> StoreResult<()>;
+
+    /// Many [`AdminStore::put_stream`]s, in as few requests as the backend allows.
+    async fn put_streams(&self, streams: &[Stream]) -> StoreResult<()> {
+        for stream in streams {
+            self.put_stream(stream).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Everything the application keeps.

@@ -109,28 +109,29 @@ impl Seed {
         for creator in &self.creators {
             store.put_creator(creator).await?;
         }
-        for s in &self.streams {
-            store
-                .put_stream(&Stream {
-                    id: s.id,
-                    brand_id: s.brand_id.clone(),
-                    status: s.status,
-                    platform: s.platform.clone(),
-                    vertical: s.vertical.clone(),
-                    creator_id: s.creator_id.clone(),
-                    product_name: s.product_name.clone(),
-                    source: s.source.clone(),
-                    room_name: s.room_name.clone(),
-                    viewer_count: s.viewer_count,
-                    test: s.test,
-                    created_at: s.created_at,
-                    started_at: s.started_at,
-                    ended_at: s.ended_at,
-                    duration_minutes: s.duration_minutes,
-                    script: None,
-                })
-                .await?;
-        }
+        let streams: Vec<Stream> = self
+            .streams
+            .iter()
+            .map(|s| Stream {
+                id: s.id,
+                brand_id: s.brand_id.clone(),
+                status: s.status,
+                platform: s.platform.clone(),
+                vertical: s.vertical.clone(),
+                creator_id: s.creator_id.clone(),
+                product_name: s.product_name.clone(),
+                source: s.source.clone(),
+                room_name: s.room_name.clone(),
+                viewer_count: s.viewer_count,
+                test: s.test,
+                created_at: s.created_at,
+                started_at: s.started_at,
+                ended_at: s.ended_at,
+                duration_minutes: s.duration_minutes,
+                script: None,
+            })
+            .collect();
+        store.put_streams(&streams).await?;
         Ok(())
     }
 }

@@ -401,6 +401,30 @@ fn condition_failed_at<E>(
         .unwrap_or(false)
 }
 
+/// Retries of a transaction cancelled by a conflicting one.
+const TRANSACTION_RETRIES: u32 = 8;
+
+/// Whether a failed transaction was cancelled by a conflicting transaction, not a condition.
+fn conflicted<E>(
+    err: &aws_sdk_dynamodb::error::SdkError<
+        aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError,
+        E,
+    >,
+) -> bool {
+    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError as E2;
+    match err.as_service_error() {
+        Some(E2::TransactionCanceledException(c)) => {
+            let codes: Vec<&str> = c
+                .cancellation_reasons()
+                .iter()
+                .filter_map(|r| r.code())
+                .collect();
+            codes.contains(&"TransactionConflict") && !codes.contains(&"ConditionalCheckFailed")
+        }
+        _ => false,
+    }
+}
+
 /// Whether a failed transaction was cancelled by any condition.
 fn any_condition_failed<E>(
     err: &aws_sdk_dynamodb::error::SdkError<
@@ -485,12 +509,26 @@ impl DynamoStore {
             aws_sdk_dynamodb::config::http::HttpResponse,
         >,
     > {
-        self.client
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-            .map(drop)
+        // Transactions on the same brand item (concurrent starts) can be cancelled by each
+        // other; DynamoDB asks the caller to retry those, so retry a few times with jitter.
+        let mut attempt = 0u32;
+        loop {
+            let result = self
+                .client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await
+                .map(drop);
+            match result {
+                Err(err) if attempt < TRANSACTION_RETRIES && conflicted(&err) => {
+                    attempt += 1;
+                    let jitter = rand::random_range(5..=25u64) * u64::from(attempt);
+                    tokio::time::sleep(std::time::Duration::from_millis(jitter)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Every page of a query, up to `max` items (`None`: all).
@@ -1184,6 +1222,119 @@ impl AdminStore for DynamoStore {
             .send()
             .await
             .map_err(backend)?;
+        Ok(())
+    }
+
+    async fn put_streams(&self, streams: &[Stream]) -> StoreResult<()> {
+        use aws_sdk_dynamodb::types::{KeysAndAttributes, PutRequest, WriteRequest};
+        // Streams being replaced count out of their old status.
+        let mut previous: HashMap<Uuid, Stream> = HashMap::new();
+        for chunk in streams.chunks(100) {
+            let keys: Vec<Item> = chunk
+                .iter()
+                .map(|st| key(stream_pk(st.id), "STREAM"))
+                .collect();
+            let mut request = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(keys))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(backend)?,
+            );
+            while let Some(keys) = request.take() {
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, keys)
+                    .send()
+                    .await
+                    .map_err(backend)?;
+                for item in out
+                    .responses
+                    .unwrap_or_default()
+                    .remove(&self.table)
+                    .unwrap_or_default()
+                {
+                    let stream = Stream::try_from(&item)?;
+                    previous.insert(stream.id, stream);
+                }
+                request = out
+                    .unprocessed_keys
+                    .and_then(|mut unprocessed| unprocessed.remove(&self.table));
+            }
+        }
+        let mut writes = Vec::new();
+        let mut deltas: HashMap<String, HashMap<String, i64>> = HashMap::new();
+        for stream in streams {
+            writes.push(Item::from(stream));
+            if let Some(room) = &stream.room_name {
+                let mut room_item = key(format!("ROOM#{room}"), "ROOM");
+                room_item.insert("stream_id".into(), s(stream.id.to_string()));
+                writes.push(room_item);
+            }
+            let brand = deltas.entry(stream.brand_id.clone()).or_default();
+            match previous.get(&stream.id) {
+                Some(old) => {
+                    *brand.entry(status_counter(old.status)).or_default() -= 1;
+                    *brand.entry("active".into()).or_default() -= i64::from(old.status.is_active());
+                }
+                None => *brand.entry("streams_total".into()).or_default() += 1,
+            }
+            *brand.entry(status_counter(stream.status)).or_default() += 1;
+            *brand.entry("active".into()).or_default() += i64::from(stream.status.is_active());
+        }
+        for chunk in writes.chunks(25) {
+            let mut pending: Vec<WriteRequest> = chunk
+                .iter()
+                .map(|item| {
+                    Ok(WriteRequest::builder()
+                        .put_request(
+                            PutRequest::builder()
+                                .set_item(Some(item.clone()))
+                                .build()
+                                .map_err(backend)?,
+                        )
+                        .build())
+                })
+                .collect::<Result<_, StoreError>>()?;
+            while !pending.is_empty() {
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, pending)
+                    .send()
+                    .await
+                    .map_err(backend)?;
+                pending = out
+                    .unprocessed_items
+                    .and_then(|mut unprocessed| unprocessed.remove(&self.table))
+                    .unwrap_or_default();
+            }
+        }
+        for (brand_id, counters) in deltas {
+            let counters: Vec<(String, i64)> =
+                counters.into_iter().filter(|(_, d)| *d != 0).collect();
+            if counters.is_empty() {
+                continue;
+            }
+            let mut request = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key(brand_pk(&brand_id), "BRAND")));
+            let mut parts = Vec::new();
+            for (i, (name, delta)) in counters.iter().enumerate() {
+                parts.push(format!("#c{i} :d{i}"));
+                request = request
+                    .expression_attribute_names(format!("#c{i}"), name)
+                    .expression_attribute_values(format!(":d{i}"), n(delta));
+            }
+            request
+                .update_expression(format!("ADD {}", parts.join(", ")))
+                .send()
+                .await
+                .map_err(backend)?;
+        }
         Ok(())
     }
 
