@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: unit tests, then the HTTP-level suite on the embedded backends,
-# with real webhook receivers and the published signature verifiers.
-# Everything it installs goes into a cache directory; nothing is installed globally.
+# Runs every test: unit tests and the HTTP-level suite on the embedded backends, then the same
+# HTTP-level suite on DynamoDB and SQS served by moto on loopback. Installs what it needs
+# (Python virtualenvs under ~/.cache), starts moto and stops it on exit.
+# Extra arguments go to both cargo test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api"
-mkdir -p "$cache"
-
 # The Stripe and Standard Webhooks libraries that receivers use to verify signatures.
-verifiers="$cache/venv-verifiers"
-if ! "$verifiers/bin/python" -c 'import stripe, standardwebhooks' 2>/dev/null; then
-    python3 -m venv "$verifiers"
-    "$verifiers/bin/pip" install --quiet --disable-pip-version-check \
-        -r local-api/tests/verifiers/requirements.txt
-fi
-export WEBHOOK_VERIFIER_PYTHON="$verifiers/bin/python"
+WEBHOOK_VERIFIER_PYTHON="$(scripts/venv.sh verifiers)/bin/python"
+export WEBHOOK_VERIFIER_PYTHON
 
-cargo test --workspace --locked "$@"
+echo "== embedded backends"
+TEST_BACKEND=memory cargo test --workspace --locked "$@"
+
+echo "== DynamoDB and SQS (moto server)"
+moto="$(scripts/venv.sh moto)"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$moto/bin/moto_server" -H 127.0.0.1 -p "$port" > "${TMPDIR:-/tmp}/moto-$port.log" 2>&1 &
+moto_pid=$!
+trap 'kill "$moto_pid" 2>/dev/null; wait "$moto_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+    python3 -c "import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:$port/moto-api/\")" 2>/dev/null && break
+    sleep 0.1
+done
+
+export AWS_ENDPOINT_URL="http://127.0.0.1:$port"
+export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
+TEST_BACKEND=dynamodb cargo test --workspace --locked "$@"

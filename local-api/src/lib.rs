@@ -1,5 +1,5 @@
-//! The whole API on one router: every function's routes under `/api/v1`, served by the same
-//! handlers as in Lambda.
+//! The whole API on one router: every function's routes, served by the same handlers as in
+//! Lambda.
 
 use axum::Router;
 use axum::extract::Request;
@@ -8,16 +8,9 @@ use shared::http::{finish, trim_trailing_slash};
 use tower::ServiceExt;
 use tower::util::MapRequest;
 
-/// Every public route of every function, completed with the 404 envelope and request ids.
+/// Every public route, completed with the 404 envelope and request ids.
 pub fn router(app: App) -> Router {
-    finish(
-        Router::new()
-            .merge(discovery_api::router(app.clone()))
-            .merge(streams_api::router(app.clone()))
-            .merge(analytics_api::router(app.clone()))
-            .merge(webhooks_api::router(app.clone()))
-            .merge(livekit_webhook::router(app)),
-    )
+    finish(gateway_default::router(app))
 }
 
 pub type ApiService = MapRequest<Router, fn(Request) -> Request>;

@@ -1,4 +1,5 @@
-//! Running the API's routers in AWS Lambda behind an API Gateway HTTP API.
+//! Running the functions in AWS Lambda: HTTP routers behind an API Gateway HTTP API, and the
+//! background handlers (SQS, EventBridge Scheduler, DynamoDB Streams).
 
 use axum::Router;
 use lambda_http::request::RequestContext;
@@ -8,27 +9,39 @@ use tower::ServiceBuilder;
 use crate::app::App;
 use crate::config::{Config, StoreKind};
 use crate::http::{self, GatewayRequestId};
+use crate::runtime::Runtime;
 use crate::telemetry;
 
 pub type Error = lambda_http::Error;
 
-/// Builds the app from the environment and serves `routes(app)` until the runtime stops.
-pub async fn run_http(routes: fn(App) -> Router) -> Result<(), Error> {
+/// Reads the configuration and builds the runtime, once per instance.
+pub async fn runtime_from_env() -> Result<Runtime, Error> {
     telemetry::init_json();
     let config = Config::from_env(StoreKind::DynamoDb)?;
-    let app = build_app(config).await?;
-    let service = ServiceBuilder::new()
-        .map_request(from_gateway)
-        .service(http::finish(routes(app)));
-    lambda_http::run(service).await
+    let clock = std::sync::Arc::new(crate::clock::SystemClock);
+    Ok(Runtime::from_config(config, clock).await?)
 }
 
-/// The app on the backends the configuration names.
-pub async fn build_app(config: Config) -> Result<App, Error> {
-    let clock = std::sync::Arc::new(crate::clock::SystemClock);
-    Ok(crate::runtime::Runtime::from_config(config, clock)
-        .await?
-        .app)
+/// `routes(app)` as a Lambda HTTP service: request ids from the gateway, trailing slashes
+/// trimmed, the 404 envelope for unknown routes.
+pub fn http_service(
+    routes: fn(App) -> Router,
+    app: App,
+) -> impl tower::Service<
+    Request,
+    Response = axum::response::Response,
+    Error = std::convert::Infallible,
+    Future = impl Send,
+> + Clone {
+    ServiceBuilder::new()
+        .map_request(from_gateway)
+        .service(http::finish(routes(app)))
+}
+
+/// Serves `routes(app)` until the runtime stops.
+pub async fn run_http(routes: fn(App) -> Router) -> Result<(), Error> {
+    let runtime = runtime_from_env().await?;
+    lambda_http::run(http_service(routes, runtime.app)).await
 }
 
 /// Carries the gateway's request id into the response header and normalizes the path.

@@ -1,0 +1,216 @@
+//! `admin`: operator commands against the store the environment names (`STORE`, default
+//! `dynamodb`, with `TABLE_NAME` and the AWS settings). Keys are printed once, at creation;
+//! only their hash is stored.
+
+use std::process::ExitCode;
+
+use chrono::{DateTime, Utc};
+use clap::{Parser, Subcommand};
+use shared::aws::dynamodb::DynamoStore;
+use shared::config::{Config, StoreKind};
+use shared::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
+use shared::domain::{ApiKey, Brand, Creator, Plan, Scope};
+use shared::ports::{AccountStore, AdminStore, Store};
+use shared::seed::Seed;
+
+#[derive(Parser)]
+#[command(
+    name = "admin",
+    about = "Operator commands for the Live Stream Hosting API"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Creates the table with its indexes (for local emulators; deployments use the template).
+    CreateTable,
+    /// Creates or renames a brand.
+    CreateBrand {
+        #[arg(long)]
+        id: String,
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_parser = parse_plan)]
+        plan: Plan,
+        #[arg(long, default_value = LIVE_COMMERCE)]
+        vertical: String,
+    },
+    /// Changes a brand's plan.
+    SetPlan {
+        #[arg(long)]
+        brand: String,
+        #[arg(long, value_parser = parse_plan)]
+        plan: Plan,
+    },
+    /// Creates an API key and prints it; it cannot be shown again.
+    CreateKey {
+        #[arg(long)]
+        brand: String,
+        #[arg(long, value_parser = parse_environment)]
+        env: KeyEnvironment,
+        /// Comma-separated: streams:read,streams:write,analytics:read,webhooks:write
+        #[arg(long, value_delimiter = ',', value_parser = parse_scope)]
+        scopes: Vec<Scope>,
+        /// RFC 3339 expiry, e.g. 2027-01-01T00:00:00Z
+        #[arg(long)]
+        expires_at: Option<DateTime<Utc>>,
+    },
+    /// Revokes a key, given the key itself or its SHA-256 hash.
+    RevokeKey {
+        #[arg(long)]
+        key: String,
+    },
+    /// Inserts or replaces a creator from a JSON file (all nine fields).
+    UpsertCreator {
+        #[arg(long)]
+        file: String,
+    },
+    /// Deletes a creator; its streams then show `creator_id: null`.
+    DeleteCreator {
+        #[arg(long)]
+        id: String,
+    },
+    /// Loads a seed file (brands, keys, creators, streams).
+    LoadSeed { file: String },
+}
+
+fn parse_plan(raw: &str) -> Result<Plan, String> {
+    raw.parse()
+}
+
+fn parse_scope(raw: &str) -> Result<Scope, String> {
+    raw.parse()
+}
+
+fn parse_environment(raw: &str) -> Result<KeyEnvironment, String> {
+    match raw {
+        "live" => Ok(KeyEnvironment::Live),
+        "test" => Ok(KeyEnvironment::Test),
+        other => Err(format!("`{other}` is not live or test")),
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("admin: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn dynamo(config: &Config) -> Result<DynamoStore, String> {
+    let table = config.table_name.clone().ok_or("TABLE_NAME is not set")?;
+    let sdk = shared::aws::sdk_config().await;
+    Ok(DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table))
+}
+
+async fn run(command: Command) -> Result<(), String> {
+    let config = Config::from_env(StoreKind::DynamoDb).map_err(|e| e.to_string())?;
+    if config.store != StoreKind::DynamoDb {
+        return Err("admin works on the DynamoDB store (STORE=dynamodb)".into());
+    }
+    let store = dynamo(&config).await?;
+    let fail = |e: shared::error::StoreError| e.to_string();
+    match command {
+        Command::CreateTable => {
+            store.create_table().await.map_err(fail)?;
+            println!("created table {}", store.table());
+        }
+        Command::CreateBrand {
+            id,
+            name,
+            plan,
+            vertical,
+        } => {
+            let brand = Brand {
+                id,
+                name,
+                plan,
+                vertical,
+            };
+            store.put_brand(&brand).await.map_err(fail)?;
+            println!("brand {} ({})", brand.id, brand.plan.as_str());
+        }
+        Command::SetPlan { brand, plan } => {
+            let mut found = store
+                .get_brand(&brand)
+                .await
+                .map_err(fail)?
+                .ok_or_else(|| format!("no brand {brand}"))?;
+            found.plan = plan;
+            store.put_brand(&found).await.map_err(fail)?;
+            println!("brand {brand} is now on {}", plan.as_str());
+        }
+        Command::CreateKey {
+            brand,
+            env,
+            scopes,
+            expires_at,
+        } => {
+            if store.get_brand(&brand).await.map_err(fail)?.is_none() {
+                return Err(format!("no brand {brand}"));
+            }
+            let raw = account::generate_key(env);
+            store
+                .put_api_key(&ApiKey {
+                    key_hash: account::hash_key(&raw),
+                    brand_id: brand,
+                    environment: env,
+                    scopes,
+                    revoked: false,
+                    expires_at,
+                })
+                .await
+                .map_err(fail)?;
+            // The only time the key is ever shown.
+            println!("{raw}");
+        }
+        Command::RevokeKey { key } => {
+            let hash = if account::parse_key(&key).is_some() {
+                account::hash_key(&key)
+            } else {
+                key.to_ascii_lowercase()
+            };
+            let mut found = store
+                .find_api_key(&hash)
+                .await
+                .map_err(fail)?
+                .ok_or("no such key")?;
+            found.revoked = true;
+            store.put_api_key(&found).await.map_err(fail)?;
+            println!("revoked key {hash}");
+        }
+        Command::UpsertCreator { file } => {
+            let json = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+            let creator: Creator =
+                serde_json::from_str(&json).map_err(|e| format!("{file}: {e}"))?;
+            store.put_creator(&creator).await.map_err(fail)?;
+            println!("creator {}", creator.id);
+        }
+        Command::DeleteCreator { id } => {
+            store.delete_creator(&id).await.map_err(fail)?;
+            println!("deleted creator {id}");
+        }
+        Command::LoadSeed { file } => {
+            let json = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
+            let seed = Seed::from_json(&json).map_err(|e| e.to_string())?;
+            let dyn_store: &dyn Store = &store;
+            seed.load(dyn_store).await.map_err(|e| e.to_string())?;
+            println!(
+                "loaded {} brands, {} keys, {} creators, {} streams",
+                seed.brands.len(),
+                seed.api_keys.len(),
+                seed.creators.len(),
+                seed.streams.len()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,251 @@
+//! Every sample event in `events/` through its function's Lambda handler, as `sam local
+//! invoke` would send it: API Gateway HTTP API v2 requests through `lambda_http`, an SQS
+//! batch, a Scheduler payload and a DynamoDB stream record.
+
+mod common;
+
+use std::sync::Arc;
+
+use axum::Router;
+use serde_json::{Value, json};
+use shared::App;
+use shared::clock::SystemClock;
+use shared::config::{Config, StoreKind};
+use shared::runtime::{LocalQueue, Runtime};
+use shared::seed::Seed;
+use tower::ServiceExt;
+
+const LIVE_ID: &str = "5a1e0000-0000-4000-8000-000000000001";
+const PREPARING_ID: &str = "5a1e0000-0000-4000-8000-000000000002";
+
+fn event(name: &str) -> String {
+    let path = format!("{}/../events/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+async fn runtime(vars: &[(&str, &str)]) -> Runtime {
+    let config = Config::from_lookup(StoreKind::Memory, |name| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    })
+    .unwrap();
+    let rooms = shared::livekit::rooms_from_config(&config);
+    let (parts, _) = common::backend::parts().await;
+    let runtime = Runtime::assemble(config, Arc::new(SystemClock), rooms, parts);
+    Seed::from_json(&event("seed"))
+        .unwrap()
+        .load(&*runtime.app.store)
+        .await
+        .unwrap();
+    runtime
+}
+
+struct Answer {
+    status: u16,
+    body: Value,
+    headers: axum::http::HeaderMap,
+}
+
+async fn invoke(routes: fn(App) -> Router, app: &App, name: &str) -> Answer {
+    let request = lambda_http::request::from_str(&event(name)).expect("an API Gateway v2 event");
+    let response = shared::lambda::http_service(routes, app.clone())
+        .oneshot(request)
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    Answer {
+        status,
+        body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        headers,
+    }
+}
+
+#[tokio::test]
+async fn api_events_through_their_functions() {
+    let runtime = runtime(&[]).await;
+    let app = &runtime.app;
+
+    let r = invoke(discovery_api::router, app, "discovery-root").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["version"], "v1");
+    assert_eq!(
+        r.headers["x-request-id"], "sample-discovery-root",
+        "the gateway's request id"
+    );
+    assert_eq!(
+        r.body["openapi"],
+        "https://abc123.execute-api.us-east-1.amazonaws.com/api/v1/openapi.json"
+    );
+
+    let r = invoke(discovery_api::router, app, "discovery-creators").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.headers["cache-control"], "public, max-age=60");
+    assert_eq!(r.body["creators"][0]["id"], "avt_ava000000001");
+
+    let r = invoke(streams_api::router, app, "streams-list").await;
+    assert_eq!((r.status, r.body["total"].clone()), (200, json!(1)));
+    let r = invoke(streams_api::router, app, "streams-get").await;
+    assert_eq!(
+        (r.status, r.body["stream_id"].clone()),
+        (200, json!(LIVE_ID))
+    );
+    assert_eq!(r.body["viewer_count"], 42);
+    let r = invoke(streams_api::router, app, "streams-start").await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["status"], "live");
+    assert!(
+        r.headers["location"]
+            .to_str()
+            .unwrap()
+            .starts_with("/api/v1/streams/")
+    );
+    let r = invoke(streams_api::router, app, "streams-end").await;
+    assert_eq!((r.status, r.body["status"].clone()), (200, json!("ended")));
+
+    let r = invoke(analytics_api::router, app, "analytics").await;
+    assert_eq!((r.status, r.body["period"].clone()), (200, json!("24h")));
+    assert_eq!(r.body["brand_id"], "brand_sample");
+
+    let r = invoke(webhooks_api::router, app, "webhooks-register").await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(r.body["secret"].as_str().unwrap().starts_with("whsec_"));
+    let r = invoke(webhooks_api::router, app, "webhooks-list").await;
+    assert_eq!(r.body["webhooks"].as_array().unwrap().len(), 1);
+    let r = invoke(webhooks_api::router, app, "webhooks-delete").await;
+    assert_eq!(
+        r.body,
+        json!({"webhook_id": "7f1c0000-0000-4000-8000-000000000001", "deleted": true})
+    );
+
+    let r = invoke(
+        gateway_default::router,
+        app,
+        "gateway-default-trailing-slash",
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert!(r.body["streams"].is_array());
+    let r = invoke(gateway_default::router, app, "gateway-default-not-found").await;
+    assert_eq!(
+        (r.status, r.body["error"]["code"].clone()),
+        (404, json!("not_found"))
+    );
+    // A group's own function answers paths it does not serve with the same envelope.
+    let r = invoke(streams_api::router, app, "analytics").await;
+    assert_eq!(
+        (r.status, r.body["error"]["code"].clone()),
+        (404, json!("not_found"))
+    );
+}
+
+#[tokio::test]
+async fn livekit_event_through_its_function() {
+    let fake = common::fake_livekit::FakeLiveKit::start().await;
+    let runtime = runtime(&[
+        ("LIVEKIT_URL", &fake.url),
+        ("LIVEKIT_API_KEY", "APIsample"),
+        (
+            "LIVEKIT_API_SECRET",
+            "sample-livekit-secret-for-local-events-only",
+        ),
+    ])
+    .await;
+    let r = invoke(livekit_webhook::router, &runtime.app, "livekit-webhook").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let stream = runtime
+        .app
+        .store
+        .get_stream(PREPARING_ID.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stream.status, shared::domain::StreamStatus::Live);
+}
+
+#[tokio::test]
+async fn timer_event_through_its_function() {
+    let runtime = runtime(&[]).await;
+    let timer = serde_json::from_str(&event("timers-preparing-timeout")).unwrap();
+    let fired = timers::handle(&runtime.app, timer).await.unwrap();
+    assert_eq!(fired, timers::Fired { changed: true });
+    let stream = runtime
+        .app
+        .store
+        .get_stream(PREPARING_ID.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stream.status, shared::domain::StreamStatus::Error);
+    // Delivered twice (Scheduler retries), it changes nothing more.
+    let timer = serde_json::from_str(&event("timers-preparing-timeout")).unwrap();
+    assert_eq!(
+        timers::handle(&runtime.app, timer).await.unwrap(),
+        timers::Fired { changed: false }
+    );
+}
+
+#[tokio::test]
+async fn outbox_relay_event_through_its_function() {
+    let runtime = runtime(&[]).await;
+    // The trigger's payload is a DynamoDB stream batch; the outbox says what is pending.
+    let _: aws_lambda_events::event::dynamodb::Event =
+        serde_json::from_str(&event("outbox-relay-dynamodb-stream")).unwrap();
+    invoke(streams_api::router, &runtime.app, "streams-end").await;
+    assert_eq!(
+        outbox_relay::handle(&runtime.app).await.unwrap(),
+        outbox_relay::Relayed { relayed: 1 }
+    );
+    assert_eq!(
+        outbox_relay::handle(&runtime.app).await.unwrap(),
+        outbox_relay::Relayed { relayed: 0 }
+    );
+}
+
+async fn sqs_queue(runtime: &Runtime) -> shared::aws::sqs::SqsQueue {
+    match &runtime.queue {
+        LocalQueue::Sqs(queue) => queue.clone(),
+        // Nothing is sent for a message that is already due.
+        LocalQueue::Memory(_) => shared::aws::sqs::SqsQueue::new(
+            aws_sdk_sqs::Client::new(&shared::aws::sdk_config().await),
+            "http://127.0.0.1:9/unused",
+            "http://127.0.0.1:9/unused-dlq",
+        ),
+    }
+}
+
+#[tokio::test]
+async fn sqs_batch_through_the_delivery_function() {
+    let runtime = runtime(&[]).await;
+    let queue = sqs_queue(&runtime).await;
+    let deliverer =
+        shared::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
+    let batch = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
+    let response = delivery::handle(&runtime.app, &queue, &deliverer, batch).await;
+    assert!(
+        response.batch_item_failures.is_empty(),
+        "a delivery to a deleted webhook is done"
+    );
+}
+
+#[tokio::test]
+async fn a_store_failure_is_reported_as_a_batch_item_failure() {
+    let api = common::TestApi::new().await;
+    let queue = sqs_queue(&api.runtime).await;
+    let deliverer =
+        shared::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
+    api.set_failing().await;
+    let batch = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
+    let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;
+    let failed: Vec<&str> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(failed, ["9d1e0000-0000-4000-8000-000000000001"]);
+}
