@@ -1,0 +1,148 @@
+//! The admin command against the emulator (`TEST_BACKEND=dynamodb`, as scripts/test.sh runs it).
+
+use std::process::{Command, Output};
+
+use aws_sdk_dynamodb::Client;
+use shared::aws::dynamodb::DynamoStore;
+use shared::domain::account;
+use shared::domain::{KeyEnvironment, Plan, Scope};
+use shared::ports::{AccountStore, CreatorStore, StreamStore};
+
+fn admin(table: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_admin"))
+        .args(args)
+        .env("STORE", "dynamodb")
+        .env("TABLE_NAME", table)
+        .output()
+        .unwrap()
+}
+
+fn ok(table: &str, args: &[&str]) -> String {
+    let out = admin(table, args);
+    assert!(
+        out.status.success(),
+        "admin {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn operator_commands() {
+    if std::env::var("TEST_BACKEND").as_deref() != Ok("dynamodb") {
+        eprintln!("runs with TEST_BACKEND=dynamodb (scripts/test.sh)");
+        return;
+    }
+    let table = format!("admin-{}", uuid::Uuid::new_v4().simple());
+    let store = DynamoStore::new(Client::new(&shared::aws::sdk_config().await), table.clone());
+    ok(&table, &["create-table"]);
+    ok(
+        &table,
+        &[
+            "create-brand",
+            "--id",
+            "brand_x",
+            "--name",
+            "X",
+            "--plan",
+            "starter",
+        ],
+    );
+    ok(
+        &table,
+        &["set-plan", "--brand", "brand_x", "--plan", "scale"],
+    );
+    let brand = store.get_brand("brand_x").await.unwrap().unwrap();
+    assert_eq!(brand.plan, Plan::Scale);
+
+    let key = ok(
+        &table,
+        &[
+            "create-key",
+            "--brand",
+            "brand_x",
+            "--env",
+            "live",
+            "--scopes",
+            "streams:read,analytics:read",
+        ],
+    )
+    .trim()
+    .to_owned();
+    assert_eq!(account::parse_key(&key), Some(KeyEnvironment::Live));
+    let stored = store
+        .find_api_key(&account::hash_key(&key))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.scopes, [Scope::StreamsRead, Scope::AnalyticsRead]);
+    assert!(!stored.revoked);
+    ok(&table, &["revoke-key", "--key", &key]);
+    assert!(
+        store
+            .find_api_key(&account::hash_key(&key))
+            .await
+            .unwrap()
+            .unwrap()
+            .revoked
+    );
+
+    let creator = std::env::temp_dir().join(format!("{table}.json"));
+    std::fs::write(
+        &creator,
+        r#"{"id": "avt_new000000001", "name": "Nia", "status": "active", "languages": ["en"],
+            "style": null, "personality": null, "vibe": null, "consent": true, "photo": null}"#,
+    )
+    .unwrap();
+    ok(
+        &table,
+        &["upsert-creator", "--file", creator.to_str().unwrap()],
+    );
+    assert!(
+        store
+            .get_creator("avt_new000000001")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    ok(&table, &["delete-creator", "--id", "avt_new000000001"]);
+    assert!(
+        store
+            .get_creator("avt_new000000001")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let seed = format!("{}/../events/seed.json", env!("CARGO_MANIFEST_DIR"));
+    let loaded = ok(&table, &["load-seed", &seed]);
+    assert!(loaded.contains("2 streams"), "{loaded}");
+    let stream = store
+        .get_stream("5a1e0000-0000-4000-8000-000000000001".parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stream.viewer_count, 42);
+
+    // Errors are one clear line and a failing exit.
+    let out = admin(
+        &table,
+        &["set-plan", "--brand", "nobody", "--plan", "growth"],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no brand nobody"));
+    let out = admin(
+        &table,
+        &[
+            "create-brand",
+            "--id",
+            "b",
+            "--name",
+            "B",
+            "--plan",
+            "platinum",
+        ],
+    );
+    assert!(!out.status.success());
+    let _ = std::fs::remove_file(creator);
+}

@@ -1,0 +1,297 @@
+//! What only the AWS adapters do, against the emulator (`TEST_BACKEND=dynamodb`, as
+//! scripts/test.sh runs it): Scheduler timers created, replaced harmlessly, deleted and fired;
+//! SQS delays beyond 15 minutes carried hop by hop.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use common::*;
+use serde_json::json;
+use shared::aws::scheduler::{SchedulerTimers, schedule_name};
+use shared::aws::sqs::{QueuedDelivery, SqsQueue};
+use shared::domain::{EventType, TimerKind};
+use shared::ports::{Delivery, Timer, Timers};
+
+/// `None` (and a note) when the suite runs on the embedded backends.
+async fn sdk() -> Option<aws_config::SdkConfig> {
+    if !common::backend::is_dynamodb() {
+        eprintln!("runs with TEST_BACKEND=dynamodb (scripts/test.sh)");
+        return None;
+    }
+    Some(shared::aws::sdk_config().await)
+}
+
+#[tokio::test]
+async fn scheduler_timers_are_created_replaced_deleted_and_fired() {
+    let Some(sdk) = sdk().await else { return };
+    let client = aws_sdk_scheduler::Client::new(&sdk);
+    let group = format!("timers-{}", uuid::Uuid::new_v4().simple());
+    client
+        .create_schedule_group()
+        .name(&group)
+        .send()
+        .await
+        .unwrap();
+    let target = "arn:aws:lambda:us-east-1:123456789012:function:stack-timers";
+    let role = "arn:aws:iam::123456789012:role/stack-scheduler";
+    let timers = SchedulerTimers::new(client.clone(), group.clone(), target.into(), role.into());
+
+    let api = TestApi::new().await;
+    let id = api.start_test_stream(&Keys::test_a()).await;
+    let stream_id: uuid::Uuid = id.parse().unwrap();
+    let due_at = api.now() + chrono::Duration::minutes(30);
+    let timer = Timer {
+        stream_id,
+        kind: TimerKind::DurationEnd,
+        due_at,
+    };
+    timers.schedule(timer).await.unwrap();
+    // The same timer again is harmless.
+    timers.schedule(timer).await.unwrap();
+
+    let name = schedule_name(stream_id, TimerKind::DurationEnd);
+    assert!(name.len() <= 64);
+    let schedule = client
+        .get_schedule()
+        .name(&name)
+        .group_name(&group)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        schedule.schedule_expression(),
+        Some("at(2026-03-02T12:30:30)")
+    );
+    assert_eq!(schedule.schedule_expression_timezone(), Some("UTC"));
+    assert_eq!(
+        schedule.action_after_completion().map(|a| a.as_str()),
+        Some("DELETE")
+    );
+    let target = schedule.target().unwrap();
+    assert_eq!(
+        target.arn(),
+        "arn:aws:lambda:us-east-1:123456789012:function:stack-timers"
+    );
+    assert_eq!(target.role_arn(), role);
+
+    // Fire it as Scheduler would: the timers function with the schedule's input.
+    let fired_timer: Timer = serde_json::from_str(target.input().unwrap()).unwrap();
+    assert_eq!(fired_timer, timer);
+    api.advance(chrono::Duration::minutes(30));
+    let fired = timers::handle(&api.runtime.app, fired_timer).await.unwrap();
+    assert!(fired.changed);
+    assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
+
+    // Cancelling deletes it; cancelling again is harmless.
+    timers
+        .cancel(stream_id, TimerKind::DurationEnd)
+        .await
+        .unwrap();
+    let gone = client
+        .get_schedule()
+        .name(&name)
+        .group_name(&group)
+        .send()
+        .await;
+    assert!(gone.is_err_and(|e| {
+        e.as_service_error()
+            .is_some_and(|e| e.is_resource_not_found_exception())
+    }));
+    timers
+        .cancel(stream_id, TimerKind::DurationEnd)
+        .await
+        .unwrap();
+}
+
+async fn queue(sdk: &aws_config::SdkConfig) -> SqsQueue {
+    let client = aws_sdk_sqs::Client::new(sdk);
+    let name = format!("q-{}", uuid::Uuid::new_v4().simple());
+    let mut urls = Vec::new();
+    for suffix in ["", "-dlq"] {
+        urls.push(
+            client
+                .create_queue()
+                .queue_name(format!("{name}{suffix}"))
+                .send()
+                .await
+                .unwrap()
+                .queue_url
+                .unwrap(),
+        );
+    }
+    SqsQueue::new(client, urls[0].clone(), urls[1].clone())
+}
+
+async fn delayed_count(queue: &SqsQueue) -> (String, String) {
+    let out = queue
+        .client()
+        .get_queue_attributes()
+        .queue_url(queue.queue_url())
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .send()
+        .await
+        .unwrap();
+    let attributes = out.attributes.unwrap_or_default();
+    let get = |name: aws_sdk_sqs::types::QueueAttributeName| {
+        attributes.get(&name).cloned().unwrap_or_default()
+    };
+    (
+        get(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages),
+        get(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+    )
+}
+
+fn delivery() -> Delivery {
+    Delivery {
+        event_id: "evt_00000000000000000000000000000001".into(),
+        event_type: EventType::StreamEnded,
+        webhook_id: "7f1c0000-0000-4000-8000-00000000000a".parse().unwrap(),
+        attempt: 5,
+        body: json!({"id": "evt_00000000000000000000000000000001"}).to_string(),
+    }
+}
+
+#[tokio::test]
+async fn delays_beyond_15_minutes_travel_in_the_message() {
+    let Some(sdk) = sdk().await else { return };
+    let queue = queue(&sdk).await;
+    // A retry due in 8 hours: SQS holds it for 15 minutes, the message carries the rest.
+    shared::ports::DeliveryQueue::enqueue(&queue, delivery(), Duration::from_secs(8 * 3600))
+        .await
+        .unwrap();
+    assert_eq!(delayed_count(&queue).await, ("0".into(), "1".into()));
+
+    // A hop that arrives early goes back for the time that remains.
+    let early = QueuedDelivery {
+        delivery: delivery(),
+        not_before: Utc::now() + chrono::Duration::hours(7),
+    };
+    let remaining = queue
+        .defer_if_early(&early, Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(remaining > Duration::from_secs(6 * 3600));
+    assert_eq!(delayed_count(&queue).await, ("0".into(), "2".into()));
+    // A due one is not deferred.
+    let due = QueuedDelivery {
+        delivery: delivery(),
+        not_before: Utc::now(),
+    };
+    assert_eq!(queue.defer_if_early(&due, Utc::now()).await.unwrap(), None);
+    assert_eq!(delayed_count(&queue).await, ("0".into(), "2".into()));
+}
+
+#[tokio::test]
+async fn short_delays_are_sqs_delays_and_dead_letters_are_intact() {
+    let Some(sdk) = sdk().await else { return };
+    let queue = queue(&sdk).await;
+    shared::ports::DeliveryQueue::enqueue(&queue, delivery(), Duration::ZERO)
+        .await
+        .unwrap();
+    let out = queue
+        .client()
+        .receive_message()
+        .queue_url(queue.queue_url())
+        .send()
+        .await
+        .unwrap();
+    let message: QueuedDelivery = serde_json::from_str(out.messages()[0].body().unwrap()).unwrap();
+    assert_eq!(message.delivery, delivery());
+
+    let dead = shared::ports::DeadLetter {
+        delivery: delivery(),
+        last_error: "receiver answered 500".into(),
+        failed_at: Utc::now(),
+    };
+    shared::ports::DeliveryQueue::dead_letter(&queue, dead.clone())
+        .await
+        .unwrap();
+    let out = queue
+        .client()
+        .receive_message()
+        .queue_url(queue.dlq_url())
+        .send()
+        .await
+        .unwrap();
+    let stored: shared::ports::DeadLetter =
+        serde_json::from_str(out.messages()[0].body().unwrap()).unwrap();
+    assert_eq!(stored, dead);
+}
+
+#[tokio::test]
+async fn the_runtime_uses_scheduler_and_sqs_from_configuration() {
+    let Some(sdk) = sdk().await else { return };
+    let queue = queue(&sdk).await;
+    let group = format!("timers-{}", uuid::Uuid::new_v4().simple());
+    aws_sdk_scheduler::Client::new(&sdk)
+        .create_schedule_group()
+        .name(&group)
+        .send()
+        .await
+        .unwrap();
+    let table = format!("cfg-{}", uuid::Uuid::new_v4().simple());
+    let vars = [
+        ("STORE", "dynamodb"),
+        ("TABLE_NAME", table.as_str()),
+        ("DELIVERY_QUEUE_URL", queue.queue_url()),
+        ("DELIVERY_DLQ_URL", queue.dlq_url()),
+        ("SCHEDULER_GROUP", group.as_str()),
+        (
+            "SCHEDULER_TARGET_ARN",
+            "arn:aws:lambda:us-east-1:123456789012:function:t",
+        ),
+        ("SCHEDULER_ROLE_ARN", "arn:aws:iam::123456789012:role/r"),
+    ];
+    let config = shared::config::Config::from_lookup(shared::config::StoreKind::Memory, |name| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    })
+    .unwrap();
+    let runtime =
+        shared::runtime::Runtime::from_config(config, Arc::new(shared::clock::SystemClock))
+            .await
+            .unwrap();
+    assert!(runtime.timers.is_none(), "timers run on Scheduler");
+    assert!(matches!(runtime.queue, shared::runtime::LocalQueue::Sqs(_)));
+    shared::aws::dynamodb::DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table)
+        .create_table()
+        .await
+        .unwrap();
+    Seed::from_json(&base_seed(Utc::now()).to_string())
+        .unwrap()
+        .load(&*runtime.app.store)
+        .await
+        .unwrap();
+    // A test stream's duration end lands in Scheduler.
+    let service = local_api::service(runtime.app.clone());
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/api/v1/streams")
+        .header("authorization", format!("Bearer {}", Keys::test_a()))
+        .body(axum::body::Body::from(
+            json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 5}).to_string(),
+        ))
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(service, request).await.unwrap();
+    assert_eq!(response.status().as_u16(), 201);
+    let listed = aws_sdk_scheduler::Client::new(&sdk)
+        .list_schedules()
+        .group_name(&group)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.schedules().len(), 1);
+    assert!(
+        listed.schedules()[0]
+            .name()
+            .unwrap()
+            .starts_with("duration_end-")
+    );
+}
+
+use shared::seed::Seed;
