@@ -11,6 +11,7 @@ WEBHOOK_VERIFIER_PYTHON="$(scripts/venv.sh verifiers)/bin/python"
 export WEBHOOK_VERIFIER_PYTHON
 
 log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 
 echo "== embedded backends"
 TEST_BACKEND=memory cargo test --workspace --locked "$@" 2>&1 | tee -a "$log"
