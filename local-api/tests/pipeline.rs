@@ -364,7 +364,7 @@ async fn discovery_document() {
         );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
-    assert_eq!(endpoints.len(), 10);
+    assert_eq!(endpoints.len(), 11);
     for (method, path, scope) in SCOPED {
         let path = path.split('?').next().unwrap();
         let path = if path.starts_with("/streams/") {
@@ -375,7 +375,7 @@ async fn discovery_document() {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");
     }
-    for public in ["GET /", "GET /creators"] {
+    for public in ["GET /", "GET /creators", "GET /openapi.json"] {
         assert!(endpoints[public].as_str().unwrap().contains("Public"));
     }
     assert!(

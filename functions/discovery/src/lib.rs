@@ -1,5 +1,5 @@
-//! Public endpoints: the discovery document (`GET /`) and the creators catalog (`GET /creators`).
-//! This function also answers every unknown route with the 404 envelope.
+//! Public endpoints: the discovery document (`GET /`), the OpenAPI description
+//! (`GET /openapi.json`) and the creators catalog (`GET /creators`).
 
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, HOST};
@@ -9,6 +9,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use shared::http::API_PREFIX;
 use shared::http::endpoints::discovery_document;
+use shared::http::openapi;
 use shared::service::creators;
 use shared::{ApiResult, App};
 
@@ -16,11 +17,16 @@ pub fn router(app: App) -> Router {
     Router::new()
         .route(API_PREFIX, get(discovery))
         .route(&format!("{API_PREFIX}/creators"), get(list_creators))
+        .route(&format!("{API_PREFIX}/openapi.json"), get(openapi))
         .with_state(app)
 }
 
 async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<serde_json::Value> {
     Json(discovery_document(&base_url(&app, &headers)))
+}
+
+async fn openapi(State(app): State<App>, headers: HeaderMap) -> Json<serde_json::Value> {
+    Json(openapi::document(&base_url(&app, &headers)))
 }
 
 /// `PUBLIC_BASE_URL` when set, else what the request was addressed to.

@@ -247,6 +247,7 @@ impl TestApi {
     }
 
     pub async fn send(&self, request: Request<Body>) -> Response {
+        let (method, uri) = (request.method().to_string(), request.uri().to_string());
         let response = self.service.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
@@ -258,6 +259,7 @@ impl TestApi {
             .to_bytes()
             .to_vec();
         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        contract::check(&method, &uri, status.as_u16(), &headers, &body);
         Response {
             status,
             headers,
@@ -398,5 +400,6 @@ impl TestApi {
     }
 }
 pub mod backend;
+pub mod contract;
 pub mod fake_livekit;
 pub mod receiver;

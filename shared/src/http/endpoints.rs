@@ -22,6 +22,12 @@ pub const ENDPOINTS: &[Endpoint] = &[
     },
     Endpoint {
         method: "GET",
+        path: "/openapi.json",
+        scope: None,
+        summary: "This API's OpenAPI 3.1 description.",
+    },
+    Endpoint {
+        method: "GET",
         path: "/creators",
         scope: None,
         summary: "Stock creators (AI hosts), sorted by name.",

@@ -3,6 +3,7 @@
 
 pub mod body;
 pub mod endpoints;
+pub mod openapi;
 pub mod pipeline;
 pub mod query;
 

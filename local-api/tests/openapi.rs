@@ -1,0 +1,137 @@
+//! The OpenAPI document itself: served publicly, complete, and in step with the router and
+//! the discovery table. (Every response of every other test is validated against it too.)
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+#[tokio::test]
+async fn served_publicly_and_never_rate_limited() {
+    let api = TestApi::new().await;
+    for _ in 0..105 {
+        let r = api
+            .call("GET", "/openapi.json", Some(&Keys::test_a()), None)
+            .await;
+        r.assert_status(200);
+    }
+    let r = api
+        .call("GET", "/openapi.json", Some("Bearer junk"), None)
+        .await;
+    assert_eq!(r.body["openapi"], "3.1.0");
+    assert_eq!(r.body["info"]["version"], "v1");
+    // Keys of brand A were not counted.
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_status(200);
+}
+
+#[tokio::test]
+async fn the_discovery_document_points_at_it() {
+    let api = TestApi::new().await;
+    let discovery = api.call("GET", "/", None, None).await.body;
+    let openapi = discovery["openapi"].as_str().unwrap();
+    assert!(openapi.ends_with("/api/v1/openapi.json"));
+    let doc = api.call("GET", "/openapi.json", None, None).await.body;
+    let server = doc["servers"][0]["url"].as_str().unwrap();
+    assert_eq!(format!("{server}/openapi.json"), openapi);
+}
+
+#[test]
+fn every_discovered_endpoint_is_documented_and_back() {
+    assert!(shared::http::openapi::discovery_matches_document());
+}
+
+/// Every documented operation is served, and on documented paths nothing else is.
+#[tokio::test]
+async fn the_router_serves_exactly_the_documented_operations() {
+    let api = TestApi::new().await;
+    let document = shared::http::openapi::document("http://localhost/api/v1");
+    let paths = document["paths"].as_object().unwrap();
+    for (template, operations) in paths {
+        let path = template.replace("{id}", "00000000-0000-4000-8000-000000000000");
+        for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+            let operation = operations.get(method.to_ascii_lowercase());
+            // Without a key: public operations answer, keyed ones answer 401; others 404.
+            let r = api.call(method, &path, None, None).await;
+            match operation {
+                None => r.assert_error(404, "not_found"),
+                Some(op) if op["security"] == Value::Array(vec![]) => {
+                    assert_eq!(r.status.as_u16(), 200, "{method} {template}")
+                }
+                Some(op) => {
+                    r.assert_error(401, "unauthorized");
+                    let scope = op["x-required-scope"].as_str().unwrap();
+                    assert_eq!(op["security"][0]["bearerAuth"][0], scope);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn constraints_come_from_the_validation_rules() {
+    let document = shared::http::openapi::document("http://x/api/v1");
+    let start = &document["components"]["schemas"]["StartStreamRequest"]["properties"];
+    assert_eq!(start["creator_id"]["maxLength"], 64);
+    assert_eq!(start["product_name"]["maxLength"], 200);
+    assert_eq!(start["platform"]["maxLength"], 32);
+    assert_eq!(start["script"]["maxLength"], 50_000);
+    assert_eq!(
+        (
+            start["duration_minutes"]["minimum"].clone(),
+            start["duration_minutes"]["maximum"].clone()
+        ),
+        (1.into(), 480.into())
+    );
+    assert_eq!(start["platform"]["enum"].as_array().unwrap().len(), 6);
+    let post = &document["paths"]["/streams"]["post"]["responses"];
+    for status in ["201", "400", "401", "402", "403", "429", "500", "502"] {
+        assert!(post.get(status).is_some(), "POST /streams {status}");
+    }
+    assert_eq!(
+        post["201"]["headers"]["Location"]["schema"]["type"],
+        "string"
+    );
+    assert_eq!(
+        post["401"]["headers"]["WWW-Authenticate"]["schema"]["const"],
+        "Bearer"
+    );
+    let codes = &post["429"]["content"]["application/json"]["schema"]["properties"]["error"]["properties"]
+        ["code"]["enum"];
+    assert_eq!(
+        codes,
+        &serde_json::json!(["rate_limited", "concurrency_limit"])
+    );
+    assert!(
+        document["webhooks"]["streamEvent"]["post"]["parameters"]
+            .as_array()
+            .unwrap()
+            .len()
+            >= 6
+    );
+}
+
+/// The checker is not vacuous: a body that drifts from the document fails it.
+#[test]
+#[should_panic(expected = "does not match the document")]
+fn a_drifting_body_fails_the_contract_check() {
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert("content-type", "application/json".parse().unwrap());
+    headers.insert("x-request-id", "x".parse().unwrap());
+    let drifted = serde_json::json!({"stream_id": "00000000-0000-4000-8000-000000000000", "status": "finished", "ended_at": "2026-01-01T00:00:00.000Z"});
+    common::contract::check(
+        "DELETE",
+        "/api/v1/streams/00000000-0000-4000-8000-000000000000",
+        200,
+        &headers,
+        &drifted,
+    );
+}
+
+#[test]
+#[should_panic(expected = "is not documented")]
+fn an_undocumented_status_fails_the_contract_check() {
+    let headers = axum::http::HeaderMap::new();
+    common::contract::check("GET", "/api/v1/streams", 418, &headers, &Value::Null);
+}
