@@ -20,6 +20,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, AttributeValue, BillingMode, Delete, GlobalSecondaryIndex,
     KeySchemaElement, KeyType, Projection, ProjectionType, Put, ScalarAttributeType,
@@ -399,6 +400,14 @@ fn condition_failed_at<E>(
             _ => None,
         })
         .unwrap_or(false)
+}
+
+/// Whether a single-item write was refused by its condition.
+fn condition_failed<E: ProvideErrorMetadata, R>(
+    err: &aws_sdk_dynamodb::error::SdkError<E, R>,
+) -> bool {
+    err.as_service_error().and_then(ProvideErrorMetadata::code)
+        == Some("ConditionalCheckFailedException")
 }
 
 /// Retries of a transaction cancelled by a conflicting one.
@@ -981,13 +990,7 @@ impl StreamStore for DynamoStore {
         }
         match request.send().await {
             Ok(out) => out.attributes.as_ref().map(Stream::try_from).transpose(),
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(None)
-            }
+            Err(err) if condition_failed(&err) => Ok(None),
             Err(err) => Err(backend(err)),
         }
     }
@@ -1084,13 +1087,7 @@ impl WebhookStore for DynamoStore {
             .await;
         match result {
             Ok(_) => Ok(()),
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(())
-            }
+            Err(err) if condition_failed(&err) => Ok(()),
             Err(err) => Err(backend(err)),
         }
     }
@@ -1143,13 +1140,7 @@ impl ProviderEventLog for DynamoStore {
             .await;
         match result {
             Ok(_) => Ok(true),
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
+            Err(err) if condition_failed(&err) => Ok(false),
             Err(err) => Err(backend(err)),
         }
     }
