@@ -439,3 +439,50 @@ async fn creators_store_failure_is_db_error() {
     // And the discovery document does not touch the store.
     api.call("GET", "/", None, None).await.assert_status(200);
 }
+
+#[tokio::test]
+async fn a_revoked_key_stops_working_within_five_seconds() {
+    let api = TestApi::new().await;
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_status(200);
+    let hash = shared::domain::account::hash_key(&Keys::test_a());
+    let mut key = api
+        .runtime
+        .app
+        .store
+        .find_api_key(&hash)
+        .await
+        .unwrap()
+        .unwrap();
+    key.revoked = true;
+    api.runtime.app.store.put_api_key(&key).await.unwrap();
+    // Keys are cached per instance for at most 5 seconds.
+    api.advance(Duration::seconds(5));
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_error(401, "unauthorized");
+}
+
+#[tokio::test]
+async fn an_expired_key_is_refused_even_while_cached() {
+    let api = TestApi::new().await;
+    let hash = shared::domain::account::hash_key(&Keys::test_a());
+    let mut key = api
+        .runtime
+        .app
+        .store
+        .find_api_key(&hash)
+        .await
+        .unwrap()
+        .unwrap();
+    key.expires_at = Some(api.now() + Duration::seconds(2));
+    api.runtime.app.store.put_api_key(&key).await.unwrap();
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_status(200);
+    api.advance(Duration::seconds(2));
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_error(401, "unauthorized");
+}

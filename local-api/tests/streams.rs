@@ -666,7 +666,8 @@ async fn dashboard_streams_and_vanished_creators() {
     assert_eq!(detail.body["platform"], "unknown");
     assert_eq!(detail.body["room_name"], "");
 
-    // A creator removed after the stream started: null from then on.
+    // A creator removed after the stream started: null once the catalog cache (60 s, like
+    // GET /creators) has turned over.
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.runtime
         .app
@@ -674,6 +675,9 @@ async fn dashboard_streams_and_vanished_creators() {
         .delete_creator(CREATOR_AVA)
         .await
         .unwrap();
+    let detail = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
+    assert_eq!(detail.body["creator_id"], CREATOR_AVA);
+    api.advance(Duration::seconds(60));
     let detail = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
     assert_eq!(detail.body["creator_id"], Value::Null);
     let r = api.get("/streams?status=live", &Keys::test_a()).await;

@@ -4,8 +4,10 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use crate::cache::{CREATORS_TTL, KEY_TTL, TtlCache};
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::domain::{ApiKey, Brand, Creator};
 use crate::ports::{DeliveryQueue, RoomProvider, Store, Timers};
 
 pub struct AppParts {
@@ -18,19 +20,41 @@ pub struct AppParts {
     pub rooms: Option<Arc<dyn RoomProvider>>,
 }
 
+/// Per-instance caches in front of the store (see [`crate::cache`]).
+pub struct Caches {
+    /// Key hash -> the key and its brand, or `None` for an unknown key.
+    pub keys: TtlCache<String, Option<(ApiKey, Brand)>>,
+    pub creators: TtlCache<(), Arc<Vec<Creator>>>,
+}
+
+pub struct AppInner {
+    parts: AppParts,
+    pub caches: Caches,
+}
+
 /// Cheap to clone; handlers receive it as axum state.
 #[derive(Clone)]
-pub struct App(Arc<AppParts>);
+pub struct App(Arc<AppInner>);
 
 impl App {
     pub fn new(parts: AppParts) -> Self {
-        Self(Arc::new(parts))
+        Self(Arc::new(AppInner {
+            parts,
+            caches: Caches {
+                keys: TtlCache::new(KEY_TTL),
+                creators: TtlCache::new(CREATORS_TTL),
+            },
+        }))
+    }
+
+    pub fn caches(&self) -> &Caches {
+        &self.0.caches
     }
 }
 
 impl Deref for App {
     type Target = AppParts;
     fn deref(&self) -> &AppParts {
-        &self.0
+        &self.0.parts
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod aws;
+pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod delivery;

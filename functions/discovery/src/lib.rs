@@ -46,12 +46,12 @@ fn base_url(app: &App, headers: &HeaderMap) -> String {
 }
 
 async fn list_creators(State(app): State<App>) -> ApiResult<impl IntoResponse> {
-    let creators = creators::list(app.store.as_ref()).await?;
+    let creators = creators::catalog(&app).await?;
     Ok((
         [(
             CACHE_CONTROL,
             HeaderValue::from_static("public, max-age=60"),
         )],
-        Json(serde_json::json!({ "creators": creators })),
+        Json(serde_json::json!({ "creators": *creators })),
     ))
 }

@@ -846,32 +846,29 @@ impl StreamStore for DynamoStore {
         limit: usize,
         offset: usize,
     ) -> StoreResult<StreamPage> {
-        let counters = self.brand_counters(brand_id).await?;
-        let total = match status {
-            None => counters.opt_number("streams_total"),
-            Some(status) => counters.opt_number(&status_counter(status)),
-        }
-        .and_then(|t| u64::try_from(t).ok())
-        .unwrap_or(0);
-        if total == 0 || offset as u64 >= total {
-            return Ok(StreamPage {
-                streams: Vec::new(),
-                total,
-            });
-        }
         let (index, pk) = match status {
             None => (GSI1, ("gsi1pk = :pk", streams_index_pk(brand_id))),
             Some(status) => (GSI2, ("gsi2pk = :pk", status_index_pk(brand_id, status))),
         };
-        let items = self
-            .query_all(
+        // The total (a counter) and the page (an index query) in parallel: one round trip.
+        let (counters, items) = tokio::join!(
+            self.brand_counters(brand_id),
+            self.query_all(
                 Some(index),
                 pk.0,
                 vec![(":pk", s(pk.1))],
                 true,
                 Some(offset.saturating_add(limit)),
             )
-            .await?;
+        );
+        let counters = counters?;
+        let total = match status {
+            None => counters.opt_number("streams_total"),
+            Some(status) => counters.opt_number(&status_counter(status)),
+        }
+        .and_then(|t| u64::try_from(t).ok())
+        .unwrap_or(0);
+        let items = items?;
         let streams = items
             .iter()
             .skip(offset)
@@ -952,13 +949,7 @@ impl StreamStore for DynamoStore {
             put(&self.table, event_item(&event), None)?,
         ];
         match self.transact(items).await {
-            Ok(()) => {
-                // The viewer count may have moved since the read; report the stored one.
-                if let Some(current) = self.get_stream(stream_id).await? {
-                    stream.viewer_count = current.viewer_count;
-                }
-                Ok(Some((stream, event)))
-            }
+            Ok(()) => Ok(Some((stream, event))),
             Err(err) if condition_failed_at(&err, 0) => Ok(None),
             Err(err) => Err(backend(err)),
         }

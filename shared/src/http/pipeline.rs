@@ -82,22 +82,35 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> ApiResult<Caller> {
     let raw_key = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
     // Malformed keys never reach the store.
     let environment = account::parse_key(raw_key).ok_or(ApiError::Unauthorized)?;
-    let key = app
-        .store
-        .find_api_key(&account::hash_key(raw_key))
+    let now = app.clock.now();
+    let (key, brand) = lookup_key(app, &account::hash_key(raw_key))
         .await?
-        .filter(|key| key.is_usable_at(app.clock.now()))
-        .ok_or(ApiError::Unauthorized)?;
-    let brand = app
-        .store
-        .get_brand(&key.brand_id)
-        .await?
+        .filter(|(key, _)| key.is_usable_at(now))
         .ok_or(ApiError::Unauthorized)?;
     Ok(Caller {
         brand,
         key,
         environment,
     })
+}
+
+/// The key and its brand, through the key cache (revocations apply within its TTL).
+async fn lookup_key(app: &App, key_hash: &str) -> ApiResult<Option<(ApiKey, Brand)>> {
+    let now = app.clock.now();
+    let cache = &app.caches().keys;
+    if let Some(cached) = cache.get(&key_hash.to_owned(), now) {
+        return Ok(cached);
+    }
+    let found = match app.store.find_api_key(key_hash).await? {
+        Some(key) => app
+            .store
+            .get_brand(&key.brand_id)
+            .await?
+            .map(|brand| (key, brand)),
+        None => None,
+    };
+    cache.put(key_hash.to_owned(), found.clone(), now);
+    Ok(found)
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive.

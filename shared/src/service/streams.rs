@@ -54,7 +54,7 @@ pub async fn start(
         )));
     }
 
-    if app.store.get_creator(&request.creator_id).await?.is_none() {
+    if !creators::exists(app, &request.creator_id).await? {
         return Err(ApiError::InvalidCreator);
     }
 
@@ -250,7 +250,7 @@ pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<Str
         Some(Some(status)) => list_page(app, &caller.brand.id, Some(status), &query).await?,
         None => list_page(app, &caller.brand.id, None, &query).await?,
     };
-    let existing = creators::existing_ids(app.store.as_ref()).await?;
+    let existing = creators::existing_ids(app).await?;
     let streams = page
         .0
         .iter()
@@ -299,8 +299,8 @@ pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDe
         .await
         .ok_or(ApiError::NotFound)?;
     let creator_id = match &stream.creator_id {
-        Some(id) => match app.store.get_creator(id).await {
-            Ok(found) => found.map(|c| c.id),
+        Some(id) => match creators::exists(app, id).await {
+            Ok(found) => found.then(|| id.clone()),
             Err(err) => {
                 tracing::error!(error = %err, "creator lookup failed");
                 return Err(ApiError::NotFound);

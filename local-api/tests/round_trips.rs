@@ -1,0 +1,249 @@
+//! DynamoDB round trips per endpoint on a warm instance (`TEST_BACKEND=dynamodb`, as
+//! scripts/test.sh runs it), counted by an SDK interceptor: the total requests and the
+//! sequential ones (the longest chain of requests each starting after the previous ended).
+//! Budgets: at most 2 sequential for every read endpoint, 3 for starting a stream. With
+//! `ROUND_TRIPS_REPORT=1` it prints the table published in BENCHMARKS.md.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_smithy_types::config_bag::{Storable, StoreReplace};
+use common::*;
+use serde_json::json;
+use shared::aws::dynamodb::DynamoStore;
+use shared::clock::SystemClock;
+use shared::config::{Config, StoreKind};
+use shared::memory::MemoryQueue;
+use shared::runtime::{LocalQueue, Parts, Runtime};
+use shared::seed::Seed;
+use tower::ServiceExt;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// (method, path, body, budget of sequential round trips (`None`: not budgeted), status)
+type Case = (
+    &'static str,
+    String,
+    Option<serde_json::Value>,
+    Option<usize>,
+    u16,
+);
+
+#[derive(Debug, Clone)]
+struct Call {
+    operation: String,
+    start: Instant,
+    end: Option<Instant>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Call>>>);
+
+#[derive(Debug, Clone)]
+struct CallIndex(usize);
+
+impl Storable for CallIndex {
+    type Storer = StoreReplace<Self>;
+}
+
+impl Intercept for Recorder {
+    fn name(&self) -> &'static str {
+        "RoundTripRecorder"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let operation = context
+            .request()
+            .headers()
+            .get("x-amz-target")
+            .and_then(|t| t.split('.').nth(1))
+            .unwrap_or("?")
+            .to_owned();
+        let mut calls = self.0.lock().unwrap();
+        calls.push(Call {
+            operation,
+            start: Instant::now(),
+            end: None,
+        });
+        cfg.interceptor_state()
+            .store_put(CallIndex(calls.len() - 1));
+        Ok(())
+    }
+
+    fn read_before_deserialization(
+        &self,
+        _: &BeforeDeserializationInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(CallIndex(i)) = cfg.load::<CallIndex>() {
+            self.0.lock().unwrap()[*i].end = Some(Instant::now());
+        }
+        Ok(())
+    }
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<Call> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+/// Requests that could not overlap: each starts after the previous one in the chain ended.
+fn sequential(calls: &[Call]) -> usize {
+    let mut calls = calls.to_vec();
+    calls.sort_by_key(|c| c.start);
+    let mut chain = 0;
+    let mut last_end: Option<Instant> = None;
+    for call in calls {
+        if last_end.is_none_or(|end| call.start >= end) {
+            chain += 1;
+            last_end = call.end;
+        } else if let (Some(end), Some(last)) = (call.end, last_end) {
+            last_end = Some(last.min(end));
+        }
+    }
+    chain
+}
+
+#[tokio::test]
+async fn round_trips_per_endpoint_stay_within_budget() {
+    if !common::backend::is_dynamodb() {
+        eprintln!("runs with TEST_BACKEND=dynamodb (scripts/test.sh)");
+        return;
+    }
+    let sdk = shared::aws::sdk_config().await;
+    let recorder = Recorder::default();
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .interceptor(recorder.clone())
+            .build(),
+    );
+    let store = DynamoStore::new(client, format!("rt-{}", uuid::Uuid::new_v4().simple()));
+    store.create_table().await.unwrap();
+    let config = Config::from_lookup(StoreKind::Memory, |_| None).unwrap();
+    let runtime = Runtime::assemble(
+        config,
+        Arc::new(SystemClock),
+        None,
+        Parts {
+            store: Arc::new(store),
+            memory: None,
+            queue: LocalQueue::Memory(MemoryQueue::new()),
+            scheduler: None,
+        },
+    );
+    Seed::from_json(&base_seed(chrono::Utc::now()).to_string())
+        .unwrap()
+        .load(&*runtime.app.store)
+        .await
+        .unwrap();
+    let service = local_api::service(runtime.app.clone());
+    let call = |method: &'static str, path: String, body: Option<serde_json::Value>| {
+        let service = service.clone();
+        async move {
+            let request = axum::http::Request::builder()
+                .method(method)
+                .uri(format!("/api/v1{path}"))
+                .header("authorization", format!("Bearer {}", Keys::test_a()))
+                .body(axum::body::Body::from(
+                    body.map(|b| b.to_string()).unwrap_or_default(),
+                ))
+                .unwrap();
+            let response = service.oneshot(request).await.unwrap();
+            let status = response.status().as_u16();
+            let bytes = http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            (
+                status,
+                serde_json::from_slice::<serde_json::Value>(&bytes).unwrap_or_default(),
+            )
+        }
+    };
+    let start_body = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 5});
+
+    // Warm the instance: key cache and creators catalog.
+    call("GET", "/streams".into(), None).await;
+    call("GET", "/creators".into(), None).await;
+    let (_, created) = call("POST", "/streams".into(), Some(start_body.clone())).await;
+    let id = created["stream_id"].as_str().unwrap().to_owned();
+    let (_, hook) = call(
+        "POST",
+        "/webhooks".into(),
+        Some(json!({"url": "https://hooks.example.com/x", "events": ["stream.ended"]})),
+    )
+    .await;
+    let hook_id = hook["webhook_id"].as_str().unwrap().to_owned();
+    recorder.take();
+
+    let cases: Vec<Case> = vec![
+        ("GET", "/".into(), None, Some(2), 200),
+        ("GET", "/creators".into(), None, Some(2), 200),
+        ("GET", format!("/streams/{id}"), None, Some(2), 200),
+        ("GET", "/streams".into(), None, Some(2), 200),
+        (
+            "GET",
+            "/streams?status=live&offset=1".into(),
+            None,
+            Some(2),
+            200,
+        ),
+        ("GET", "/analytics?period=30d".into(), None, Some(2), 200),
+        (
+            "GET",
+            format!("/analytics?stream_id={id}"),
+            None,
+            Some(2),
+            200,
+        ),
+        ("GET", "/webhooks".into(), None, Some(2), 200),
+        ("POST", "/streams".into(), Some(start_body), Some(3), 201),
+        ("DELETE", format!("/streams/{id}"), None, None, 200),
+        (
+            "POST",
+            "/webhooks".into(),
+            Some(json!({"url": "https://hooks.example.com/y", "events": ["stream.ended"]})),
+            None,
+            201,
+        ),
+        ("DELETE", format!("/webhooks?id={hook_id}"), None, None, 200),
+    ];
+    let mut report =
+        String::from("| endpoint | DynamoDB requests | sequential | budget |\n|---|---|---|---|\n");
+    for (method, path, body, budget, expected) in cases {
+        let (status, body) = call(method, path.clone(), body).await;
+        assert_eq!(status, expected, "{method} {path}: {body}");
+        let calls = recorder.take();
+        let sequential = sequential(&calls);
+        let operations: Vec<&str> = calls.iter().map(|c| c.operation.as_str()).collect();
+        let shown = path.replace(&id, "{id}").replace(&hook_id, "{webhook_id}");
+        report.push_str(&format!(
+            "| `{method} {shown}` | {} ({}) | {sequential} | {} |\n",
+            calls.len(),
+            operations.join(", "),
+            budget.map_or("-".to_owned(), |b| format!("<= {b}"))
+        ));
+        if let Some(budget) = budget {
+            assert!(
+                sequential <= budget,
+                "{method} {path}: {sequential} sequential round trips ({operations:?})"
+            );
+        }
+    }
+    if std::env::var("ROUND_TRIPS_REPORT").is_ok() {
+        println!("{report}");
+    }
+}
