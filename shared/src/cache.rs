@@ -13,8 +13,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 pub const KEY_TTL: TimeDelta = TimeDelta::seconds(5);
 pub const CREATORS_TTL: TimeDelta = TimeDelta::seconds(60);
-/// Entries kept at most; past it, expired ones are dropped, then everything.
-const MAX_ENTRIES: usize = 10_000;
+/// Entries kept at most; past it, the cache starts over.
+const MAX_ENTRIES: usize = 100_000;
 
 pub struct TtlCache<K, V> {
     ttl: TimeDelta,
@@ -40,12 +40,10 @@ impl<K: Eq + Hash + Clone, V: Clone> TtlCache<K, V> {
 
     pub fn put(&self, key: K, value: V, now: DateTime<Utc>) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        // Starting over when full keeps every call O(1) amortized; a cache miss only costs a
+        // store read.
         if entries.len() >= MAX_ENTRIES {
-            let ttl = self.ttl;
-            entries.retain(|_, (stored, _)| now >= *stored && now - *stored < ttl);
-            if entries.len() >= MAX_ENTRIES {
-                entries.clear();
-            }
+            entries.clear();
         }
         entries.insert(key, (now, value));
     }

@@ -25,6 +25,7 @@ struct State {
     streams_by_brand: HashMap<String, BTreeSet<(DateTime<Utc>, Uuid)>>,
     streams_by_room: HashMap<String, Uuid>,
     rate_windows: HashMap<(String, DateTime<Utc>), u64>,
+    rate_windows_pruned_at: DateTime<Utc>,
     webhooks: HashMap<Uuid, Webhook>,
     outbox: VecDeque<StreamEvent>,
     /// Every event ever emitted, for tests and the local server's log.
@@ -139,10 +140,13 @@ impl AccountStore for MemoryStore {
 impl RateLimitStore for MemoryStore {
     async fn count_request(&self, brand_id: &str, window_start: DateTime<Utc>) -> StoreResult<u64> {
         let mut state = self.lock()?;
-        // Windows older than the previous minute can no longer be counted into.
-        if state.rate_windows.len() > 10_000 {
-            let horizon = window_start - Duration::minutes(1);
-            state.rate_windows.retain(|(_, start), _| *start >= horizon);
+        // Windows before the current minute can no longer be counted into: drop them once
+        // per minute, not on every request.
+        if state.rate_windows_pruned_at < window_start {
+            state
+                .rate_windows
+                .retain(|(_, start), _| *start >= window_start);
+            state.rate_windows_pruned_at = window_start;
         }
         let count = state
             .rate_windows

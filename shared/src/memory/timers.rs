@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -9,8 +9,29 @@ use uuid::Uuid;
 use crate::domain::TimerKind;
 use crate::ports::{StoreResult, Timer, Timers};
 
-/// Due time of each pending (stream, kind) timer.
-type Pending = HashMap<(Uuid, TimerKind), DateTime<Utc>>;
+#[derive(Default)]
+struct Pending {
+    /// Due time of each pending (stream, kind) timer.
+    by_key: HashMap<(Uuid, TimerKind), DateTime<Utc>>,
+    /// The same timers in due order, so taking the due ones never scans the rest.
+    by_due: BTreeSet<(DateTime<Utc>, Uuid, TimerKind)>,
+}
+
+impl Pending {
+    fn insert(&mut self, timer: Timer) {
+        self.remove(timer.stream_id, timer.kind);
+        self.by_key
+            .insert((timer.stream_id, timer.kind), timer.due_at);
+        self.by_due
+            .insert((timer.due_at, timer.stream_id, timer.kind));
+    }
+
+    fn remove(&mut self, stream_id: Uuid, kind: TimerKind) {
+        if let Some(due_at) = self.by_key.remove(&(stream_id, kind)) {
+            self.by_due.remove(&(due_at, stream_id, kind));
+        }
+    }
+}
 
 /// In-process one-shot timers. Whoever drives them (the local server's loop, or a test with a
 /// manual clock) takes the due ones with [`MemoryTimers::take_due`] and fires them.
@@ -25,39 +46,41 @@ impl MemoryTimers {
         Self::default()
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Removes and returns the timers due at `now`, earliest first.
     pub fn take_due(&self, now: DateTime<Utc>) -> Vec<Timer> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let mut due: Vec<Timer> = pending
-            .iter()
-            .filter(|(_, due_at)| **due_at <= now)
-            .map(|((stream_id, kind), due_at)| Timer {
-                stream_id: *stream_id,
-                kind: *kind,
-                due_at: *due_at,
-            })
-            .collect();
-        for timer in &due {
-            pending.remove(&(timer.stream_id, timer.kind));
+        let mut pending = self.lock();
+        let mut due = Vec::new();
+        while let Some(&(due_at, stream_id, kind)) = pending.by_due.first() {
+            if due_at > now {
+                break;
+            }
+            pending.remove(stream_id, kind);
+            due.push(Timer {
+                stream_id,
+                kind,
+                due_at,
+            });
         }
-        due.sort_by_key(|t| (t.due_at, t.stream_id, t.kind));
         due
     }
 
     /// The earliest pending due time.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
-        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        pending.values().min().copied()
+        self.lock().by_due.first().map(|(due_at, _, _)| *due_at)
     }
 
     pub fn pending(&self) -> Vec<Timer> {
-        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        pending
+        self.lock()
+            .by_due
             .iter()
-            .map(|((stream_id, kind), due_at)| Timer {
-                stream_id: *stream_id,
-                kind: *kind,
-                due_at: *due_at,
+            .map(|&(due_at, stream_id, kind)| Timer {
+                stream_id,
+                kind,
+                due_at,
             })
             .collect()
     }
@@ -71,20 +94,20 @@ impl MemoryTimers {
 #[async_trait]
 impl Timers for MemoryTimers {
     async fn schedule(&self, timer: Timer) -> StoreResult<()> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((timer.stream_id, timer.kind), timer.due_at);
-        self.changed.notify_one();
+        let earliest = {
+            let mut pending = self.lock();
+            pending.insert(timer);
+            pending.by_due.first().map(|(due_at, _, _)| *due_at)
+        };
+        // Only a new earliest timer changes when the loop must wake.
+        if earliest == Some(timer.due_at) {
+            self.changed.notify_one();
+        }
         Ok(())
     }
 
     async fn cancel(&self, stream_id: Uuid, kind: TimerKind) -> StoreResult<()> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(stream_id, kind));
-        self.changed.notify_one();
+        self.lock().remove(stream_id, kind);
         Ok(())
     }
 }

@@ -1,0 +1,132 @@
+"""Cold start of every Lambda binary: from exec to its first answered invocation, through a
+local Lambda Runtime API emulator, with configuration and AWS clients included. Each function
+gets its sample event from events/; the store is DynamoDB served by moto (the table holds
+events/seed.json). A Python handler doing the same set-up with boto3 is measured side by side.
+
+Usage: python3 bench/cold_start.py RUNS  (bench/cold_start.sh sets up moto and the binaries)
+"""
+
+import http.server
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+TARGET = os.environ["BENCH_TARGET"]
+PYTHON = os.environ["BENCH_BOTO3_PYTHON"]
+
+FUNCTIONS = [
+    ("discovery-api", "discovery-root"),
+    ("streams-api", "streams-get"),
+    ("analytics-api", "analytics"),
+    ("webhooks-api", "webhooks-list"),
+    ("gateway-default", "gateway-default-not-found"),
+    ("livekit-webhook", "livekit-webhook"),
+    ("timers", "timers-preparing-timeout"),
+    ("outbox-relay", "outbox-relay-dynamodb-stream"),
+    ("delivery", "delivery-sqs-batch"),
+]
+
+
+class Emulator(http.server.BaseHTTPRequestHandler):
+    """The two Runtime API calls a function makes for one invocation."""
+
+    event = b"{}"
+    answered = None
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path.endswith("/runtime/invocation/next"):
+            if Emulator.answered is not None:
+                time.sleep(30)  # One invocation per process.
+            self.send_response(200)
+            self.send_header("Lambda-Runtime-Aws-Request-Id", "bench-request")
+            self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 30000))
+            self.send_header("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:bench")
+            self.send_header("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(Emulator.event)
+        else:
+            self.send_response(404)
+            self.end_headers()
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if "/response" in self.path or "/error" in self.path:
+            Emulator.answered = (time.perf_counter(), self.path, body)
+        self.send_response(202)
+        self.end_headers()
+
+
+def serve():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Emulator)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def environment(port):
+    env = dict(os.environ)
+    env.update({
+        "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{port}",
+        "AWS_LAMBDA_FUNCTION_NAME": "bench",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128",
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/bench",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "bench",
+        "LIVEKIT_URL": "http://127.0.0.1:9",
+        "LIVEKIT_API_KEY": "APIsample",
+        "LIVEKIT_API_SECRET": "sample-livekit-secret-for-local-events-only",
+        "LOG_LEVEL": "warn",
+    })
+    return env
+
+
+def measure(command, event_name):
+    with open(f"events/{event_name}.json", "rb") as f:
+        Emulator.event = f.read()
+    samples = []
+    for _ in range(RUNS):
+        Emulator.answered = None
+        server = serve()
+        start = time.perf_counter()
+        process = subprocess.Popen(command, env=environment(server.server_address[1]),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        while Emulator.answered is None and time.perf_counter() - start < 10:
+            time.sleep(0.0002)
+        answered = Emulator.answered
+        process.kill()
+        _, stderr = process.communicate()
+        server.shutdown()
+        if answered is None or "/error" in answered[1]:
+            raise SystemExit(f"{command[-1]}: no answer ({answered}); stderr: {stderr.decode()[-500:]}")
+        samples.append((answered[0] - start) * 1000)
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def main():
+    rows = []
+    for binary, event in FUNCTIONS:
+        median, low, high = measure([f"{TARGET}/{binary}"], event)
+        rows.append((binary, event, median, low, high))
+    python_median, python_low, python_high = measure([PYTHON, "bench/python_handler.py"], "discovery-root")
+    rust_discovery = rows[0][2]
+    print(f"| function | event | median ms | min | max |")
+    print(f"|---|---|---|---|---|")
+    for binary, event, median, low, high in rows:
+        print(f"| {binary} | {event} | {median:.1f} | {low:.1f} | {high:.1f} |")
+    print(f"| python boto3 handler | discovery-root | {python_median:.1f} | {python_low:.1f} | {python_high:.1f} |")
+    print(f"\nPython / Rust (discovery): {python_median / rust_discovery:.1f}x")
+    worst = max(r[2] for r in rows)
+    print(f"slowest Rust median: {worst:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
