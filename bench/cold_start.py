@@ -37,14 +37,20 @@ class Emulator(http.server.BaseHTTPRequestHandler):
 
     event = b"{}"
     answered = None
+    # Invocations still to serve in this process; the next one after that never comes.
+    remaining = 1
+    count = 0
 
     def log_message(self, *args):
         pass
 
     def do_GET(self):
         if self.path.endswith("/runtime/invocation/next"):
-            if Emulator.answered is not None:
-                time.sleep(30)  # One invocation per process.
+            if Emulator.remaining <= 0:
+                # No more invocations for this process; it is killed while waiting.
+                time.sleep(30)
+                return
+            Emulator.remaining -= 1
             self.send_response(200)
             self.send_header("Lambda-Runtime-Aws-Request-Id", "bench-request")
             self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 30000))
@@ -61,7 +67,9 @@ class Emulator(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
         if "/response" in self.path or "/error" in self.path:
-            Emulator.answered = (time.perf_counter(), self.path, body)
+            Emulator.count += 1
+            if Emulator.answered is None or "/error" in self.path:
+                Emulator.answered = (time.perf_counter(), self.path, body)
         self.send_response(202)
         self.end_headers()
 
@@ -89,12 +97,31 @@ def environment(port):
     return env
 
 
+def peak_rss(command, event_name, invocations=300):
+    """Peak resident memory (kB) of one process after serving many invocations."""
+    with open(f"events/{event_name}.json", "rb") as f:
+        Emulator.event = f.read()
+    Emulator.answered, Emulator.remaining, Emulator.count = None, invocations, 0
+    server = serve()
+    process = subprocess.Popen(command, env=environment(server.server_address[1]),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    start = time.perf_counter()
+    while Emulator.count < invocations and time.perf_counter() - start < 60:
+        time.sleep(0.005)
+    with open(f"/proc/{process.pid}/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+    process.kill()
+    process.communicate()
+    server.shutdown()
+    return peak, Emulator.count
+
+
 def measure(command, event_name):
     with open(f"events/{event_name}.json", "rb") as f:
         Emulator.event = f.read()
     samples = []
     for _ in range(RUNS):
-        Emulator.answered = None
+        Emulator.answered, Emulator.remaining = None, 1
         server = serve()
         start = time.perf_counter()
         process = subprocess.Popen(command, env=environment(server.server_address[1]),
@@ -115,14 +142,15 @@ def main():
     rows = []
     for binary, event in FUNCTIONS:
         median, low, high = measure([f"{TARGET}/{binary}"], event)
-        rows.append((binary, event, median, low, high))
+        rss, served = peak_rss([f"{TARGET}/{binary}"], event)
+        rows.append((binary, event, median, low, high, rss, served))
     python_median, python_low, python_high = measure([PYTHON, "bench/python_handler.py"], "discovery-root")
     rust_discovery = rows[0][2]
-    print(f"| function | event | median ms | min | max |")
-    print(f"|---|---|---|---|---|")
-    for binary, event, median, low, high in rows:
-        print(f"| {binary} | {event} | {median:.1f} | {low:.1f} | {high:.1f} |")
-    print(f"| python boto3 handler | discovery-root | {python_median:.1f} | {python_low:.1f} | {python_high:.1f} |")
+    print("| function | event | cold start median ms | min | max | peak RSS after N invocations |")
+    print("|---|---|---|---|---|---|")
+    for binary, event, median, low, high, rss, served in rows:
+        print(f"| {binary} | {event} | {median:.1f} | {low:.1f} | {high:.1f} | {rss / 1024:.1f} MB ({served}) |")
+    print(f"| python boto3 handler | discovery-root | {python_median:.1f} | {python_low:.1f} | {python_high:.1f} | |")
     print(f"\nPython / Rust (discovery): {python_median / rust_discovery:.1f}x")
     worst = max(r[2] for r in rows)
     print(f"slowest Rust median: {worst:.1f} ms")

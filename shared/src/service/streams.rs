@@ -295,19 +295,17 @@ async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
 
 /// `GET /streams/{id}`.
 pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
-    let stream = find_own(app, caller, raw_id)
-        .await
-        .ok_or(ApiError::NotFound)?;
-    let creator_id = match &stream.creator_id {
-        Some(id) => match creators::exists(app, id).await {
-            Ok(found) => found.then(|| id.clone()),
-            Err(err) => {
-                tracing::error!(error = %err, "creator lookup failed");
-                return Err(ApiError::NotFound);
-            }
-        },
-        None => None,
-    };
+    // The catalog (cached when warm) is read alongside the stream, not after it.
+    let (stream, catalog) = tokio::join!(find_own(app, caller, raw_id), creators::catalog(app));
+    let stream = stream.ok_or(ApiError::NotFound)?;
+    let catalog = catalog.map_err(|err| {
+        tracing::error!(error = %err, "creator lookup failed");
+        ApiError::NotFound
+    })?;
+    let creator_id = stream
+        .creator_id
+        .clone()
+        .filter(|id| catalog.iter().any(|c| &c.id == id));
     Ok(StreamDetail::new(&stream, creator_id))
 }
 
