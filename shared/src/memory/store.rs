@@ -1,4 +1,4 @@
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -13,6 +13,44 @@ use crate::ports::*;
 /// How long provider event ids are remembered for deduplication.
 const PROVIDER_EVENT_TTL: Duration = Duration::hours(24);
 
+/// Stream keys in creation order, so a page at any offset and a window since any time are
+/// found by position, not by walking the brand's history.
+#[derive(Default)]
+struct Ordered(Vec<(DateTime<Utc>, Uuid)>);
+
+impl Ordered {
+    fn insert(&mut self, key: (DateTime<Utc>, Uuid)) {
+        // New streams are the newest, so this is nearly always a push at the end.
+        let at = self.0.partition_point(|k| *k < key);
+        if self.0.get(at) != Some(&key) {
+            self.0.insert(at, key);
+        }
+    }
+
+    fn remove(&mut self, key: &(DateTime<Utc>, Uuid)) {
+        if let Ok(at) = self.0.binary_search(key) {
+            self.0.remove(at);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Newest first, skipping the `offset` newest.
+    fn newest(&self, offset: usize, limit: usize) -> impl Iterator<Item = &Uuid> {
+        let end = self.0.len().saturating_sub(offset);
+        let start = end.saturating_sub(limit);
+        self.0[start..end].iter().rev().map(|(_, id)| id)
+    }
+
+    /// Created at or after `since`, newest first.
+    fn since(&self, since: DateTime<Utc>) -> impl Iterator<Item = &Uuid> {
+        let start = self.0.partition_point(|(created, _)| *created < since);
+        self.0[start..].iter().rev().map(|(_, id)| id)
+    }
+}
+
 #[derive(Default)]
 struct State {
     brands: HashMap<String, Brand>,
@@ -21,8 +59,10 @@ struct State {
     keys: HashMap<String, ApiKey>,
     creators: HashMap<String, Creator>,
     streams: HashMap<Uuid, Stream>,
-    /// Per brand, ordered by creation: what the DynamoDB index by brand and `created_at` gives.
-    streams_by_brand: HashMap<String, BTreeSet<(DateTime<Utc>, Uuid)>>,
+    /// Per brand, and per brand and status, in creation order: what the DynamoDB indexes
+    /// by brand (and status) and `created_at` give.
+    streams_by_brand: HashMap<String, Ordered>,
+    streams_by_status: HashMap<(String, StreamStatus), Ordered>,
     streams_by_room: HashMap<String, Uuid>,
     rate_windows: HashMap<(String, DateTime<Utc>), u64>,
     rate_windows_pruned_at: DateTime<Utc>,
@@ -35,18 +75,30 @@ struct State {
 
 impl State {
     fn index_stream(&mut self, stream: &Stream) {
+        let key = (stream.created_at, stream.id);
         self.streams_by_brand
             .entry(stream.brand_id.clone())
             .or_default()
-            .insert((stream.created_at, stream.id));
+            .insert(key);
+        self.streams_by_status
+            .entry((stream.brand_id.clone(), stream.status))
+            .or_default()
+            .insert(key);
         if let Some(room) = &stream.room_name {
             self.streams_by_room.insert(room.clone(), stream.id);
         }
     }
 
     fn unindex_stream(&mut self, stream: &Stream) {
-        if let Some(set) = self.streams_by_brand.get_mut(&stream.brand_id) {
-            set.remove(&(stream.created_at, stream.id));
+        let key = (stream.created_at, stream.id);
+        if let Some(ordered) = self.streams_by_brand.get_mut(&stream.brand_id) {
+            ordered.remove(&key);
+        }
+        if let Some(ordered) = self
+            .streams_by_status
+            .get_mut(&(stream.brand_id.clone(), stream.status))
+        {
+            ordered.remove(&key);
         }
         if let Some(room) = &stream.room_name {
             self.streams_by_room.remove(room);
@@ -54,6 +106,21 @@ impl State {
         if stream.status.is_active() {
             self.release_slot(&stream.brand_id);
         }
+    }
+
+    /// Moves a stream between the per-status indexes.
+    fn reindex_status(&mut self, stream: &Stream, from: StreamStatus) {
+        let key = (stream.created_at, stream.id);
+        if let Some(ordered) = self
+            .streams_by_status
+            .get_mut(&(stream.brand_id.clone(), from))
+        {
+            ordered.remove(&key);
+        }
+        self.streams_by_status
+            .entry((stream.brand_id.clone(), stream.status))
+            .or_default()
+            .insert(key);
     }
 
     fn release_slot(&mut self, brand_id: &str) {
@@ -212,32 +279,23 @@ impl StreamStore for MemoryStore {
         offset: usize,
     ) -> StoreResult<StreamPage> {
         let state = self.lock()?;
-        let Some(ids) = state.streams_by_brand.get(brand_id) else {
+        let ordered = match status {
+            None => state.streams_by_brand.get(brand_id),
+            Some(status) => state.streams_by_status.get(&(brand_id.to_owned(), status)),
+        };
+        let Some(ordered) = ordered else {
             return Ok(StreamPage {
                 streams: Vec::new(),
                 total: 0,
             });
         };
-        let matching = ids
-            .iter()
-            .rev()
-            .map(|(_, id)| &state.streams[id])
-            .filter(|s| status.is_none_or(|wanted| s.status == wanted));
-        let (streams, total) = match status {
-            None => (
-                matching.skip(offset).take(limit).cloned().collect(),
-                ids.len() as u64,
-            ),
-            Some(_) => {
-                let all: Vec<&Stream> = matching.collect();
-                let total = all.len() as u64;
-                (
-                    all.into_iter().skip(offset).take(limit).cloned().collect(),
-                    total,
-                )
-            }
-        };
-        Ok(StreamPage { streams, total })
+        Ok(StreamPage {
+            streams: ordered
+                .newest(offset, limit)
+                .map(|id| state.streams[id].clone())
+                .collect(),
+            total: ordered.len() as u64,
+        })
     }
 
     async fn streams_created_since(
@@ -249,10 +307,10 @@ impl StreamStore for MemoryStore {
         Ok(state
             .streams_by_brand
             .get(brand_id)
-            .map(|ids| {
-                ids.range((since, Uuid::nil())..)
-                    .rev()
-                    .map(|(_, id)| state.streams[id].clone())
+            .map(|ordered| {
+                ordered
+                    .since(since)
+                    .map(|id| state.streams[id].clone())
                     .collect()
             })
             .unwrap_or_default())
@@ -268,10 +326,12 @@ impl StreamStore for MemoryStore {
         let Some(stream) = state.streams.get_mut(&stream_id) else {
             return Ok(None);
         };
+        let from = stream.status;
         if !stream.apply(transition, at) {
             return Ok(None);
         }
         let stream = stream.clone();
+        state.reindex_status(&stream, from);
         if !stream.status.is_active() {
             state.release_slot(&stream.brand_id);
         }
