@@ -280,24 +280,53 @@ async fn the_window_is_the_calendar_minute_not_a_sliding_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rate_limit_is_exact_under_concurrency() {
     let api = std::sync::Arc::new(TestApi::new().await);
-    let requests = (0..150).map(|i| {
+    let statuses = concurrently(150, |i| {
         let api = api.clone();
-        tokio::spawn(async move {
+        async move {
             let key = if i % 2 == 0 {
                 Keys::test_a()
             } else {
                 Keys::test_a2()
             };
             api.get("/streams", &key).await.status.as_u16()
-        })
-    });
-    let statuses: Vec<u16> = futures::future::join_all(requests)
+        }
+    })
+    .await;
+    assert_eq!(statuses.get(&200), Some(&100));
+    assert_eq!(statuses.get(&429), Some(&50));
+}
+
+#[tokio::test]
+async fn requests_refused_by_scope_or_plan_still_count() {
+    // The rate limit comes before the scope check and the plan gate (decisions.md 1).
+    let api = TestApi::new().await;
+    for _ in 0..50 {
+        api.get("/streams", &Keys::only("analytics:read"))
+            .await
+            .assert_error(403, "insufficient_scope");
+    }
+    let free = TestApi::new().await;
+    for _ in 0..100 {
+        free.get("/streams", &Keys::live_free())
+            .await
+            .assert_error(402, "plan_required");
+    }
+    // The free brand's budget is spent by its 402s, even for its exempt test key.
+    free.get("/streams", &Keys::test_free())
         .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 100);
-    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 50);
+        .assert_error(429, "rate_limited");
+    for _ in 0..50 {
+        api.get("/streams", &Keys::test_a())
+            .await
+            .assert_status(200);
+    }
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_error(429, "rate_limited");
+    // Over the budget, rate_limited answers before the scope is looked at.
+    api.get("/streams", &Keys::only("analytics:read"))
+        .await
+        .assert_error(429, "rate_limited");
 }
 
 #[tokio::test]
@@ -446,17 +475,8 @@ async fn a_revoked_key_stops_working_within_five_seconds() {
     api.get("/streams", &Keys::test_a())
         .await
         .assert_status(200);
-    let hash = shared::domain::account::hash_key(&Keys::test_a());
-    let mut key = api
-        .runtime
-        .app
-        .store
-        .find_api_key(&hash)
-        .await
-        .unwrap()
-        .unwrap();
-    key.revoked = true;
-    api.runtime.app.store.put_api_key(&key).await.unwrap();
+    api.update_key(&Keys::test_a(), |key| key.revoked = true)
+        .await;
     // Keys are cached per instance for at most 5 seconds.
     api.advance(Duration::seconds(5));
     api.get("/streams", &Keys::test_a())
@@ -467,17 +487,9 @@ async fn a_revoked_key_stops_working_within_five_seconds() {
 #[tokio::test]
 async fn an_expired_key_is_refused_even_while_cached() {
     let api = TestApi::new().await;
-    let hash = shared::domain::account::hash_key(&Keys::test_a());
-    let mut key = api
-        .runtime
-        .app
-        .store
-        .find_api_key(&hash)
-        .await
-        .unwrap()
-        .unwrap();
-    key.expires_at = Some(api.now() + Duration::seconds(2));
-    api.runtime.app.store.put_api_key(&key).await.unwrap();
+    let expires = api.now() + Duration::seconds(2);
+    api.update_key(&Keys::test_a(), |key| key.expires_at = Some(expires))
+        .await;
     api.get("/streams", &Keys::test_a())
         .await
         .assert_status(200);

@@ -398,17 +398,13 @@ async fn twenty_concurrent_starts_give_exactly_three() {
     api.delete(&format!("/streams/{}", created[0]), &Keys::test_a())
         .await
         .assert_status(200);
-    let again = (0..10).map(|_| {
+    let statuses = concurrently(10, |_| {
         let api = api.clone();
-        tokio::spawn(async move { api.start(&Keys::test_a(), json!({})).await.status.as_u16() })
-    });
-    let statuses: Vec<u16> = futures::future::join_all(again)
-        .await
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 1);
-    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 9);
+        async move { api.start(&Keys::test_a(), json!({})).await.status.as_u16() }
+    })
+    .await;
+    assert_eq!(statuses.get(&201), Some(&1));
+    assert_eq!(statuses.get(&429), Some(&9));
 }
 
 #[tokio::test]

@@ -80,12 +80,13 @@ pub trait StreamStore: Send + Sync {
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<Stream>>;
 
-    /// Applies `transition` if the stream is in the status it leaves: in one atomic step, the
-    /// stream update, the release of its active slot when it leaves `preparing` or `live`, and
-    /// its event in the outbox. `None` when the stream is missing or in another status.
+    /// Applies `transition` to `current` (the stream as the caller read it) if the stored
+    /// stream is still in the status the transition leaves: in one atomic step, the stream
+    /// update, the release of its active slot when it leaves `preparing` or `live`, and its
+    /// event in the outbox. `None` when the stream is gone or has moved on.
     async fn apply_transition(
         &self,
-        stream_id: Uuid,
+        current: &Stream,
         transition: Transition,
         at: DateTime<Utc>,
     ) -> StoreResult<Option<(Stream, StreamEvent)>>;

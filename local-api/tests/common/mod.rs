@@ -394,6 +394,23 @@ impl TestApi {
         }
     }
 
+    /// Changes a stored key in place (revocation, expiry), as an operator would.
+    pub async fn update_key(
+        &self,
+        raw_key: &str,
+        change: impl FnOnce(&mut shared::domain::ApiKey),
+    ) {
+        let store = &self.runtime.app.store;
+        let hash = shared::domain::account::hash_key(raw_key);
+        let mut key = store
+            .find_api_key(&hash)
+            .await
+            .unwrap()
+            .expect("a seeded key");
+        change(&mut key);
+        store.put_api_key(&key).await.unwrap();
+    }
+
     /// The in-process timers (the suite drives them with its clock on every backend).
     pub fn timers(&self) -> &shared::memory::MemoryTimers {
         self.runtime.timers.as_ref().expect("in-process timers")
@@ -403,3 +420,17 @@ pub mod backend;
 pub mod contract;
 pub mod fake_livekit;
 pub mod receiver;
+
+/// Runs `count` copies of `request` at once; returns how many answered each status.
+pub async fn concurrently<F, Fut>(count: usize, request: F) -> std::collections::HashMap<u16, usize>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = u16> + Send + 'static,
+{
+    let handles: Vec<_> = (0..count).map(|i| tokio::spawn(request(i))).collect();
+    let mut statuses = std::collections::HashMap::new();
+    for handle in handles {
+        *statuses.entry(handle.await.unwrap()).or_insert(0) += 1;
+    }
+    statuses
+}

@@ -508,6 +508,18 @@ impl DynamoStore {
         Ok(out.item)
     }
 
+    /// An unconditional write of a whole item.
+    async fn put_item(&self, item: Item) -> StoreResult<()> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(backend)?;
+        Ok(())
+    }
+
     async fn transact(
         &self,
         items: Vec<TransactWriteItem>,
@@ -901,13 +913,13 @@ impl StreamStore for DynamoStore {
 
     async fn apply_transition(
         &self,
-        stream_id: Uuid,
+        current: &Stream,
         transition: Transition,
         at: DateTime<Utc>,
     ) -> StoreResult<Option<(Stream, StreamEvent)>> {
-        let Some(mut stream) = self.get_stream(stream_id).await? else {
-            return Ok(None);
-        };
+        // No read: the update is conditional on the status the caller saw.
+        let mut stream = current.clone();
+        let stream_id = stream.id;
         let from = stream.status;
         if !stream.apply(transition, at) {
             return Ok(None);
@@ -1175,25 +1187,11 @@ impl AdminStore for DynamoStore {
         if let Some(expires) = api_key.expires_at {
             item.insert("expires_at".into(), s(sortable(expires)));
         }
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .map_err(backend)?;
-        Ok(())
+        self.put_item(item).await
     }
 
     async fn put_creator(&self, creator: &Creator) -> StoreResult<()> {
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(creator_item(creator)))
-            .send()
-            .await
-            .map_err(backend)?;
-        Ok(())
+        self.put_item(creator_item(creator)).await
     }
 
     async fn delete_creator(&self, creator_id: &str) -> StoreResult<()> {

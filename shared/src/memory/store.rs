@@ -318,12 +318,13 @@ impl StreamStore for MemoryStore {
 
     async fn apply_transition(
         &self,
-        stream_id: Uuid,
+        current: &Stream,
         transition: Transition,
         at: DateTime<Utc>,
     ) -> StoreResult<Option<(Stream, StreamEvent)>> {
         let mut state = self.lock()?;
-        let Some(stream) = state.streams.get_mut(&stream_id) else {
+        // The stored stream decides, as DynamoDB's condition on its status does.
+        let Some(stream) = state.streams.get_mut(&current.id) else {
             return Ok(None);
         };
         let from = stream.status;

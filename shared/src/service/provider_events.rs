@@ -53,7 +53,7 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         ProviderEventKind::AgentJoined => {
             match app
                 .store
-                .apply_transition(stream.id, Transition::AgentJoined, now)
+                .apply_transition(&stream, Transition::AgentJoined, now)
                 .await?
             {
                 Some((live, _)) => {
@@ -77,7 +77,7 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         ProviderEventKind::AgentLeft | ProviderEventKind::RoomFinished => {
             match app
                 .store
-                .apply_transition(stream.id, Transition::ProviderFinished, now)
+                .apply_transition(&stream, Transition::ProviderFinished, now)
                 .await?
             {
                 Some((ended, _)) => {

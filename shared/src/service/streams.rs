@@ -120,7 +120,7 @@ async fn launch(app: &App, stream: Stream) -> ApiResult<StreamCreated> {
         }
         Err(err) => {
             app.store
-                .apply_transition(stream.id, Transition::LaunchFailed, app.clock.now())
+                .apply_transition(&stream, Transition::LaunchFailed, app.clock.now())
                 .await?;
             delete_room_best_effort(app, &stream).await;
             Err(ApiError::LaunchFailed(err))
@@ -317,7 +317,7 @@ pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEn
         .ok_or(ApiError::NotFound)?;
     let (ended, _event) = app
         .store
-        .apply_transition(stream.id, Transition::EndRequested, app.clock.now())
+        .apply_transition(&stream, Transition::EndRequested, app.clock.now())
         .await?
         // Someone else ended it between the read and the write.
         .ok_or(ApiError::NotFound)?;

@@ -14,9 +14,12 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
         TimerKind::PreparingTimeout => Transition::PreparingTimedOut,
         TimerKind::DurationEnd => Transition::DurationElapsed,
     };
+    let Some(current) = app.store.get_stream(timer.stream_id).await? else {
+        return Ok(false);
+    };
     let Some((stream, _event)) = app
         .store
-        .apply_transition(timer.stream_id, transition, app.clock.now())
+        .apply_transition(&current, transition, app.clock.now())
         .await?
     else {
         return Ok(false);
