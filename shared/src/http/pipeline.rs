@@ -66,8 +66,7 @@ impl<S: RequiredScope> FromRequestParts<App> for Authorized<S> {
 
 /// Runs authentication, rate limit, scope check and plan gate, in that order.
 pub async fn authorize(app: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Caller> {
-    let caller = authenticate(app, headers).await?;
-    ratelimit::check(app.store.as_ref(), &caller.brand.id, app.clock.now()).await?;
+    let caller = authenticate_and_count(app, headers).await?;
     if !caller.key.has_scope(scope) {
         return Err(ApiError::InsufficientScope(scope));
     }
@@ -77,16 +76,48 @@ pub async fn authorize(app: &App, headers: &HeaderMap, scope: Scope) -> ApiResul
     Ok(caller)
 }
 
-/// Every way of failing gives the same `ApiError::Unauthorized`, so the same bytes.
-async fn authenticate(app: &App, headers: &HeaderMap) -> ApiResult<Caller> {
+/// Authentication, then the rate limit. Every way of failing authentication gives the same
+/// `ApiError::Unauthorized`, so the same bytes, and counts for nobody.
+async fn authenticate_and_count(app: &App, headers: &HeaderMap) -> ApiResult<Caller> {
     let raw_key = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
     // Malformed keys never reach the store.
     let environment = account::parse_key(raw_key).ok_or(ApiError::Unauthorized)?;
     let now = app.clock.now();
-    let (key, brand) = lookup_key(app, &account::hash_key(raw_key))
-        .await?
-        .filter(|(key, _)| key.is_usable_at(now))
-        .ok_or(ApiError::Unauthorized)?;
+    let key_hash = account::hash_key(raw_key);
+    let cache = &app.caches().keys;
+    let (key, brand) = match cache.get(&key_hash, now) {
+        // Warm: the key and its brand come from the cache (revocations apply within its TTL).
+        Some(cached) => {
+            let (key, brand) = cached
+                .filter(|(key, _)| key.is_usable_at(now))
+                .ok_or(ApiError::Unauthorized)?;
+            count_request(app, &brand.id).await?;
+            (key, brand)
+        }
+        // Cold: once the key names its brand, the brand is read while the request is counted,
+        // one round trip instead of two. A key whose brand is gone counts for a brand that
+        // does not exist, so still for nobody.
+        None => {
+            let Some(key) = app.store.find_api_key(&key_hash).await? else {
+                cache.put(key_hash, None, now);
+                return Err(ApiError::Unauthorized);
+            };
+            // Revoked and expired keys never become usable again: remembered as absent.
+            if !key.is_usable_at(now) {
+                cache.put(key_hash, None, now);
+                return Err(ApiError::Unauthorized);
+            }
+            let (brand, counted) = tokio::join!(
+                app.store.get_brand(&key.brand_id),
+                count_request(app, &key.brand_id)
+            );
+            let found = brand?.map(|brand| (key, brand));
+            cache.put(key_hash, found.clone(), now);
+            let (key, brand) = found.ok_or(ApiError::Unauthorized)?;
+            counted?;
+            (key, brand)
+        }
+    };
     Ok(Caller {
         brand,
         key,
@@ -94,23 +125,8 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> ApiResult<Caller> {
     })
 }
 
-/// The key and its brand, through the key cache (revocations apply within its TTL).
-async fn lookup_key(app: &App, key_hash: &str) -> ApiResult<Option<(ApiKey, Brand)>> {
-    let now = app.clock.now();
-    let cache = &app.caches().keys;
-    if let Some(cached) = cache.get(&key_hash.to_owned(), now) {
-        return Ok(cached);
-    }
-    let found = match app.store.find_api_key(key_hash).await? {
-        Some(key) => app
-            .store
-            .get_brand(&key.brand_id)
-            .await?
-            .map(|brand| (key, brand)),
-        None => None,
-    };
-    cache.put(key_hash.to_owned(), found.clone(), now);
-    Ok(found)
+async fn count_request(app: &App, brand_id: &str) -> ApiResult<()> {
+    ratelimit::check(app.store.as_ref(), brand_id, app.clock.now()).await
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive.

@@ -245,12 +245,16 @@ pub struct StreamList {
 
 /// `GET /streams`.
 pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<StreamList> {
-    let page = match query.status {
-        Some(None) => Default::default(),
-        Some(Some(status)) => list_page(app, &caller.brand.id, Some(status), &query).await?,
-        None => list_page(app, &caller.brand.id, None, &query).await?,
+    let page = async {
+        match query.status {
+            Some(None) => Ok(Default::default()),
+            Some(Some(status)) => list_page(app, &caller.brand.id, Some(status), &query).await,
+            None => list_page(app, &caller.brand.id, None, &query).await,
+        }
     };
-    let existing = creators::existing_ids(app).await?;
+    // The catalog (cached when warm) is read alongside the page, not after it.
+    let (page, existing) = tokio::join!(page, creators::existing_ids(app));
+    let (page, existing) = (page?, existing?);
     let streams = page
         .0
         .iter()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Latency of GET /streams and GET /analytics against the size of a brand's history, on the
+# embedded store and on DynamoDB (moto server). Usage: bench/scale.sh
+#   MEMORY_SIZES    default 100,10000,100000
+#   DYNAMODB_SIZES  default 100,1000,10000 (moto answers every Query by sorting the whole
+#                   table, so larger tables take minutes per request; see BENCHMARKS.md)
+#   REQUESTS        requests per case and size on the embedded store, default 200
+#   DYNAMODB_REQUESTS                                 ... on DynamoDB, default 5
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked -p local-api --example scale
+bin="$(realpath "${CARGO_TARGET_DIR:-target}")/release/examples/scale"
+
+"$bin" --backend memory --sizes "${MEMORY_SIZES:-100,10000,100000}" --requests "${REQUESTS:-200}"
+echo
+
+moto="$(scripts/venv.sh moto)"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$port" > /dev/null 2>&1 &
+moto_pid=$!
+trap 'kill $moto_pid 2>/dev/null' EXIT
+export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_REGION=us-east-1 \
+       AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
+for _ in $(seq 1 100); do
+    python3 -c "import urllib.request; urllib.request.urlopen('$AWS_ENDPOINT_URL/moto-api/')" 2>/dev/null && break
+    sleep 0.1
+done
+"$bin" --backend dynamodb --sizes "${DYNAMODB_SIZES:-100,1000,10000}" \
+    --requests "${DYNAMODB_REQUESTS:-5}"

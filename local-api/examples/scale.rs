@@ -1,0 +1,301 @@
+//! Scale benchmark: `GET /streams` and `GET /analytics` latency against the size of a brand's
+//! history, on the embedded store or on DynamoDB (`--backend dynamodb` with
+//! `AWS_ENDPOINT_URL` set, e.g. moto server). Run by `bench/scale.sh`.
+//!
+//! For each size, a fresh store gets one brand with that many streams: the newest 100 inside
+//! the last 30 days, the rest older, one in ten in `error` and the others `ended`. Requests go
+//! through the whole router (authentication, rate limit, store, JSON), in process, so the
+//! figures are the API's own time without a network client.
+
+use std::sync::Arc;
+use std::time::{Duration as StdDuration, Instant};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header::AUTHORIZATION};
+use chrono::{Duration, Utc};
+use shared::aws::dynamodb::DynamoStore;
+use shared::clock::{Clock, ManualClock};
+use shared::config::{Config, StoreKind};
+use shared::domain::account::hash_key;
+use shared::domain::{ApiKey, Brand, Creator, KeyEnvironment, Plan, Scope, Stream, StreamStatus};
+use shared::memory::{MemoryQueue, MemoryStore};
+use shared::runtime::{LocalQueue, Parts, Runtime};
+use tower::ServiceExt;
+use uuid::Uuid;
+
+const BRAND: &str = "brand_scale";
+const KEY: &str = "svc_test_scalebenchmarkkey000000000000000";
+const CREATOR: &str = "avt_scalebench01";
+/// Streams created in the last 30 days, whatever the size of the history.
+const IN_WINDOW: usize = 100;
+/// The rate limit is 100 a minute: the clock moves on a minute before it is reached.
+const REQUESTS_PER_MINUTE: usize = 90;
+
+struct Args {
+    backend: String,
+    sizes: Vec<usize>,
+    requests: usize,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        backend: "memory".into(),
+        sizes: vec![100, 10_000, 100_000],
+        requests: 50,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+        match flag.as_str() {
+            "--backend" => args.backend = value,
+            "--sizes" => {
+                args.sizes = value
+                    .split(',')
+                    .map(|s| s.parse().expect("--sizes: numbers"))
+                    .collect()
+            }
+            "--requests" => args.requests = value.parse().expect("--requests: a number"),
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    args
+}
+
+fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
+    (0..size)
+        .map(|i| {
+            let created_at = if i < IN_WINDOW {
+                now - Duration::hours(1) - Duration::hours(6 * i as i64)
+            } else {
+                now - Duration::days(31) - Duration::minutes(10 * (i - IN_WINDOW) as i64)
+            };
+            let status = if i % 10 == 3 {
+                StreamStatus::Error
+            } else {
+                StreamStatus::Ended
+            };
+            let id = Uuid::new_v4();
+            Stream {
+                id,
+                brand_id: BRAND.into(),
+                status,
+                platform: Some(["tiktok", "instagram", "youtube"][i % 3].into()),
+                vertical: "live-commerce".into(),
+                creator_id: Some(CREATOR.into()),
+                product_name: format!("Product {i}"),
+                source: "api".into(),
+                room_name: Some(Stream::room_name_for(id)),
+                viewer_count: (i % 50) as u64,
+                test: false,
+                created_at,
+                started_at: Some(created_at + Duration::minutes(1)),
+                ended_at: Some(created_at + Duration::minutes(31)),
+                duration_minutes: Some(30),
+                script: None,
+            }
+        })
+        .collect()
+}
+
+async fn parts(backend: &str, size: usize) -> Parts {
+    match backend {
+        "memory" => {
+            let store = MemoryStore::new();
+            Parts {
+                store: Arc::new(store.clone()),
+                memory: Some(store),
+                queue: LocalQueue::Memory(MemoryQueue::new()),
+                scheduler: None,
+            }
+        }
+        "dynamodb" => {
+            let sdk = shared::aws::sdk_config().await;
+            let table = format!("scale-{size}-{}", Uuid::new_v4().simple());
+            let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table);
+            store.create_table().await.expect("create table");
+            Parts {
+                store: Arc::new(store),
+                memory: None,
+                queue: LocalQueue::Memory(MemoryQueue::new()),
+                scheduler: None,
+            }
+        }
+        other => panic!("--backend {other}: expected memory or dynamodb"),
+    }
+}
+
+async fn seed(runtime: &Runtime, streams: &[Stream]) {
+    let store = &runtime.app.store;
+    store
+        .put_brand(&Brand {
+            id: BRAND.into(),
+            name: "Scale".into(),
+            plan: Plan::Growth,
+            vertical: "live-commerce".into(),
+        })
+        .await
+        .unwrap();
+    store
+        .put_api_key(&ApiKey {
+            key_hash: hash_key(KEY),
+            brand_id: BRAND.into(),
+            environment: KeyEnvironment::Test,
+            scopes: vec![Scope::StreamsRead, Scope::AnalyticsRead],
+            revoked: false,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    store
+        .put_creator(&Creator {
+            id: CREATOR.into(),
+            name: "Bench".into(),
+            status: Some("active".into()),
+            languages: vec!["en".into()],
+            style: None,
+            personality: None,
+            vibe: None,
+            consent: Some(true),
+            photo: None,
+        })
+        .await
+        .unwrap();
+    for chunk in streams.chunks(5_000) {
+        store.put_streams(chunk).await.unwrap();
+    }
+}
+
+struct Case {
+    name: &'static str,
+    path: String,
+}
+
+fn cases(size: usize) -> Vec<Case> {
+    let errors = (0..size).filter(|i| i % 10 == 3).count();
+    let ended = size - errors;
+    let deep = |count: usize| count.saturating_sub(20);
+    vec![
+        Case {
+            name: "list, offset 0",
+            path: "/api/v1/streams?limit=20".into(),
+        },
+        Case {
+            name: "list, deep offset",
+            path: format!("/api/v1/streams?limit=20&offset={}", deep(size)),
+        },
+        Case {
+            name: "list ended, offset 0",
+            path: "/api/v1/streams?status=ended&limit=20".into(),
+        },
+        Case {
+            name: "list ended, deep offset",
+            path: format!(
+                "/api/v1/streams?status=ended&limit=20&offset={}",
+                deep(ended)
+            ),
+        },
+        Case {
+            name: "list error, deep offset",
+            path: format!(
+                "/api/v1/streams?status=error&limit=20&offset={}",
+                deep(errors)
+            ),
+        },
+        Case {
+            name: "analytics 30d",
+            path: "/api/v1/analytics?period=30d".into(),
+        },
+    ]
+}
+
+fn percentile(sorted: &[StdDuration], p: f64) -> f64 {
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at].as_secs_f64() * 1000.0
+}
+
+#[tokio::main]
+async fn main() {
+    let args = args();
+    let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
+    println!("| backend | streams | request | p50 ms | p99 ms |");
+    println!("|---|---|---|---|---|");
+    for &size in &args.sizes {
+        let now = Utc::now();
+        let clock = ManualClock::new(now);
+        let config = Config::from_lookup(StoreKind::Memory, |_| None).expect("config");
+        let app_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+        let runtime = Runtime::assemble(config, app_clock, None, parts(&args.backend, size).await);
+        let started = Instant::now();
+        seed(&runtime, &history(size, now)).await;
+        eprintln!(
+            "{} streams seeded in {:.1} s",
+            size,
+            started.elapsed().as_secs_f64()
+        );
+        let router = local_api::router(runtime.app.clone());
+        let mut sent = 0usize;
+        for case in cases(size) {
+            let mut timings = Vec::with_capacity(args.requests);
+            // Three warm-up requests fill the key and creators caches.
+            for round in 0..args.requests + 3 {
+                if sent > 0 && sent.is_multiple_of(REQUESTS_PER_MINUTE) {
+                    clock.advance(Duration::minutes(1));
+                }
+                sent += 1;
+                let request = Request::get(&case.path)
+                    .header(AUTHORIZATION, format!("Bearer {KEY}"))
+                    .body(Body::empty())
+                    .unwrap();
+                let begin = Instant::now();
+                let response = router.clone().oneshot(request).await.unwrap();
+                let status = response.status();
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap();
+                let elapsed = begin.elapsed();
+                assert_eq!(
+                    status,
+                    StatusCode::OK,
+                    "{}: {}",
+                    case.path,
+                    String::from_utf8_lossy(&body)
+                );
+                if round >= 3 {
+                    timings.push(elapsed);
+                }
+            }
+            timings.sort();
+            let p50 = percentile(&timings, 0.5);
+            println!(
+                "| {} | {} | {} | {:.2} | {:.2} |",
+                args.backend,
+                size,
+                case.name,
+                p50,
+                percentile(&timings, 0.99)
+            );
+            medians.push((size, case.name, p50));
+        }
+    }
+    let (Some(&smallest), Some(&largest)) = (args.sizes.first(), args.sizes.last()) else {
+        return;
+    };
+    println!();
+    println!("| backend | request | p50 at {largest} / p50 at {smallest} |");
+    println!("|---|---|---|");
+    for case in cases(smallest) {
+        let p50 = |size: usize| {
+            medians
+                .iter()
+                .find(|(s, name, _)| *s == size && *name == case.name)
+                .map(|(_, _, p)| *p)
+                .unwrap_or(f64::NAN)
+        };
+        println!(
+            "| {} | {} | {:.2}x |",
+            args.backend,
+            case.name,
+            p50(largest) / p50(smallest)
+        );
+    }
+}
