@@ -5,11 +5,15 @@
 //! For each size, a fresh store gets one brand with that many streams: the newest 100 inside
 //! the last 30 days, the rest older, one in ten in `error` and the others `ended`. Requests go
 //! through the whole router (authentication, rate limit, store, JSON), in process, so the
-//! figures are the API's own time without a network client.
+//! figures are the API's own time without a network client. On DynamoDB it also counts the
+//! items each request reads (what DynamoDB bills read capacity for), from the responses.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration as StdDuration, Instant};
 
+use aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef;
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header::AUTHORIZATION};
 use chrono::{Duration, Utc};
@@ -30,6 +34,43 @@ const CREATOR: &str = "avt_scalebench01";
 const IN_WINDOW: usize = 100;
 /// The rate limit is 100 a minute: the clock moves on a minute before it is reached.
 const REQUESTS_PER_MINUTE: usize = 90;
+
+/// Items read from DynamoDB: `ScannedCount` of queries, the items of gets and batch gets.
+#[derive(Debug, Clone, Default)]
+struct ItemsRead(Arc<AtomicU64>);
+
+impl Intercept for ItemsRead {
+    fn name(&self) -> &'static str {
+        "ItemsRead"
+    }
+
+    fn read_after_deserialization(
+        &self,
+        context: &AfterDeserializationInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let Some(body) = context.response().body().bytes() else {
+            return Ok(());
+        };
+        let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return Ok(());
+        };
+        let read = if let Some(scanned) = json["ScannedCount"].as_u64() {
+            scanned
+        } else if let Some(responses) = json["Responses"].as_object() {
+            responses
+                .values()
+                .filter_map(|items| items.as_array())
+                .map(|items| items.len() as u64)
+                .sum()
+        } else {
+            u64::from(json.get("Item").is_some())
+        };
+        self.0.fetch_add(read, Ordering::Relaxed);
+        Ok(())
+    }
+}
 
 struct Args {
     backend: String,
@@ -97,7 +138,7 @@ fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
         .collect()
 }
 
-async fn parts(backend: &str, size: usize) -> Parts {
+async fn parts(backend: &str, size: usize, items_read: &ItemsRead) -> Parts {
     match backend {
         "memory" => {
             let store = MemoryStore::new();
@@ -111,7 +152,12 @@ async fn parts(backend: &str, size: usize) -> Parts {
         "dynamodb" => {
             let sdk = shared::aws::sdk_config().await;
             let table = format!("scale-{size}-{}", Uuid::new_v4().simple());
-            let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table);
+            let client = aws_sdk_dynamodb::Client::from_conf(
+                aws_sdk_dynamodb::config::Builder::from(&sdk)
+                    .interceptor(items_read.clone())
+                    .build(),
+            );
+            let store = DynamoStore::new(client, table);
             store.create_table().await.expect("create table");
             Parts {
                 store: Arc::new(store),
@@ -217,14 +263,20 @@ fn percentile(sorted: &[StdDuration], p: f64) -> f64 {
 async fn main() {
     let args = args();
     let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
-    println!("| backend | streams | request | p50 ms | p99 ms |");
-    println!("|---|---|---|---|---|");
+    let items_read = ItemsRead::default();
+    println!("| backend | streams | request | p50 ms | p99 ms | items read per request |");
+    println!("|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let now = Utc::now();
         let clock = ManualClock::new(now);
         let config = Config::from_lookup(StoreKind::Memory, |_| None).expect("config");
         let app_clock: Arc<dyn Clock> = Arc::new(clock.clone());
-        let runtime = Runtime::assemble(config, app_clock, None, parts(&args.backend, size).await);
+        let runtime = Runtime::assemble(
+            config,
+            app_clock,
+            None,
+            parts(&args.backend, size, &items_read).await,
+        );
         let started = Instant::now();
         seed(&runtime, &history(size, now)).await;
         eprintln!(
@@ -236,6 +288,7 @@ async fn main() {
         let mut sent = 0usize;
         for case in cases(size) {
             let mut timings = Vec::with_capacity(args.requests);
+            let mut read = 0;
             // Three warm-up requests fill the key and creators caches.
             for round in 0..args.requests + 3 {
                 if sent > 0 && sent.is_multiple_of(REQUESTS_PER_MINUTE) {
@@ -246,6 +299,7 @@ async fn main() {
                     .header(AUTHORIZATION, format!("Bearer {KEY}"))
                     .body(Body::empty())
                     .unwrap();
+                let read_before = items_read.0.load(Ordering::Relaxed);
                 let begin = Instant::now();
                 let response = router.clone().oneshot(request).await.unwrap();
                 let status = response.status();
@@ -262,12 +316,18 @@ async fn main() {
                 );
                 if round >= 3 {
                     timings.push(elapsed);
+                    read = items_read.0.load(Ordering::Relaxed) - read_before;
                 }
             }
             timings.sort();
             let p50 = percentile(&timings, 0.5);
+            let read = if args.backend == "dynamodb" {
+                read.to_string()
+            } else {
+                "-".to_owned()
+            };
             println!(
-                "| {} | {} | {} | {:.2} | {:.2} |",
+                "| {} | {} | {} | {:.2} | {:.2} | {read} |",
                 args.backend,
                 size,
                 case.name,
