@@ -22,7 +22,7 @@ use shared::clock::{Clock, ManualClock};
 use shared::config::{Config, StoreKind};
 use shared::domain::account::hash_key;
 use shared::domain::{ApiKey, Brand, Creator, KeyEnvironment, Plan, Scope, Stream, StreamStatus};
-use shared::memory::{MemoryQueue, MemoryStore};
+use shared::memory::MemoryQueue;
 use shared::runtime::{LocalQueue, Parts, Runtime};
 use tower::ServiceExt;
 use uuid::Uuid;
@@ -138,33 +138,34 @@ fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
         .collect()
 }
 
-async fn parts(backend: &str, size: usize, items_read: &ItemsRead) -> Parts {
+/// A fresh runtime on `backend`; on DynamoDB, a table of its own for this size.
+async fn runtime(
+    backend: &str,
+    size: usize,
+    items_read: &ItemsRead,
+    clock: ManualClock,
+) -> Runtime {
+    let config = Config::from_lookup(StoreKind::Memory, |_| None).expect("config");
+    let clock: Arc<dyn Clock> = Arc::new(clock);
     match backend {
-        "memory" => {
-            let store = MemoryStore::new();
-            Parts {
-                store: Arc::new(store.clone()),
-                memory: Some(store),
-                queue: LocalQueue::Memory(MemoryQueue::new()),
-                scheduler: None,
-            }
-        }
+        "memory" => Runtime::embedded(config, clock, None),
         "dynamodb" => {
             let sdk = shared::aws::sdk_config().await;
-            let table = format!("scale-{size}-{}", Uuid::new_v4().simple());
             let client = aws_sdk_dynamodb::Client::from_conf(
                 aws_sdk_dynamodb::config::Builder::from(&sdk)
                     .interceptor(items_read.clone())
                     .build(),
             );
+            let table = format!("scale-{size}-{}", Uuid::new_v4().simple());
             let store = DynamoStore::new(client, table);
             store.create_table().await.expect("create table");
-            Parts {
+            let parts = Parts {
                 store: Arc::new(store),
                 memory: None,
                 queue: LocalQueue::Memory(MemoryQueue::new()),
                 scheduler: None,
-            }
+            };
+            Runtime::assemble(config, clock, None, parts)
         }
         other => panic!("--backend {other}: expected memory or dynamodb"),
     }
@@ -269,14 +270,7 @@ async fn main() {
     for &size in &args.sizes {
         let now = Utc::now();
         let clock = ManualClock::new(now);
-        let config = Config::from_lookup(StoreKind::Memory, |_| None).expect("config");
-        let app_clock: Arc<dyn Clock> = Arc::new(clock.clone());
-        let runtime = Runtime::assemble(
-            config,
-            app_clock,
-            None,
-            parts(&args.backend, size, &items_read).await,
-        );
+        let runtime = runtime(&args.backend, size, &items_read, clock.clone()).await;
         let started = Instant::now();
         seed(&runtime, &history(size, now)).await;
         eprintln!(

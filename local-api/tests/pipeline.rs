@@ -93,10 +93,12 @@ async fn bearer_scheme_is_case_insensitive() {
 #[tokio::test]
 async fn a_401_is_not_counted_against_any_brand() {
     let api = TestApi::new().await;
-    for _ in 0..150 {
-        api.get("/streams", &Keys::revoked())
-            .await
-            .assert_error(401, "unauthorized");
+    for _ in 0..75 {
+        for key in [Keys::revoked(), Keys::expired()] {
+            api.get("/streams", &key)
+                .await
+                .assert_error(401, "unauthorized");
+        }
     }
     api.get("/streams", &Keys::test_a())
         .await
