@@ -3,7 +3,8 @@
 //! `AWS_ENDPOINT_URL` set, e.g. moto server). Run by `bench/scale.sh`.
 //!
 //! For each size, a fresh store gets one brand with that many streams: the newest 100 inside
-//! the last 30 days, the rest older, one in ten in `error` and the others `ended`. Requests go
+//! the last 30 days, the rest older, one in five in `error` (so that even 100 streams fill a
+//! page of errors) and the others `ended`. Requests go
 //! through the whole router (authentication, rate limit, store, JSON), in process, so the
 //! figures are the API's own time without a network client. On DynamoDB it also counts the
 //! items each request reads (what DynamoDB bills read capacity for), from the responses.
@@ -110,7 +111,7 @@ fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
             } else {
                 now - Duration::days(31) - Duration::minutes(10 * (i - IN_WINDOW) as i64)
             };
-            let status = if i % 10 == 3 {
+            let status = if i % 5 == 3 {
                 StreamStatus::Error
             } else {
                 StreamStatus::Ended
@@ -133,6 +134,7 @@ fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
                 ended_at: Some(created_at + Duration::minutes(31)),
                 duration_minutes: Some(30),
                 script: None,
+                position: None,
             }
         })
         .collect()
@@ -207,7 +209,10 @@ async fn seed(runtime: &Runtime, streams: &[Stream]) {
         })
         .await
         .unwrap();
-    for chunk in streams.chunks(5_000) {
+    // Oldest first, as history accumulates: each chunk is then newer than the last.
+    let mut oldest_first = streams.to_vec();
+    oldest_first.sort_by_key(|s| (s.created_at, s.id));
+    for chunk in oldest_first.chunks(5_000) {
         store.put_streams(chunk).await.unwrap();
     }
 }
@@ -218,7 +223,7 @@ struct Case {
 }
 
 fn cases(size: usize) -> Vec<Case> {
-    let errors = (0..size).filter(|i| i % 10 == 3).count();
+    let errors = (0..size).filter(|i| i % 5 == 3).count();
     let ended = size - errors;
     let deep = |count: usize| count.saturating_sub(20);
     vec![

@@ -144,7 +144,15 @@ async fn round_trips_per_endpoint_stay_within_budget() {
             scheduler: None,
         },
     );
-    Seed::from_json(&base_seed(chrono::Utc::now()).to_string())
+    // The base fixtures, and history with a stream in each final status.
+    let mut seed = base_seed(chrono::Utc::now());
+    let past = (chrono::Utc::now() - chrono::Duration::days(3)).to_rfc3339();
+    seed["streams"] = json!(["ended", "error"].map(|status| json!({
+        "id": uuid::Uuid::new_v4(), "brand_id": "brand_a", "status": status,
+        "platform": "kick", "vertical": "live-commerce", "creator_id": CREATOR_AVA,
+        "product_name": "P", "source": "dashboard", "room_name": null, "viewer_count": 0,
+        "test": false, "created_at": past, "started_at": past, "ended_at": past})));
+    Seed::from_json(&seed.to_string())
         .unwrap()
         .load(&*runtime.app.store)
         .await
@@ -176,7 +184,8 @@ async fn round_trips_per_endpoint_stay_within_budget() {
     let start_body = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 5});
 
     // A cold instance: the first request reads the key, then its brand while counting the
-    // request, then the page.
+    // request, then the page as a warm instance does (the brand's counters, alongside the
+    // creators catalog, then the positions): 4 in a row.
     recorder.take();
     let (status, _) = call("GET", "/streams".into(), None).await;
     assert_eq!(status, 200);
@@ -184,12 +193,15 @@ async fn round_trips_per_endpoint_stay_within_budget() {
     let cold_sequential = sequential(&cold);
     let cold_operations: Vec<&str> = cold.iter().map(|c| c.operation.as_str()).collect();
     assert!(
-        cold_sequential <= 3,
+        cold_sequential <= 4,
         "cold GET /streams: {cold_sequential} sequential round trips ({cold_operations:?})"
     );
 
-    // Warm the instance: key cache and creators catalog.
+    // Warm the instance: key cache, creators catalog, and the error set of the block that
+    // `status=error` pages read (an error is final, so the set is cached while its count
+    // matches; the first read of a block is one more round trip).
     call("GET", "/creators".into(), None).await;
+    call("GET", "/streams?status=error".into(), None).await;
     let (_, created) = call("POST", "/streams".into(), Some(start_body.clone())).await;
     let id = created["stream_id"].as_str().unwrap().to_owned();
     let (_, hook) = call(
@@ -209,6 +221,14 @@ async fn round_trips_per_endpoint_stay_within_budget() {
         (
             "GET",
             "/streams?status=live&offset=1".into(),
+            None,
+            Some(2),
+            200,
+        ),
+        ("GET", "/streams?status=ended".into(), None, Some(2), 200),
+        (
+            "GET",
+            "/streams?status=error&offset=0".into(),
             None,
             Some(2),
             200,
@@ -256,7 +276,7 @@ async fn round_trips_per_endpoint_stay_within_budget() {
         }
     }
     report.push_str(&format!(
-        "| `GET /streams`, first request of a cold instance | {} ({}) | {cold_sequential} | <= 3 |\n",
+        "| `GET /streams`, first request of a cold instance | {} ({}) | {cold_sequential} | <= 4 |\n",
         cold.len(),
         cold_operations.join(", ")
     ));

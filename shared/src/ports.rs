@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::stream::Transition;
 use crate::domain::{
-    ApiKey, Brand, Creator, Stream, StreamEvent, StreamStatus, TimerKind, Webhook,
+    ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, TimerKind, Webhook,
 };
 use crate::error::{RoomError, StoreError};
 
@@ -35,9 +35,10 @@ pub trait CreatorStore: Send + Sync {
     async fn get_creator(&self, creator_id: &str) -> StoreResult<Option<Creator>>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateStreamOutcome {
-    Created,
+    /// The stream as stored; see [`StreamStore::create_stream`].
+    Created(Box<Stream>),
     /// The brand already had `max_active` streams in `preparing` or `live`; nothing was written.
     ConcurrencyLimit,
 }
@@ -51,11 +52,15 @@ pub struct StreamPage {
 #[async_trait]
 pub trait StreamStore: Send + Sync {
     /// Creates `stream` and takes one of its brand's active slots in one atomic step, together
-    /// with `event` in the outbox when given; refuses when `max_active` slots are taken.
+    /// with an event of type `announce` in the outbox when given (built from the stream as
+    /// stored, as of its `created_at`); refuses when `max_active` slots are taken.
+    ///
+    /// The stored stream is placed after the brand's newest ([`Stream::place_after`]), so
+    /// that creation order is newest-first order.
     async fn create_stream(
         &self,
         stream: &Stream,
-        event: Option<&StreamEvent>,
+        announce: Option<EventType>,
         max_active: u32,
     ) -> StoreResult<CreateStreamOutcome>;
 
@@ -92,7 +97,7 @@ pub trait StreamStore: Send + Sync {
     ) -> StoreResult<Option<(Stream, StreamEvent)>>;
 
     /// Adds `delta` to a live stream's viewer count, never going below zero.
-    async fn adjust_viewer_count(&self, stream_id: Uuid, delta: i64)
+    async fn adjust_viewer_count(&self, stream: &Stream, delta: i64)
     -> StoreResult<Option<Stream>>;
 }
 

@@ -129,6 +129,7 @@ impl Seed {
                 ended_at: s.ended_at,
                 duration_minutes: s.duration_minutes,
                 script: None,
+                position: None,
             })
             .collect();
         store.put_streams(&streams).await?;

@@ -1,12 +1,15 @@
-//! The DynamoDB store: one table, every request a `GetItem`, `Query`, conditional write or
-//! transaction (never a `Scan`).
+//! The DynamoDB store: one table, every request a `GetItem`, `BatchGetItem`, `Query`,
+//! conditional write or transaction (never a `Scan`).
 //!
 //! | item | pk | sk | indexes |
 //! |---|---|---|---|
 //! | brand (with its counters) | `BRAND#<id>` | `BRAND` | |
 //! | API key | `KEY#<sha256>` | `KEY` | |
 //! | creator | `CREATORS` | `<id>` | |
-//! | stream | `STREAM#<id>` | `STREAM` | gsi1: brand, newest first; gsi2: brand and status |
+//! | stream | `STREAM#<id>` | `STREAM` | |
+//! | stream, by position | `POS#<brand>#<position>` | `POS` | |
+//! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
+//! | first position of a day | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
 //! | webhook | `WEBHOOK#<id>` | `WEBHOOK` | gsi1: brand's webhooks, newest first |
 //! | event (outbox) | `EVENT#<id>` | `EVENT` | gsi3 (sparse): not yet relayed, oldest first |
@@ -14,9 +17,11 @@
 //! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | TTL |
 //!
 //! The brand item carries the counters that make limits atomic and totals cheap: `active`
-//! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`.
+//! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
+//! and the positions index that pages streams without a `Query` ([`super::positions`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
@@ -30,6 +35,7 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use super::describe;
+use super::positions::{self, BrandIndex};
 use crate::domain::event::EventType;
 use crate::domain::stream::Transition;
 use crate::domain::{
@@ -41,8 +47,16 @@ use crate::ports::*;
 type Item = HashMap<String, AttributeValue>;
 
 const GSI1: &str = "gsi1";
-const GSI2: &str = "gsi2";
 const GSI3: &str = "gsi3";
+/// Placing a new stream at the brand's next position, against concurrent starts.
+const CREATE_ATTEMPTS: u32 = 12;
+/// Days whose first position the streams since a time look up: a 30-day window and today.
+const DAYS_PROBED: usize = 31;
+/// Keys per `BatchGetItem`, and such requests in flight at once.
+const BATCH_GET_KEYS: usize = 100;
+const BATCH_GETS_IN_FLIGHT: usize = 8;
+/// Error sets cached per instance before the cache starts over.
+const ERROR_SETS_CACHED: usize = 2048;
 /// Rate windows are kept a little past their minute.
 const RATE_TTL_SECS: i64 = 180;
 const PROVIDER_EVENT_TTL: Duration = Duration::hours(24);
@@ -145,12 +159,24 @@ fn brand_pk(id: &str) -> String {
     format!("BRAND#{id}")
 }
 
-fn streams_index_pk(brand_id: &str) -> String {
-    format!("BRAND#{brand_id}#STREAMS")
+fn position_pk(brand_id: &str, position: u64) -> String {
+    format!("POS#{brand_id}#{position}")
 }
 
-fn status_index_pk(brand_id: &str, status: StreamStatus) -> String {
-    format!("BRAND#{brand_id}#STATUS#{}", status.as_str())
+fn errors_pk(brand_id: &str, block: u64) -> String {
+    format!("ERRORS#{brand_id}#{block}")
+}
+
+fn day_pk(brand_id: &str, day: chrono::NaiveDate) -> String {
+    format!("DAY#{brand_id}#{day}")
+}
+
+/// The copy of a stream kept at its position.
+fn position_item(stream: &Stream, position: u64) -> Item {
+    let mut item = Item::from(stream);
+    item.insert("pk".into(), s(position_pk(&stream.brand_id, position)));
+    item.insert("sk".into(), s("POS"));
+    item
 }
 
 fn created_sort_key(created_at: DateTime<Utc>, id: Uuid) -> String {
@@ -164,7 +190,6 @@ fn status_counter(status: StreamStatus) -> String {
 impl From<&Stream> for Item {
     fn from(stream: &Stream) -> Item {
         let mut item = key(stream_pk(stream.id), "STREAM");
-        let sort = created_sort_key(stream.created_at, stream.id);
         let mut put = |name: &str, value: AttributeValue| {
             item.insert(name.to_owned(), value);
         };
@@ -177,13 +202,9 @@ impl From<&Stream> for Item {
         put("viewer_count", n(stream.viewer_count));
         put("test", AttributeValue::Bool(stream.test));
         put("created_at", s(sortable(stream.created_at)));
-        put("gsi1pk", s(streams_index_pk(&stream.brand_id)));
-        put("gsi1sk", s(sort.clone()));
-        put(
-            "gsi2pk",
-            s(status_index_pk(&stream.brand_id, stream.status)),
-        );
-        put("gsi2sk", s(sort));
+        if let Some(position) = stream.position {
+            put("position", n(position));
+        }
         for (name, value) in [
             ("platform", &stream.platform),
             ("creator_id", &stream.creator_id),
@@ -233,6 +254,9 @@ impl TryFrom<&Item> for Stream {
                 .opt_number("duration_minutes")
                 .and_then(|m| u32::try_from(m).ok()),
             script: item.opt_string("script"),
+            position: item
+                .opt_number("position")
+                .and_then(|p| u64::try_from(p).ok()),
         })
     }
 }
@@ -382,6 +406,17 @@ fn api_key_from_item(item: &Item) -> Result<ApiKey, StoreError> {
 pub struct DynamoStore {
     client: Client,
     table: String,
+    error_sets: Arc<Mutex<ErrorSetCache>>,
+}
+
+/// Error sets of blocks, by (brand, generation, block); see [`positions`].
+type ErrorSetCache = HashMap<(String, u64, u64), Arc<Vec<u64>>>;
+
+/// What creation adds to a counters update: its condition and the position it takes.
+struct Creation<'a> {
+    condition: &'a str,
+    total: u64,
+    max_active: u32,
 }
 
 /// Whether a failed transaction was cancelled by the condition of item `index`.
@@ -484,6 +519,7 @@ impl DynamoStore {
         Self {
             client,
             table: table.into(),
+            error_sets: Arc::default(),
         }
     }
 
@@ -588,24 +624,38 @@ impl DynamoStore {
         }
     }
 
-    /// The counter update of a brand for a stream changing status (or appearing: `from` None).
+    /// The counters update of a brand for `stream` (as it is after the change) leaving status
+    /// `from`, or appearing (`creation`): the status counts, the active slots and the
+    /// positions index (see [`positions`]).
     fn counters_update(
         &self,
-        brand_id: &str,
+        stream: &Stream,
         from: Option<StreamStatus>,
-        to: StreamStatus,
-        condition: Option<&str>,
-        max_active: Option<u32>,
+        creation: Option<Creation<'_>>,
     ) -> Result<TransactWriteItem, StoreError> {
+        let to = stream.status;
+        let position = stream
+            .position
+            .ok_or_else(|| corrupt("stream without a position"))?;
         let mut sets = vec!["#to = if_not_exists(#to, :zero) + :one".to_owned()];
+        let mut removes = Vec::new();
         let mut names = vec![("#to", status_counter(to))];
         let mut values = vec![(":zero", n(0)), (":one", n(1))];
-        match from {
-            None => sets.push("streams_total = if_not_exists(streams_total, :zero) + :one".into()),
-            Some(from) => {
-                sets.push("#from = if_not_exists(#from, :zero) - :one".into());
-                names.push(("#from", status_counter(from)));
+        if let Some(from) = from {
+            sets.push("#from = if_not_exists(#from, :zero) - :one".into());
+            names.push(("#from", status_counter(from)));
+        }
+        let mut condition = None;
+        if let Some(creation) = creation {
+            sets.push("streams_total = :next_total".into());
+            sets.push("newest = :newest".into());
+            values.push((":next_total", n(creation.total + 1)));
+            values.push((":newest", s(created_sort_key(stream.created_at, stream.id))));
+            if creation.condition.contains(":total") {
+                values.push((":total", n(creation.total)));
             }
+            values.push((":max_active", n(creation.max_active)));
+            condition = Some(creation.condition);
         }
         let active_delta =
             i64::from(to.is_active()) - i64::from(from.is_some_and(|f| f.is_active()));
@@ -613,14 +663,28 @@ impl DynamoStore {
             sets.push("active = if_not_exists(active, :zero) + :active_delta".into());
             values.push((":active_delta", n(active_delta)));
         }
-        if let Some(max) = max_active {
-            values.push((":max_active", n(max)));
+        names.push(("#act", positions::active_attribute(position)));
+        if to.is_active() {
+            sets.push("#act = :to_status".into());
+            values.push((":to_status", s(to.as_str())));
+        } else {
+            removes.push("#act");
         }
-        let expression = format!("SET {}", sets.join(", "));
+        if to == StreamStatus::Error {
+            sets.push("#errors = if_not_exists(#errors, :zero) + :one".into());
+            names.push((
+                "#errors",
+                positions::errors_attribute(positions::block_of(position)),
+            ));
+        }
+        let mut expression = format!("SET {}", sets.join(", "));
+        if !removes.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
+        }
         update(
             &self.table,
             UpdateSpec {
-                key: key(brand_pk(brand_id), "BRAND"),
+                key: key(brand_pk(&stream.brand_id), "BRAND"),
                 expression: &expression,
                 condition,
                 names,
@@ -669,9 +733,7 @@ impl DynamoStore {
                 .map_err(backend)
         };
         let mut attributes = Vec::new();
-        for name in [
-            "pk", "sk", "gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk",
-        ] {
+        for name in ["pk", "sk", "gsi1pk", "gsi1sk", "gsi3pk", "gsi3sk"] {
             attributes.push(attribute(name)?);
         }
         self.client
@@ -679,7 +741,7 @@ impl DynamoStore {
             .table_name(&self.table)
             .set_attribute_definitions(Some(attributes))
             .set_key_schema(Some(key_schema("pk", "sk")?))
-            .set_global_secondary_indexes(Some(vec![index(GSI1)?, index(GSI2)?, index(GSI3)?]))
+            .set_global_secondary_indexes(Some(vec![index(GSI1)?, index(GSI3)?]))
             .billing_mode(BillingMode::PayPerRequest)
             .stream_specification(
                 StreamSpecification::builder()
@@ -715,6 +777,170 @@ impl DynamoStore {
             .await
             .map_err(backend)?;
         Ok(())
+    }
+
+    /// The streams at `positions` of a brand, in that order (a missing one is skipped and
+    /// logged: positions are written with their streams, so it means a damaged index).
+    async fn streams_at(&self, brand_id: &str, at: &[u64]) -> StoreResult<Vec<Stream>> {
+        let keys = at
+            .iter()
+            .map(|p| key(position_pk(brand_id, *p), "POS"))
+            .collect();
+        let mut found: HashMap<u64, Stream> = HashMap::with_capacity(at.len());
+        for item in self.batch_get(keys).await? {
+            let stream = Stream::try_from(&item)?;
+            if let Some(position) = stream.position {
+                found.insert(position, stream);
+            }
+        }
+        let mut streams = Vec::with_capacity(at.len());
+        for position in at {
+            match found.remove(position) {
+                Some(stream) => streams.push(stream),
+                None => tracing::warn!(brand_id, position, "stream position missing"),
+            }
+        }
+        Ok(streams)
+    }
+
+    /// Error sets of `blocks`, from the cache while their counts say they are complete.
+    async fn error_sets(
+        &self,
+        brand_id: &str,
+        index: &BrandIndex,
+        blocks: &[u64],
+    ) -> StoreResult<HashMap<u64, Arc<Vec<u64>>>> {
+        let cache_key = |block: u64| (brand_id.to_owned(), index.generation, block);
+        let mut sets = HashMap::new();
+        let mut missing = Vec::new();
+        {
+            let cache = self.error_sets.lock().unwrap_or_else(|p| p.into_inner());
+            for block in blocks {
+                match cache.get(&cache_key(*block)) {
+                    Some(set) if set.len() as u64 == index.errors_in(*block) => {
+                        sets.insert(*block, set.clone());
+                    }
+                    _ => missing.push(*block),
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(sets);
+        }
+        let keys = missing
+            .iter()
+            .map(|block| key(errors_pk(brand_id, *block), "ERRORS"))
+            .collect();
+        let items = self.batch_get(keys).await?;
+        let mut cache = self.error_sets.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() + items.len() > ERROR_SETS_CACHED {
+            cache.clear();
+        }
+        for item in items {
+            let block = item
+                .string("pk")?
+                .rsplit('#')
+                .next()
+                .and_then(|b| b.parse::<u64>().ok())
+                .ok_or_else(|| corrupt("error block key"))?;
+            let mut set: Vec<u64> = match item.get("positions") {
+                Some(AttributeValue::Ns(numbers)) => numbers
+                    .iter()
+                    .map(|p| p.parse().map_err(|_| corrupt("error block position")))
+                    .collect::<Result<_, _>>()?,
+                _ => Vec::new(),
+            };
+            set.sort_unstable();
+            let set = Arc::new(set);
+            // Only a complete set is kept: one read before its count caught up is not.
+            if set.len() as u64 == index.errors_in(block) {
+                cache.insert(cache_key(block), set.clone());
+            }
+            sets.insert(block, set);
+        }
+        Ok(sets)
+    }
+
+    /// The first position created at or after `since`, by halving (a few reads; used only
+    /// when `since` is long before the next stream).
+    async fn first_position_since(
+        &self,
+        brand_id: &str,
+        index: &BrandIndex,
+        since: DateTime<Utc>,
+    ) -> StoreResult<u64> {
+        let (mut low, mut high) = (0, index.total);
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let created_at = match self.streams_at(brand_id, &[middle]).await?.first() {
+                Some(stream) => stream.created_at,
+                None => return Err(corrupt("stream position missing")),
+            };
+            if created_at < since {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        Ok(low)
+    }
+
+    /// Items by key, consistently read: `BatchGetItem`s of 100 keys, a few in flight at once,
+    /// resending what DynamoDB left over. Order is not kept.
+    async fn batch_get(&self, keys: Vec<Item>) -> StoreResult<Vec<Item>> {
+        let mut chunks = keys.chunks(BATCH_GET_KEYS).map(<[Item]>::to_vec);
+        let Some(first) = chunks.next() else {
+            return Ok(Vec::new());
+        };
+        if keys.len() <= BATCH_GET_KEYS {
+            return self.batch_get_chunk(first).await;
+        }
+        let mut in_flight = tokio::task::JoinSet::new();
+        let mut items = Vec::with_capacity(keys.len());
+        for chunk in std::iter::once(first).chain(chunks) {
+            if in_flight.len() >= BATCH_GETS_IN_FLIGHT
+                && let Some(done) = in_flight.join_next().await
+            {
+                items.extend(done.map_err(backend)??);
+            }
+            let store = self.clone();
+            in_flight.spawn(async move { store.batch_get_chunk(chunk).await });
+        }
+        while let Some(done) = in_flight.join_next().await {
+            items.extend(done.map_err(backend)??);
+        }
+        Ok(items)
+    }
+
+    async fn batch_get_chunk(&self, keys: Vec<Item>) -> StoreResult<Vec<Item>> {
+        use aws_sdk_dynamodb::types::KeysAndAttributes;
+        let mut items = Vec::with_capacity(keys.len());
+        let mut request = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(backend)?,
+        );
+        while let Some(keys) = request.take() {
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, keys)
+                .send()
+                .await
+                .map_err(backend)?;
+            items.extend(
+                out.responses
+                    .unwrap_or_default()
+                    .remove(&self.table)
+                    .unwrap_or_default(),
+            );
+            request = out
+                .unprocessed_keys
+                .and_then(|mut unprocessed| unprocessed.remove(&self.table));
+        }
+        Ok(items)
     }
 
     /// Counters of a brand: (active, total, per status).
@@ -802,36 +1028,91 @@ impl StreamStore for DynamoStore {
     async fn create_stream(
         &self,
         stream: &Stream,
-        event: Option<&StreamEvent>,
+        announce: Option<EventType>,
         max_active: u32,
     ) -> StoreResult<CreateStreamOutcome> {
-        let mut items = vec![
-            self.counters_update(
-                &stream.brand_id,
-                None,
-                stream.status,
-                Some("attribute_not_exists(active) OR active < :max_active"),
-                Some(max_active),
-            )?,
-            put(
-                &self.table,
-                Item::from(stream),
-                Some("attribute_not_exists(pk)"),
-            )?,
-        ];
-        if let Some(room) = &stream.room_name {
-            let mut room_item = key(format!("ROOM#{room}"), "ROOM");
-            room_item.insert("stream_id".into(), s(stream.id.to_string()));
-            items.push(put(&self.table, room_item, None)?);
+        // The position is the brand's current total, taken in a transaction conditional on
+        // that total: a concurrent start of the brand makes it fail, and it is placed again
+        // after the winner. At most `max_active` starts can win, so a burst settles quickly.
+        for attempt in 0..CREATE_ATTEMPTS {
+            if attempt > 0 {
+                let jitter = rand::random_range(2..=10u64) * u64::from(attempt);
+                tokio::time::sleep(std::time::Duration::from_millis(jitter)).await;
+            }
+            let index = BrandIndex::from_item(&self.brand_counters(&stream.brand_id).await?)?;
+            if index.active.len() >= max_active as usize {
+                return Ok(CreateStreamOutcome::ConcurrencyLimit);
+            }
+            let mut stored = stream.clone();
+            if let Some(newest) = &index.newest {
+                let (newest_at, newest_id) = newest
+                    .split_once('#')
+                    .and_then(|(at, id)| {
+                        Some((DateTime::parse_from_rfc3339(at).ok()?, id.parse().ok()?))
+                    })
+                    .ok_or_else(|| corrupt("brand counters: newest"))?;
+                stored.place_after(newest_at.to_utc(), newest_id);
+            }
+            let position = index.total;
+            stored.position = Some(position);
+            let total_condition = if position == 0 {
+                "(attribute_not_exists(streams_total) OR streams_total = :total)"
+            } else {
+                "streams_total = :total"
+            };
+            let condition = format!(
+                "{total_condition} AND (attribute_not_exists(active) OR active < :max_active)"
+            );
+            let mut items = vec![
+                self.counters_update(
+                    &stored,
+                    None,
+                    Some(Creation {
+                        condition: &condition,
+                        total: position,
+                        max_active,
+                    }),
+                )?,
+                put(
+                    &self.table,
+                    Item::from(&stored),
+                    Some("attribute_not_exists(pk)"),
+                )?,
+                put(&self.table, position_item(&stored, position), None)?,
+                update(
+                    &self.table,
+                    UpdateSpec {
+                        key: key(
+                            day_pk(&stored.brand_id, stored.created_at.date_naive()),
+                            "DAY",
+                        ),
+                        expression: "SET #first = if_not_exists(#first, :position)",
+                        condition: None,
+                        names: vec![("#first", "first".to_owned())],
+                        values: vec![(":position", n(position))],
+                    },
+                )?,
+            ];
+            if let Some(room) = &stored.room_name {
+                let mut room_item = key(format!("ROOM#{room}"), "ROOM");
+                room_item.insert("stream_id".into(), s(stored.id.to_string()));
+                items.push(put(&self.table, room_item, None)?);
+            }
+            if let Some(event_type) = announce {
+                let event = StreamEvent::new(event_type, &stored, stored.created_at);
+                items.push(put(&self.table, event_item(&event), None)?);
+            }
+            match self.transact(items).await {
+                Ok(()) => return Ok(CreateStreamOutcome::Created(Box::new(stored))),
+                // Another start took the position, or the last slot: read again and see.
+                Err(err) if condition_failed_at(&err, 0) => continue,
+                Err(err) => return Err(backend(err)),
+            }
         }
-        if let Some(event) = event {
-            items.push(put(&self.table, event_item(event), None)?);
-        }
-        match self.transact(items).await {
-            Ok(()) => Ok(CreateStreamOutcome::Created),
-            Err(err) if condition_failed_at(&err, 0) => Ok(CreateStreamOutcome::ConcurrencyLimit),
-            Err(err) => Err(backend(err)),
-        }
+        Err(StoreError::Backend(format!(
+            "too many concurrent starts for brand {}",
+            stream.brand_id
+        )))
     }
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
@@ -858,36 +1139,23 @@ impl StreamStore for DynamoStore {
         limit: usize,
         offset: usize,
     ) -> StoreResult<StreamPage> {
-        let (index, pk) = match status {
-            None => (GSI1, ("gsi1pk = :pk", streams_index_pk(brand_id))),
-            Some(status) => (GSI2, ("gsi2pk = :pk", status_index_pk(brand_id, status))),
+        let index = BrandIndex::from_item(&self.brand_counters(brand_id).await?)?;
+        let (offset, limit) = (offset as u64, limit as u64);
+        let positions = match status {
+            None => index.page(offset, limit),
+            Some(status) if status.is_active() => index.active_page(status, offset, limit),
+            Some(status) => {
+                let slices = index.slices(status, offset, limit);
+                let sets = self
+                    .error_sets(brand_id, &index, &index.error_sets_needed(&slices))
+                    .await?;
+                index.positions(status, &slices, &sets)
+            }
         };
-        // The total (a counter) and the page (an index query) in parallel: one round trip.
-        let (counters, items) = tokio::join!(
-            self.brand_counters(brand_id),
-            self.query_all(
-                Some(index),
-                pk.0,
-                vec![(":pk", s(pk.1))],
-                true,
-                Some(offset.saturating_add(limit)),
-            )
-        );
-        let counters = counters?;
-        let total = match status {
-            None => counters.opt_number("streams_total"),
-            Some(status) => counters.opt_number(&status_counter(status)),
-        }
-        .and_then(|t| u64::try_from(t).ok())
-        .unwrap_or(0);
-        let items = items?;
-        let streams = items
-            .iter()
-            .skip(offset)
-            .take(limit)
-            .map(Stream::try_from)
-            .collect::<Result<_, _>>()?;
-        Ok(StreamPage { streams, total })
+        Ok(StreamPage {
+            streams: self.streams_at(brand_id, &positions).await?,
+            total: index.total_of(status),
+        })
     }
 
     async fn streams_created_since(
@@ -895,20 +1163,37 @@ impl StreamStore for DynamoStore {
         brand_id: &str,
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<Stream>> {
-        self.query_all(
-            Some(GSI1),
-            "gsi1pk = :pk AND gsi1sk >= :since",
-            vec![
-                (":pk", s(streams_index_pk(brand_id))),
-                (":since", s(sortable(since))),
-            ],
-            true,
-            None,
-        )
-        .await?
-        .iter()
-        .map(Stream::try_from)
-        .collect()
+        let days: Vec<chrono::NaiveDate> =
+            since.date_naive().iter_days().take(DAYS_PROBED).collect();
+        let day_keys = days
+            .iter()
+            .map(|day| key(day_pk(brand_id, *day), "DAY"))
+            .collect();
+        let (counters, day_items) =
+            tokio::join!(self.brand_counters(brand_id), self.batch_get(day_keys));
+        let index = BrandIndex::from_item(&counters?)?;
+        if index
+            .newest
+            .as_ref()
+            .is_none_or(|newest| *newest < sortable(since))
+        {
+            return Ok(Vec::new());
+        }
+        // Positions follow creation time, so the earliest day found holds the lowest one.
+        let first = day_items?
+            .iter()
+            .filter_map(|item| item.opt_number("first"))
+            .filter_map(|first| u64::try_from(first).ok())
+            .min();
+        let first = match first {
+            Some(first) => first,
+            // Nothing in the days probed, yet something newer: a search by position.
+            None => self.first_position_since(brand_id, &index, since).await?,
+        };
+        let positions: Vec<u64> = (first..index.total).rev().collect();
+        let mut streams = self.streams_at(brand_id, &positions).await?;
+        streams.retain(|stream| stream.created_at >= since);
+        Ok(streams)
     }
 
     async fn apply_transition(
@@ -919,21 +1204,16 @@ impl StreamStore for DynamoStore {
     ) -> StoreResult<Option<(Stream, StreamEvent)>> {
         // No read: the update is conditional on the status the caller saw.
         let mut stream = current.clone();
-        let stream_id = stream.id;
         let from = stream.status;
         if !stream.apply(transition, at) {
             return Ok(None);
         }
+        let position = stream
+            .position
+            .ok_or_else(|| corrupt("stream without a position"))?;
         let event = StreamEvent::new(transition.event_type(), &stream, at);
-        let mut sets = vec!["#status = :to", "gsi2pk = :gsi2pk"];
-        let mut values = vec![
-            (":from", s(from.as_str())),
-            (":to", s(stream.status.as_str())),
-            (
-                ":gsi2pk",
-                s(status_index_pk(&stream.brand_id, stream.status)),
-            ),
-        ];
+        let mut sets = vec!["#status = :to"];
+        let mut values = vec![(":to", s(stream.status.as_str()))];
         if let Some(started) = stream
             .started_at
             .filter(|_| from == StreamStatus::Preparing && stream.status == StreamStatus::Live)
@@ -946,20 +1226,48 @@ impl StreamStore for DynamoStore {
             values.push((":ended_at", s(sortable(ended))));
         }
         let expression = format!("SET {}", sets.join(", "));
-        let items = vec![
+        let names = vec![("#status", "status".to_owned())];
+        let mut conditioned = values.clone();
+        conditioned.push((":from", s(from.as_str())));
+        let mut items = vec![
             update(
                 &self.table,
                 UpdateSpec {
-                    key: key(stream_pk(stream_id), "STREAM"),
+                    key: key(stream_pk(stream.id), "STREAM"),
                     expression: &expression,
                     condition: Some("#status = :from"),
-                    names: vec![("#status", "status".to_owned())],
+                    names: names.clone(),
+                    values: conditioned,
+                },
+            )?,
+            update(
+                &self.table,
+                UpdateSpec {
+                    key: key(position_pk(&stream.brand_id, position), "POS"),
+                    expression: &expression,
+                    condition: None,
+                    names,
                     values,
                 },
             )?,
-            self.counters_update(&stream.brand_id, Some(from), stream.status, None, None)?,
+            self.counters_update(&stream, Some(from), None)?,
             put(&self.table, event_item(&event), None)?,
         ];
+        if stream.status == StreamStatus::Error {
+            items.push(update(
+                &self.table,
+                UpdateSpec {
+                    key: key(
+                        errors_pk(&stream.brand_id, positions::block_of(position)),
+                        "ERRORS",
+                    ),
+                    expression: "ADD #positions :position",
+                    condition: None,
+                    names: vec![("#positions", "positions".to_owned())],
+                    values: vec![(":position", AttributeValue::Ns(vec![position.to_string()]))],
+                },
+            )?);
+        }
         match self.transact(items).await {
             Ok(()) => Ok(Some((stream, event))),
             Err(err) if condition_failed_at(&err, 0) => Ok(None),
@@ -969,31 +1277,52 @@ impl StreamStore for DynamoStore {
 
     async fn adjust_viewer_count(
         &self,
-        stream_id: Uuid,
+        stream: &Stream,
         delta: i64,
     ) -> StoreResult<Option<Stream>> {
+        let position = stream
+            .position
+            .ok_or_else(|| corrupt("stream without a position"))?;
         let condition = if delta < 0 {
             "#status = :live AND viewer_count >= :floor"
         } else {
             "#status = :live"
         };
-        let mut request = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(stream_pk(stream_id), "STREAM")))
-            .update_expression("ADD viewer_count :delta")
-            .condition_expression(condition)
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":delta", n(delta))
-            .expression_attribute_values(":live", s(StreamStatus::Live.as_str()))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew);
+        let mut values = vec![
+            (":delta", n(delta)),
+            (":live", s(StreamStatus::Live.as_str())),
+        ];
         if delta < 0 {
-            request = request.expression_attribute_values(":floor", n(-delta));
+            values.push((":floor", n(-delta)));
         }
-        match request.send().await {
-            Ok(out) => out.attributes.as_ref().map(Stream::try_from).transpose(),
-            Err(err) if condition_failed(&err) => Ok(None),
+        let names = vec![("#status", "status".to_owned())];
+        // The stream and its position copy move together; the copy's update carries no
+        // condition of its own, so it takes only the values it uses.
+        let items = vec![
+            update(
+                &self.table,
+                UpdateSpec {
+                    key: key(stream_pk(stream.id), "STREAM"),
+                    expression: "ADD viewer_count :delta",
+                    condition: Some(condition),
+                    names,
+                    values,
+                },
+            )?,
+            update(
+                &self.table,
+                UpdateSpec {
+                    key: key(position_pk(&stream.brand_id, position), "POS"),
+                    expression: "ADD viewer_count :delta",
+                    condition: None,
+                    names: Vec::new(),
+                    values: vec![(":delta", n(delta))],
+                },
+            )?,
+        ];
+        match self.transact(items).await {
+            Ok(()) => self.get_stream(stream.id).await,
+            Err(err) if condition_failed_at(&err, 0) => Ok(None),
             Err(err) => Err(backend(err)),
         }
     }
@@ -1206,77 +1535,273 @@ impl AdminStore for DynamoStore {
     }
 
     async fn put_streams(&self, streams: &[Stream]) -> StoreResult<()> {
-        use aws_sdk_dynamodb::types::{KeysAndAttributes, PutRequest, WriteRequest};
-        // Streams being replaced count out of their old status.
-        let mut previous: HashMap<Uuid, Stream> = HashMap::new();
-        for chunk in streams.chunks(100) {
-            let keys: Vec<Item> = chunk
-                .iter()
-                .map(|st| key(stream_pk(st.id), "STREAM"))
-                .collect();
-            let mut request = Some(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(keys))
-                    .consistent_read(true)
-                    .build()
-                    .map_err(backend)?,
-            );
-            while let Some(keys) = request.take() {
-                let out = self
-                    .client
-                    .batch_get_item()
-                    .request_items(&self.table, keys)
-                    .send()
-                    .await
-                    .map_err(backend)?;
-                for item in out
-                    .responses
-                    .unwrap_or_default()
-                    .remove(&self.table)
-                    .unwrap_or_default()
-                {
-                    let stream = Stream::try_from(&item)?;
-                    previous.insert(stream.id, stream);
-                }
-                request = out
-                    .unprocessed_keys
-                    .and_then(|mut unprocessed| unprocessed.remove(&self.table));
-            }
-        }
-        let mut writes = Vec::new();
-        let mut deltas: HashMap<String, HashMap<String, i64>> = HashMap::new();
+        let mut by_brand: BTreeMap<&str, Vec<Stream>> = BTreeMap::new();
         for stream in streams {
-            writes.push(Item::from(stream));
+            by_brand
+                .entry(stream.brand_id.as_str())
+                .or_default()
+                .push(stream.clone());
+        }
+        for (brand_id, streams) in by_brand {
+            self.put_brand_streams(brand_id, streams).await?;
+        }
+        Ok(())
+    }
+
+    async fn put_stream(&self, stream: &Stream) -> StoreResult<()> {
+        self.put_streams(std::slice::from_ref(stream)).await
+    }
+}
+
+/// Seeding a brand's streams: positions, position copies, error blocks and days, as creation
+/// and transitions keep them. Not atomic with concurrent starts of the same brand: seed a
+/// brand while it is idle.
+impl DynamoStore {
+    async fn put_brand_streams(&self, brand_id: &str, streams: Vec<Stream>) -> StoreResult<()> {
+        // A later stream with the same id replaces an earlier one.
+        let mut unique: HashMap<Uuid, Stream> = HashMap::new();
+        for stream in streams {
+            unique.insert(stream.id, stream);
+        }
+        let mut streams: Vec<Stream> = unique.into_values().collect();
+        streams.sort_by_key(|s| (s.created_at, s.id));
+        let index = BrandIndex::from_item(&self.brand_counters(brand_id).await?)?;
+        let ids = streams
+            .iter()
+            .map(|s| key(stream_pk(s.id), "STREAM"))
+            .collect();
+        let replaces = !self.batch_get(ids).await?.is_empty();
+        let all_newer = match (&index.newest, streams.first()) {
+            (Some(newest), Some(first)) => created_sort_key(first.created_at, first.id) > *newest,
+            _ => true,
+        };
+        if !replaces && all_newer {
+            self.append_streams(brand_id, &index, streams).await
+        } else {
+            self.renumber_streams(brand_id, &index, streams).await
+        }
+    }
+
+    /// Streams newer than every stream of the brand take the next positions.
+    async fn append_streams(
+        &self,
+        brand_id: &str,
+        index: &BrandIndex,
+        mut streams: Vec<Stream>,
+    ) -> StoreResult<()> {
+        let Some(newest) = streams.last().map(|s| created_sort_key(s.created_at, s.id)) else {
+            return Ok(());
+        };
+        for (offset, stream) in streams.iter_mut().enumerate() {
+            stream.position = Some(index.total + offset as u64);
+        }
+        self.write_streams(&streams).await?;
+        let mut adds: BTreeMap<String, i64> = BTreeMap::new();
+        let mut sets: Vec<(String, AttributeValue)> = vec![("newest".into(), s(newest))];
+        let mut error_sets: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        let mut firsts: BTreeMap<chrono::NaiveDate, u64> = BTreeMap::new();
+        *adds.entry("streams_total".into()).or_default() += streams.len() as i64;
+        for stream in &streams {
+            let position = stream.position.unwrap_or_default();
+            *adds.entry(status_counter(stream.status)).or_default() += 1;
+            match stream.status {
+                StreamStatus::Error => {
+                    let block = positions::block_of(position);
+                    *adds.entry(positions::errors_attribute(block)).or_default() += 1;
+                    error_sets.entry(block).or_default().push(position);
+                }
+                StreamStatus::Ended => {}
+                active => {
+                    *adds.entry("active".into()).or_default() += 1;
+                    sets.push((positions::active_attribute(position), s(active.as_str())));
+                }
+            }
+            firsts
+                .entry(stream.created_at.date_naive())
+                .or_insert(position);
+        }
+        self.update_attributes(key(brand_pk(brand_id), "BRAND"), adds, sets, Vec::new())
+            .await?;
+        for (block, set) in error_sets {
+            self.client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key(errors_pk(brand_id, block), "ERRORS")))
+                .update_expression("ADD #positions :set")
+                .expression_attribute_names("#positions", "positions")
+                .expression_attribute_values(
+                    ":set",
+                    AttributeValue::Ns(set.iter().map(u64::to_string).collect()),
+                )
+                .send()
+                .await
+                .map_err(backend)?;
+        }
+        for (day, first) in firsts {
+            self.client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(key(day_pk(brand_id, day), "DAY")))
+                .update_expression("SET #first = if_not_exists(#first, :first)")
+                .expression_attribute_names("#first", "first")
+                .expression_attribute_values(":first", n(first))
+                .send()
+                .await
+                .map_err(backend)?;
+        }
+        Ok(())
+    }
+
+    /// Streams that replace or precede some of the brand's: the whole history is read,
+    /// merged and numbered again, and every index item rewritten.
+    async fn renumber_streams(
+        &self,
+        brand_id: &str,
+        index: &BrandIndex,
+        streams: Vec<Stream>,
+    ) -> StoreResult<()> {
+        let existing: Vec<u64> = (0..index.total).collect();
+        let mut merged: HashMap<Uuid, Stream> = self
+            .streams_at(brand_id, &existing)
+            .await?
+            .into_iter()
+            .map(|s| (s.id, s))
+            .collect();
+        for stream in streams {
+            merged.insert(stream.id, stream);
+        }
+        let mut merged: Vec<Stream> = merged.into_values().collect();
+        merged.sort_by_key(|s| (s.created_at, s.id));
+        for (position, stream) in merged.iter_mut().enumerate() {
+            stream.position = Some(position as u64);
+        }
+        self.write_streams(&merged).await?;
+
+        let mut sets: Vec<(String, AttributeValue)> = vec![
+            ("streams_total".into(), n(merged.len())),
+            ("generation".into(), n(index.generation + 1)),
+        ];
+        if let Some(newest) = merged.last() {
+            sets.push((
+                "newest".into(),
+                s(created_sort_key(newest.created_at, newest.id)),
+            ));
+        }
+        let mut counts: BTreeMap<String, i64> = StreamStatus::ALL
+            .iter()
+            .map(|status| (status_counter(*status), 0))
+            .collect();
+        counts.insert("active".into(), 0);
+        let mut error_sets: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        let mut firsts: BTreeMap<chrono::NaiveDate, u64> = BTreeMap::new();
+        for stream in &merged {
+            let position = stream.position.unwrap_or_default();
+            *counts.entry(status_counter(stream.status)).or_default() += 1;
+            match stream.status {
+                StreamStatus::Error => error_sets
+                    .entry(positions::block_of(position))
+                    .or_default()
+                    .push(position),
+                StreamStatus::Ended => {}
+                active => {
+                    *counts.entry("active".into()).or_default() += 1;
+                    sets.push((positions::active_attribute(position), s(active.as_str())));
+                }
+            }
+            firsts
+                .entry(stream.created_at.date_naive())
+                .or_insert(position);
+        }
+        sets.extend(counts.into_iter().map(|(name, count)| (name, n(count))));
+        for (block, set) in &error_sets {
+            sets.push((positions::errors_attribute(*block), n(set.len())));
+        }
+        let mut removes: Vec<String> = index
+            .active
+            .keys()
+            .map(|p| positions::active_attribute(*p))
+            .chain(index.errors.keys().map(|b| positions::errors_attribute(*b)))
+            .collect();
+        removes.retain(|name| !sets.iter().any(|(set, _)| set == name));
+        self.update_attributes(
+            key(brand_pk(brand_id), "BRAND"),
+            BTreeMap::new(),
+            sets,
+            removes,
+        )
+        .await?;
+
+        let mut puts = Vec::new();
+        for (block, set) in &error_sets {
+            let mut item = key(errors_pk(brand_id, *block), "ERRORS");
+            item.insert(
+                "positions".into(),
+                AttributeValue::Ns(set.iter().map(u64::to_string).collect()),
+            );
+            puts.push(item);
+        }
+        for (day, first) in &firsts {
+            let mut item = key(day_pk(brand_id, *day), "DAY");
+            item.insert("first".into(), n(first));
+            puts.push(item);
+        }
+        let deletes = index
+            .errors
+            .keys()
+            .filter(|block| !error_sets.contains_key(block))
+            .map(|block| key(errors_pk(brand_id, *block), "ERRORS"))
+            .collect();
+        self.batch_write(puts, deletes).await
+    }
+
+    /// Stream items, their position copies and room items, in batches.
+    async fn write_streams(&self, streams: &[Stream]) -> StoreResult<()> {
+        let mut items = Vec::with_capacity(streams.len() * 2);
+        for stream in streams {
+            let position = stream
+                .position
+                .ok_or_else(|| corrupt("stream without a position"))?;
+            items.push(Item::from(stream));
+            items.push(position_item(stream, position));
             if let Some(room) = &stream.room_name {
                 let mut room_item = key(format!("ROOM#{room}"), "ROOM");
                 room_item.insert("stream_id".into(), s(stream.id.to_string()));
-                writes.push(room_item);
+                items.push(room_item);
             }
-            let brand = deltas.entry(stream.brand_id.clone()).or_default();
-            match previous.get(&stream.id) {
-                Some(old) => {
-                    *brand.entry(status_counter(old.status)).or_default() -= 1;
-                    *brand.entry("active".into()).or_default() -= i64::from(old.status.is_active());
-                }
-                None => *brand.entry("streams_total".into()).or_default() += 1,
-            }
-            *brand.entry(status_counter(stream.status)).or_default() += 1;
-            *brand.entry("active".into()).or_default() += i64::from(stream.status.is_active());
         }
-        for chunk in writes.chunks(25) {
-            let mut pending: Vec<WriteRequest> = chunk
-                .iter()
-                .map(|item| {
-                    Ok(WriteRequest::builder()
-                        .put_request(
-                            PutRequest::builder()
-                                .set_item(Some(item.clone()))
-                                .build()
-                                .map_err(backend)?,
-                        )
-                        .build())
-                })
-                .collect::<Result<_, StoreError>>()?;
+        self.batch_write(items, Vec::new()).await
+    }
+
+    /// `puts` and `deletes` in `BatchWriteItem`s of 25, resending what DynamoDB left over.
+    async fn batch_write(&self, puts: Vec<Item>, deletes: Vec<Item>) -> StoreResult<()> {
+        use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
+        let mut requests = Vec::with_capacity(puts.len() + deletes.len());
+        for item in puts {
+            requests.push(
+                WriteRequest::builder()
+                    .put_request(
+                        PutRequest::builder()
+                            .set_item(Some(item))
+                            .build()
+                            .map_err(backend)?,
+                    )
+                    .build(),
+            );
+        }
+        for key in deletes {
+            requests.push(
+                WriteRequest::builder()
+                    .delete_request(
+                        DeleteRequest::builder()
+                            .set_key(Some(key))
+                            .build()
+                            .map_err(backend)?,
+                    )
+                    .build(),
+            );
+        }
+        for chunk in requests.chunks(25) {
+            let mut pending = chunk.to_vec();
             while !pending.is_empty() {
                 let out = self
                     .client
@@ -1291,51 +1816,72 @@ impl AdminStore for DynamoStore {
                     .unwrap_or_default();
             }
         }
-        for (brand_id, counters) in deltas {
-            let counters: Vec<(String, i64)> =
-                counters.into_iter().filter(|(_, d)| *d != 0).collect();
-            if counters.is_empty() {
-                continue;
-            }
+        Ok(())
+    }
+
+    /// `ADD`s, `SET`s and `REMOVE`s on one item, a few dozen per request (update expressions
+    /// are limited in size).
+    async fn update_attributes(
+        &self,
+        item_key: Item,
+        adds: BTreeMap<String, i64>,
+        sets: Vec<(String, AttributeValue)>,
+        removes: Vec<String>,
+    ) -> StoreResult<()> {
+        enum Change {
+            Add(String, i64),
+            Set(String, AttributeValue),
+            Remove(String),
+        }
+        let changes: Vec<Change> = adds
+            .into_iter()
+            .filter(|(_, delta)| *delta != 0)
+            .map(|(name, delta)| Change::Add(name, delta))
+            .chain(
+                sets.into_iter()
+                    .map(|(name, value)| Change::Set(name, value)),
+            )
+            .chain(removes.into_iter().map(Change::Remove))
+            .collect();
+        for chunk in changes.chunks(40) {
             let mut request = self
                 .client
                 .update_item()
                 .table_name(&self.table)
-                .set_key(Some(key(brand_pk(&brand_id), "BRAND")));
-            let mut parts = Vec::new();
-            for (i, (name, delta)) in counters.iter().enumerate() {
-                parts.push(format!("#c{i} :d{i}"));
-                request = request
-                    .expression_attribute_names(format!("#c{i}"), name)
-                    .expression_attribute_values(format!(":d{i}"), n(delta));
+                .set_key(Some(item_key.clone()));
+            let (mut added, mut set, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+            for (i, change) in chunk.iter().enumerate() {
+                let (name, value) = match change {
+                    Change::Add(name, delta) => {
+                        added.push(format!("#a{i} :v{i}"));
+                        (name, Some(n(delta)))
+                    }
+                    Change::Set(name, value) => {
+                        set.push(format!("#a{i} = :v{i}"));
+                        (name, Some(value.clone()))
+                    }
+                    Change::Remove(name) => {
+                        removed.push(format!("#a{i}"));
+                        (name, None)
+                    }
+                };
+                request = request.expression_attribute_names(format!("#a{i}"), name);
+                if let Some(value) = value {
+                    request = request.expression_attribute_values(format!(":v{i}"), value);
+                }
+            }
+            let mut expression = Vec::new();
+            for (verb, parts) in [("ADD", added), ("SET", set), ("REMOVE", removed)] {
+                if !parts.is_empty() {
+                    expression.push(format!("{verb} {}", parts.join(", ")));
+                }
             }
             request
-                .update_expression(format!("ADD {}", parts.join(", ")))
+                .update_expression(expression.join(" "))
                 .send()
                 .await
                 .map_err(backend)?;
         }
         Ok(())
-    }
-
-    async fn put_stream(&self, stream: &Stream) -> StoreResult<()> {
-        let previous = self.get_stream(stream.id).await?;
-        let mut items = vec![put(&self.table, Item::from(stream), None)?];
-        // Replacing a stream with one of the same status leaves the counters as they are.
-        if previous.as_ref().map(|p| p.status) != Some(stream.status) {
-            items.push(self.counters_update(
-                &stream.brand_id,
-                previous.as_ref().map(|p| p.status),
-                stream.status,
-                None,
-                None,
-            )?);
-        }
-        if let Some(room) = &stream.room_name {
-            let mut room_item = key(format!("ROOM#{room}"), "ROOM");
-            room_item.insert("stream_id".into(), s(stream.id.to_string()));
-            items.push(put(&self.table, room_item, None)?);
-        }
-        self.transact(items).await.map_err(backend)
     }
 }

@@ -2,6 +2,7 @@
 //! for stream timers.
 
 pub mod dynamodb;
+mod positions;
 pub mod scheduler;
 pub mod sqs;
 

@@ -146,9 +146,34 @@ pub struct Stream {
     pub ended_at: Option<DateTime<Utc>>,
     pub duration_minutes: Option<u32>,
     pub script: Option<String>,
+    /// The stream's place in its brand's creation order (0 for the first), assigned by stores
+    /// that page by position; `None` until such a store has it.
+    pub position: Option<u64>,
 }
 
 impl Stream {
+    /// Places a new stream after its brand's newest stream (`created_at` `newest_at`, id
+    /// `newest_id`), so that creation order is newest-first order, also to the millisecond that
+    /// responses show: when it would not sort after the newest there, its creation moves to the
+    /// newest's next millisecond. Starts of one brand racing on one clock tick are the only case.
+    /// A test stream's start, the same instant as its creation, moves with it.
+    pub fn place_after(&mut self, newest_at: DateTime<Utc>, newest_id: Uuid) {
+        let shown = |at: DateTime<Utc>| at.timestamp_millis();
+        let at = if (shown(self.created_at), self.id) <= (shown(newest_at), newest_id) {
+            DateTime::from_timestamp_millis(shown(newest_at) + 1).unwrap_or(newest_at)
+        } else {
+            // Same millisecond, higher id: at least the newest's instant.
+            newest_at.max(self.created_at)
+        };
+        if at == self.created_at {
+            return;
+        }
+        if self.started_at == Some(self.created_at) {
+            self.started_at = Some(at);
+        }
+        self.created_at = at;
+    }
+
     /// Applies `transition` as of `at`, or returns `false` when the stream is not in the status
     /// the transition leaves. Stores call this inside their conditional update.
     pub fn apply(&mut self, transition: Transition, at: DateTime<Utc>) -> bool {
@@ -323,7 +348,41 @@ mod tests {
             ended_at: None,
             duration_minutes: None,
             script: None,
+            position: None,
         }
+    }
+
+    #[test]
+    fn a_new_stream_is_placed_after_the_newest_to_the_millisecond() {
+        let at = DateTime::parse_from_rfc3339("2026-01-01T00:00:00.000500Z")
+            .unwrap()
+            .to_utc();
+        let low = Uuid::from_u128(1);
+        let high = Uuid::from_u128(2);
+        let placed = |created_at: DateTime<Utc>, id: Uuid, newest_id: Uuid| {
+            let mut s = stream(StreamStatus::Live);
+            (s.created_at, s.id, s.started_at) = (created_at, id, Some(created_at));
+            s.place_after(at, newest_id);
+            assert_eq!(s.started_at, Some(s.created_at));
+            s.created_at
+        };
+        let next_ms = DateTime::parse_from_rfc3339("2026-01-01T00:00:00.001Z")
+            .unwrap()
+            .to_utc();
+        // Same instant, lower id: the next millisecond.
+        assert_eq!(placed(at, low, high), next_ms);
+        // Same millisecond, higher id: kept, or raised to the newest's instant.
+        assert_eq!(placed(at, high, low), at);
+        let earlier = at - chrono::Duration::microseconds(100);
+        assert_eq!(placed(earlier, high, low), at);
+        // A later millisecond: kept.
+        let later = at + chrono::Duration::milliseconds(3);
+        assert_eq!(placed(later, low, high), later);
+        // A clock behind the newest: the next millisecond.
+        assert_eq!(
+            placed(at - chrono::Duration::seconds(1), high, low),
+            next_ms
+        );
     }
 
     #[test]

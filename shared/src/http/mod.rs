@@ -25,11 +25,13 @@ pub struct GatewayRequestId(pub String);
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Completes a router for serving: the 404 envelope for unknown paths and for methods a path
-/// does not serve, and `X-Request-Id` on every response.
+/// does not serve, reads' deferred rate-limit counts settled, and `X-Request-Id` on every
+/// response.
 pub fn finish(router: Router) -> Router {
     router
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
+        .layer(middleware::from_fn(pipeline::settle_deferred_count))
         .layer(middleware::from_fn(request_id))
 }
 

@@ -7,7 +7,9 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::domain::stream::Transition;
-use crate::domain::{ApiKey, Brand, Creator, Stream, StreamEvent, StreamStatus, Webhook};
+use crate::domain::{
+    ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, Webhook,
+};
 use crate::ports::*;
 
 /// How long provider event ids are remembered for deduplication.
@@ -37,6 +39,10 @@ impl Ordered {
         self.0.len()
     }
 
+    fn last(&self) -> Option<(DateTime<Utc>, Uuid)> {
+        self.0.last().copied()
+    }
+
     /// Newest first, skipping the `offset` newest.
     fn newest(&self, offset: usize, limit: usize) -> impl Iterator<Item = &Uuid> {
         let end = self.0.len().saturating_sub(offset);
@@ -59,8 +65,8 @@ struct State {
     keys: HashMap<String, ApiKey>,
     creators: HashMap<String, Creator>,
     streams: HashMap<Uuid, Stream>,
-    /// Per brand, and per brand and status, in creation order: what the DynamoDB indexes
-    /// by brand (and status) and `created_at` give.
+    /// Per brand, and per brand and status, in creation order: what the DynamoDB store's
+    /// positions give.
     streams_by_brand: HashMap<String, Ordered>,
     streams_by_status: HashMap<(String, StreamStatus), Ordered>,
     streams_by_room: HashMap<String, Uuid>,
@@ -240,7 +246,7 @@ impl StreamStore for MemoryStore {
     async fn create_stream(
         &self,
         stream: &Stream,
-        event: Option<&StreamEvent>,
+        announce: Option<EventType>,
         max_active: u32,
     ) -> StoreResult<CreateStreamOutcome> {
         let mut state = self.lock()?;
@@ -249,13 +255,21 @@ impl StreamStore for MemoryStore {
             return Ok(CreateStreamOutcome::ConcurrencyLimit);
         }
         *active += 1;
-        state.streams.insert(stream.id, stream.clone());
-        state.index_stream(stream);
-        if let Some(event) = event {
-            state.emit(event.clone());
+        let mut stored = stream.clone();
+        if let Some((newest_at, newest_id)) = state
+            .streams_by_brand
+            .get(&stream.brand_id)
+            .and_then(Ordered::last)
+        {
+            stored.place_after(newest_at, newest_id);
+        }
+        state.streams.insert(stored.id, stored.clone());
+        state.index_stream(&stored);
+        if let Some(event_type) = announce {
+            state.emit(StreamEvent::new(event_type, &stored, stored.created_at));
             self.outbox_ready.notify_one();
         }
-        Ok(CreateStreamOutcome::Created)
+        Ok(CreateStreamOutcome::Created(Box::new(stored)))
     }
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
@@ -344,11 +358,11 @@ impl StreamStore for MemoryStore {
 
     async fn adjust_viewer_count(
         &self,
-        stream_id: Uuid,
+        stream: &Stream,
         delta: i64,
     ) -> StoreResult<Option<Stream>> {
         let mut state = self.lock()?;
-        let Some(stream) = state.streams.get_mut(&stream_id) else {
+        let Some(stream) = state.streams.get_mut(&stream.id) else {
             return Ok(None);
         };
         if stream.status != StreamStatus::Live {

@@ -88,13 +88,11 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
             }
         }
         ProviderEventKind::ViewerJoined => {
-            app.store.adjust_viewer_count(stream.id, 1).await?.is_some()
+            app.store.adjust_viewer_count(&stream, 1).await?.is_some()
         }
-        ProviderEventKind::ViewerLeft => app
-            .store
-            .adjust_viewer_count(stream.id, -1)
-            .await?
-            .is_some(),
+        ProviderEventKind::ViewerLeft => {
+            app.store.adjust_viewer_count(&stream, -1).await?.is_some()
+        }
         ProviderEventKind::Other => false,
     };
     Ok(if changed {

@@ -13,7 +13,7 @@ use crate::domain::stream::{
     MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamSummary,
     Transition,
 };
-use crate::domain::{Stream, StreamEvent, StreamStatus, TimerKind};
+use crate::domain::{Stream, StreamStatus, TimerKind};
 use crate::error::{ApiError, ApiResult, RoomError};
 use crate::http::pipeline::Caller;
 use crate::ports::{CreateStreamOutcome, Timer, ViewerAccess};
@@ -82,17 +82,18 @@ pub async fn start(
         ended_at: None,
         duration_minutes: request.duration_minutes,
         script: request.script,
+        position: None,
     };
     // A test stream is live at once, so its start event is written with it.
-    let started = test.then(|| StreamEvent::new(EventType::StreamStarted, &stream, now));
-    match app
+    let announce = test.then_some(EventType::StreamStarted);
+    let stream = match app
         .store
-        .create_stream(&stream, started.as_ref(), MAX_ACTIVE_STREAMS)
+        .create_stream(&stream, announce, MAX_ACTIVE_STREAMS)
         .await?
     {
         CreateStreamOutcome::ConcurrencyLimit => return Err(ApiError::ConcurrencyLimit),
-        CreateStreamOutcome::Created => {}
-    }
+        CreateStreamOutcome::Created(stored) => *stored,
+    };
 
     if test {
         schedule_duration_end(app, &stream).await?;
