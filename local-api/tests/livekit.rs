@@ -342,6 +342,50 @@ async fn viewers_move_the_count_never_below_zero() {
     .await;
     assert_eq!(status_of(&api, &id).await["viewer_count"], 1);
     assert_eq!(status_of(&api, &id).await["status"], "live");
+    assert_eq!(listed_viewer_count(&api, &id).await, 1);
+}
+
+/// The viewer count of stream `id` as `GET /streams` lists it.
+async fn listed_viewer_count(api: &TestApi, id: &str) -> Value {
+    let list = api.get("/streams", &Keys::live_a()).await.body;
+    list["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .map(|s| s["viewer_count"].clone())
+        .unwrap()
+}
+
+/// A burst of viewers joining at once: every join counts, and the list shows the same count
+/// as the detail.
+#[tokio::test]
+async fn a_burst_of_joins_counts_every_viewer_in_detail_and_list() {
+    let fake = FakeLiveKit::start().await;
+    let api = Arc::new(live_api(&fake, &[]).await);
+    let (id, room, _) = start_live(&api, 30).await;
+    deliver(
+        &api,
+        participant_event("participant_joined", &room, Some("AGENT"), "EV_agent"),
+    )
+    .await
+    .assert_status(200);
+    let statuses = concurrently(12, |i| {
+        let (api, room) = (api.clone(), room.clone());
+        async move {
+            deliver(
+                &api,
+                participant_event("participant_joined", &room, None, &format!("EV_burst{i}")),
+            )
+            .await
+            .status
+            .as_u16()
+        }
+    })
+    .await;
+    assert_eq!(statuses.get(&200), Some(&12), "{statuses:?}");
+    assert_eq!(status_of(&api, &id).await["viewer_count"], 12);
+    assert_eq!(listed_viewer_count(&api, &id).await, 12);
 }
 
 #[tokio::test]

@@ -1283,48 +1283,56 @@ impl StreamStore for DynamoStore {
         let position = stream
             .position
             .ok_or_else(|| corrupt("stream without a position"))?;
+        // Single-item updates, not a transaction: viewers of one stream join in bursts, and
+        // transactions on one item cancel each other. Each update raises `viewer_version`,
+        // and the position copy takes a count only if it is newer than the one it holds.
         let condition = if delta < 0 {
             "#status = :live AND viewer_count >= :floor"
         } else {
             "#status = :live"
         };
-        let mut values = vec![
-            (":delta", n(delta)),
-            (":live", s(StreamStatus::Live.as_str())),
-        ];
+        let mut request = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(stream_pk(stream.id), "STREAM")))
+            .update_expression("ADD viewer_count :delta, viewer_version :one")
+            .condition_expression(condition)
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":delta", n(delta))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":live", s(StreamStatus::Live.as_str()))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew);
         if delta < 0 {
-            values.push((":floor", n(-delta)));
+            request = request.expression_attribute_values(":floor", n(-delta));
         }
-        let names = vec![("#status", "status".to_owned())];
-        // The stream and its position copy move together; the copy's update carries no
-        // condition of its own, so it takes only the values it uses.
-        let items = vec![
-            update(
-                &self.table,
-                UpdateSpec {
-                    key: key(stream_pk(stream.id), "STREAM"),
-                    expression: "ADD viewer_count :delta",
-                    condition: Some(condition),
-                    names,
-                    values,
-                },
-            )?,
-            update(
-                &self.table,
-                UpdateSpec {
-                    key: key(position_pk(&stream.brand_id, position), "POS"),
-                    expression: "ADD viewer_count :delta",
-                    condition: None,
-                    names: Vec::new(),
-                    values: vec![(":delta", n(delta))],
-                },
-            )?,
-        ];
-        match self.transact(items).await {
-            Ok(()) => self.get_stream(stream.id).await,
-            Err(err) if condition_failed_at(&err, 0) => Ok(None),
-            Err(err) => Err(backend(err)),
+        let updated = match request.send().await {
+            Ok(out) => out.attributes.unwrap_or_default(),
+            Err(err) if condition_failed(&err) => return Ok(None),
+            Err(err) => return Err(backend(err)),
+        };
+        let version = updated.number("viewer_version")?;
+        let copied = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(position_pk(&stream.brand_id, position), "POS")))
+            .update_expression("SET viewer_count = :count, viewer_version = :version")
+            .condition_expression(
+                "attribute_exists(pk) AND \
+                 (attribute_not_exists(viewer_version) OR viewer_version < :version)",
+            )
+            .expression_attribute_values(":count", n(updated.number("viewer_count")?))
+            .expression_attribute_values(":version", n(version))
+            .send()
+            .await;
+        match copied {
+            Ok(_) => {}
+            // Refused: a later count is already there.
+            Err(err) if condition_failed(&err) => {}
+            Err(err) => return Err(backend(err)),
         }
+        Stream::try_from(&updated).map(Some)
     }
 }
 
