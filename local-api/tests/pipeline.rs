@@ -241,6 +241,16 @@ async fn exactly_100_requests_per_brand_per_minute() {
         r.assert_error(429, "rate_limited");
         assert!(r.header("retry-after").is_none());
     }
+    // A read is counted while it runs; over the budget its own answer (a 400 or a 404 here)
+    // gives way to the 429, which still carries the request id.
+    for path in [
+        "/analytics?period=bogus".to_owned(),
+        format!("/streams/{}", uuid::Uuid::new_v4()),
+    ] {
+        let r = api.get(&path, &Keys::test_a()).await;
+        r.assert_error(429, "rate_limited");
+        assert!(r.header("x-request-id").is_some(), "{path}");
+    }
     // Other brands are unaffected; public endpoints are never limited.
     api.get("/streams", &Keys::test_b())
         .await

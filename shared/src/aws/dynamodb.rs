@@ -1561,6 +1561,52 @@ impl AdminStore for DynamoStore {
     }
 }
 
+/// What streams with positions add to their brand's index: status counts (and `active`), the
+/// active positions' attributes, the error positions per block and each day's first position.
+struct PositionsSummary {
+    counts: BTreeMap<String, i64>,
+    active: Vec<(String, AttributeValue)>,
+    error_sets: BTreeMap<u64, Vec<u64>>,
+    firsts: BTreeMap<chrono::NaiveDate, u64>,
+}
+
+impl PositionsSummary {
+    /// `streams` oldest first, positions assigned.
+    fn of(streams: &[Stream]) -> Self {
+        let mut summary = PositionsSummary {
+            counts: BTreeMap::new(),
+            active: Vec::new(),
+            error_sets: BTreeMap::new(),
+            firsts: BTreeMap::new(),
+        };
+        for stream in streams {
+            let position = stream.position.unwrap_or_default();
+            *summary
+                .counts
+                .entry(status_counter(stream.status))
+                .or_default() += 1;
+            match stream.status {
+                StreamStatus::Error => summary
+                    .error_sets
+                    .entry(positions::block_of(position))
+                    .or_default()
+                    .push(position),
+                StreamStatus::Ended => {}
+                active => {
+                    *summary.counts.entry("active".into()).or_default() += 1;
+                    let attribute = positions::active_attribute(position);
+                    summary.active.push((attribute, s(active.as_str())));
+                }
+            }
+            summary
+                .firsts
+                .entry(stream.created_at.date_naive())
+                .or_insert(position);
+        }
+        summary
+    }
+}
+
 /// Seeding a brand's streams: positions, position copies, error blocks and days, as creation
 /// and transitions keep them. Not atomic with concurrent starts of the same brand: seed a
 /// brand while it is idle.
@@ -1604,33 +1650,17 @@ impl DynamoStore {
             stream.position = Some(index.total + offset as u64);
         }
         self.write_streams(&streams).await?;
-        let mut adds: BTreeMap<String, i64> = BTreeMap::new();
-        let mut sets: Vec<(String, AttributeValue)> = vec![("newest".into(), s(newest))];
-        let mut error_sets: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        let mut firsts: BTreeMap<chrono::NaiveDate, u64> = BTreeMap::new();
-        *adds.entry("streams_total".into()).or_default() += streams.len() as i64;
-        for stream in &streams {
-            let position = stream.position.unwrap_or_default();
-            *adds.entry(status_counter(stream.status)).or_default() += 1;
-            match stream.status {
-                StreamStatus::Error => {
-                    let block = positions::block_of(position);
-                    *adds.entry(positions::errors_attribute(block)).or_default() += 1;
-                    error_sets.entry(block).or_default().push(position);
-                }
-                StreamStatus::Ended => {}
-                active => {
-                    *adds.entry("active".into()).or_default() += 1;
-                    sets.push((positions::active_attribute(position), s(active.as_str())));
-                }
-            }
-            firsts
-                .entry(stream.created_at.date_naive())
-                .or_insert(position);
+        let summary = PositionsSummary::of(&streams);
+        let mut adds = summary.counts;
+        adds.insert("streams_total".into(), streams.len() as i64);
+        for (block, set) in &summary.error_sets {
+            adds.insert(positions::errors_attribute(*block), set.len() as i64);
         }
+        let mut sets = summary.active;
+        sets.push(("newest".into(), s(newest)));
         self.update_attributes(key(brand_pk(brand_id), "BRAND"), adds, sets, Vec::new())
             .await?;
-        for (block, set) in error_sets {
+        for (block, set) in summary.error_sets {
             self.client
                 .update_item()
                 .table_name(&self.table)
@@ -1645,7 +1675,7 @@ impl DynamoStore {
                 .await
                 .map_err(backend)?;
         }
-        for (day, first) in firsts {
+        for (day, first) in summary.firsts {
             self.client
                 .update_item()
                 .table_name(&self.table)
@@ -1695,33 +1725,17 @@ impl DynamoStore {
                 s(created_sort_key(newest.created_at, newest.id)),
             ));
         }
-        let mut counts: BTreeMap<String, i64> = StreamStatus::ALL
-            .iter()
-            .map(|status| (status_counter(*status), 0))
-            .collect();
-        counts.insert("active".into(), 0);
-        let mut error_sets: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        let mut firsts: BTreeMap<chrono::NaiveDate, u64> = BTreeMap::new();
-        for stream in &merged {
-            let position = stream.position.unwrap_or_default();
-            *counts.entry(status_counter(stream.status)).or_default() += 1;
-            match stream.status {
-                StreamStatus::Error => error_sets
-                    .entry(positions::block_of(position))
-                    .or_default()
-                    .push(position),
-                StreamStatus::Ended => {}
-                active => {
-                    *counts.entry("active".into()).or_default() += 1;
-                    sets.push((positions::active_attribute(position), s(active.as_str())));
-                }
-            }
-            firsts
-                .entry(stream.created_at.date_naive())
-                .or_insert(position);
+        let summary = PositionsSummary::of(&merged);
+        // Absolute values: every status count, zero ones included, replaces the old.
+        for status in StreamStatus::ALL {
+            let name = status_counter(status);
+            let count = summary.counts.get(&name).copied().unwrap_or(0);
+            sets.push((name, n(count)));
         }
-        sets.extend(counts.into_iter().map(|(name, count)| (name, n(count))));
-        for (block, set) in &error_sets {
+        let active = summary.counts.get("active").copied().unwrap_or(0);
+        sets.push(("active".into(), n(active)));
+        sets.extend(summary.active);
+        for (block, set) in &summary.error_sets {
             sets.push((positions::errors_attribute(*block), n(set.len())));
         }
         let mut removes: Vec<String> = index
@@ -1740,7 +1754,7 @@ impl DynamoStore {
         .await?;
 
         let mut puts = Vec::new();
-        for (block, set) in &error_sets {
+        for (block, set) in &summary.error_sets {
             let mut item = key(errors_pk(brand_id, *block), "ERRORS");
             item.insert(
                 "positions".into(),
@@ -1748,7 +1762,7 @@ impl DynamoStore {
             );
             puts.push(item);
         }
-        for (day, first) in &firsts {
+        for (day, first) in &summary.firsts {
             let mut item = key(day_pk(brand_id, *day), "DAY");
             item.insert("first".into(), n(first));
             puts.push(item);
@@ -1756,7 +1770,7 @@ impl DynamoStore {
         let deletes = index
             .errors
             .keys()
-            .filter(|block| !error_sets.contains_key(block))
+            .filter(|block| !summary.error_sets.contains_key(block))
             .map(|block| key(errors_pk(brand_id, *block), "ERRORS"))
             .collect();
         self.batch_write(puts, deletes).await
