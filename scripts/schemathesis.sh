@@ -35,6 +35,12 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
+# schemathesis keeps its example database in the working directory: outside the checkout,
+# where it persists between runs without touching `git status`.
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api/schemathesis"
+mkdir -p "$cache"
+cd "$cache"
+
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance
 for i in 0 1 2 3 4; do
     key="svc_test_$(printf 'fuzz%s' "$i" | sed -e :a -e 's/^.\{1,31\}$/&0/;ta')"

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests and the HTTP-level suite on the embedded backends, then the same
-# HTTP-level suite on DynamoDB and SQS served by moto on loopback, then schemathesis against
-# the local server and its OpenAPI document. Installs what it needs
-# (Python virtualenvs under ~/.cache), starts moto and stops it on exit.
-# Extra arguments go to both cargo test runs.
+# HTTP-level suite on DynamoDB and SQS served by moto behind the fault-injecting proxy
+# (scripts/fault_proxy.py: the AWS behaviours moto lacks), then schemathesis against the local
+# server and its OpenAPI document. Installs what it needs (Python virtualenvs under ~/.cache),
+# starts moto and the proxy and stops them on exit. Extra arguments go to both cargo test runs
+# (before their `--`).
+#
+# Tests that need something a plain `cargo test` lacks are `#[ignore]`d with the reason, and
+# run here: those needing the signature verifiers in both stages, those named `dynamodb_only_`
+# in the DynamoDB stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,25 +17,53 @@ WEBHOOK_VERIFIER_PYTHON="$(scripts/venv.sh verifiers)/bin/python"
 export WEBHOOK_VERIFIER_PYTHON
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -f "$log"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_for() {
+    for _ in $(seq 1 100); do
+        python3 -c "import urllib.request; urllib.request.urlopen(\"$1\")" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "no answer from $1" >&2
+    return 1
+}
 
 echo "== embedded backends"
-TEST_BACKEND=memory cargo test --workspace --locked "$@" 2>&1 | tee -a "$log"
+TEST_BACKEND=memory cargo test --workspace --locked "$@" -- --include-ignored --skip dynamodb_only_ 2>&1 | tee -a "$log"
 
-echo "== DynamoDB and SQS (moto server)"
+echo "== DynamoDB and SQS (moto server behind the fault proxy)"
 moto="$(scripts/venv.sh moto)"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$port" > "${TMPDIR:-/tmp}/moto-$port.log" 2>&1 &
-moto_pid=$!
-trap 'kill "$moto_pid" 2>/dev/null; wait "$moto_pid" 2>/dev/null || true; rm -f "$log"' EXIT
-for _ in $(seq 1 100); do
-    python3 -c "import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:$port/moto-api/\")" 2>/dev/null && break
-    sleep 0.1
-done
+"$moto/bin/python" scripts/fault_proxy_selftest.py
+moto_port=$(free_port)
+"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$moto_port" > "${TMPDIR:-/tmp}/moto-$moto_port.log" 2>&1 &
+pids+=($!)
+wait_for "http://127.0.0.1:$moto_port/moto-api/"
+proxy_port=$(free_port)
+"$moto/bin/python" scripts/fault_proxy.py --port "$proxy_port" --upstream "http://127.0.0.1:$moto_port" \
+    > "${TMPDIR:-/tmp}/fault-proxy-$proxy_port.log" 2>&1 &
+pids+=($!)
+wait_for "http://127.0.0.1:$proxy_port/__faults"
 
-export AWS_ENDPOINT_URL="http://127.0.0.1:$port"
+export AWS_ENDPOINT_URL="http://127.0.0.1:$proxy_port"
+export FAULT_PROXY_URL="$AWS_ENDPOINT_URL"
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
-TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" 2>&1 | tee -a "$log"
+TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" -- --include-ignored 2>&1 | tee -a "$log"
+python3 - "$FAULT_PROXY_URL" <<'PY'
+import json, sys, urllib.request
+totals = json.load(urllib.request.urlopen(sys.argv[1] + "/__totals"))
+faults = ", ".join(f"{k} {v}" for k, v in sorted(totals["injected"].items()))
+print(f"fault proxy: {totals['requests']} requests under fault rules; injected: {faults}")
+PY
 
 echo "== schemathesis against the local server and its OpenAPI document"
 scripts/schemathesis.sh

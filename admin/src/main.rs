@@ -10,7 +10,7 @@ use shared::aws::dynamodb::DynamoStore;
 use shared::config::{Config, StoreKind};
 use shared::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
 use shared::domain::{ApiKey, Brand, Creator, Plan, Scope};
-use shared::ports::{AccountStore, AdminStore, Store};
+use shared::ports::{AccountStore, AdminStore, Outbox, Store};
 use shared::seed::Seed;
 
 #[derive(Parser)]
@@ -75,6 +75,17 @@ enum Command {
     },
     /// Loads a seed file (brands, keys, creators, streams).
     LoadSeed { file: String },
+    /// Events the outbox relay set aside after its attempts, with the reason.
+    OutboxSetAside {
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+    },
+    /// Puts set-aside events back in the outbox, to be relayed again: one (`--event`) or all.
+    OutboxReplay {
+        /// An event id (`evt_...`); every set-aside event when omitted.
+        #[arg(long)]
+        event: Option<String>,
+    },
 }
 
 fn parse_plan(raw: &str) -> Result<Plan, String> {
@@ -108,7 +119,7 @@ async fn main() -> ExitCode {
 async fn dynamo(config: &Config) -> Result<DynamoStore, String> {
     let table = config.table_name.clone().ok_or("TABLE_NAME is not set")?;
     let sdk = shared::aws::sdk_config().await;
-    Ok(DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table))
+    Ok(DynamoStore::new(shared::aws::dynamodb_client(&sdk), table))
 }
 
 async fn run(command: Command) -> Result<(), String> {
@@ -210,6 +221,41 @@ async fn run(command: Command) -> Result<(), String> {
                 seed.creators.len(),
                 seed.streams.len()
             );
+        }
+        Command::OutboxSetAside { limit } => {
+            for set_aside in store.set_aside_events(limit).await.map_err(fail)? {
+                println!(
+                    "{} {} brand={} stream={} attempts={} set_aside_at={} error={}",
+                    set_aside.event.id,
+                    set_aside.event.event_type.as_str(),
+                    set_aside.event.brand_id,
+                    set_aside.event.stream_id,
+                    set_aside.attempts,
+                    set_aside.set_aside_at.to_rfc3339(),
+                    set_aside.error
+                );
+            }
+        }
+        Command::OutboxReplay { event } => {
+            let ids = match event {
+                Some(id) => vec![id],
+                None => store
+                    .set_aside_events(usize::MAX)
+                    .await
+                    .map_err(fail)?
+                    .into_iter()
+                    .map(|set_aside| set_aside.event.id)
+                    .collect(),
+            };
+            let mut requeued = 0;
+            for id in &ids {
+                if store.requeue_event(id, Utc::now()).await.map_err(fail)? {
+                    requeued += 1;
+                } else {
+                    eprintln!("admin: {id} is not set aside");
+                }
+            }
+            println!("requeued {requeued} events");
         }
     }
     Ok(())

@@ -134,6 +134,7 @@ fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
                 ended_at: Some(created_at + Duration::minutes(31)),
                 duration_minutes: Some(30),
                 script: None,
+                deadline: None,
                 position: None,
             }
         })

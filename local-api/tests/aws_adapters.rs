@@ -1,6 +1,7 @@
-//! What only the AWS adapters do, against the emulator (`TEST_BACKEND=dynamodb`, as
-//! scripts/test.sh runs it): Scheduler timers created, replaced harmlessly, deleted and fired;
-//! SQS delays beyond 15 minutes carried hop by hop.
+//! What only the AWS adapters do, against the emulator (scripts/test.sh runs these in its
+//! DynamoDB stage): Scheduler timers created with their retry policy and dead-letter queue,
+//! rounded up to the minute, moved, deleted and fired; SQS delays beyond 15 minutes carried
+//! hop by hop; bodies SQS accepts.
 
 mod common;
 
@@ -15,18 +16,16 @@ use shared::aws::sqs::{QueuedDelivery, SqsQueue};
 use shared::domain::{EventType, TimerKind};
 use shared::ports::{Delivery, Timer, Timers};
 
-/// `None` (and a note) when the suite runs on the embedded backends.
-async fn sdk() -> Option<aws_config::SdkConfig> {
-    if !common::backend::is_dynamodb() {
-        eprintln!("runs with TEST_BACKEND=dynamodb (scripts/test.sh)");
-        return None;
-    }
-    Some(shared::aws::sdk_config().await)
+async fn sdk() -> aws_config::SdkConfig {
+    shared::aws::sdk_config().await
 }
 
+const DLQ: &str = "arn:aws:sqs:us-east-1:123456789012:stack-timers-dlq";
+
 #[tokio::test]
-async fn scheduler_timers_are_created_replaced_deleted_and_fired() {
-    let Some(sdk) = sdk().await else { return };
+#[ignore = "needs Scheduler and DynamoDB (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_scheduler_timers_are_created_moved_deleted_and_fired() {
+    let sdk = sdk().await;
     let client = aws_sdk_scheduler::Client::new(&sdk);
     let group = format!("timers-{}", uuid::Uuid::new_v4().simple());
     client
@@ -37,7 +36,13 @@ async fn scheduler_timers_are_created_replaced_deleted_and_fired() {
         .unwrap();
     let target = "arn:aws:lambda:us-east-1:123456789012:function:stack-timers";
     let role = "arn:aws:iam::123456789012:role/stack-scheduler";
-    let timers = SchedulerTimers::new(client.clone(), group.clone(), target.into(), role.into());
+    let timers = SchedulerTimers::new(
+        client.clone(),
+        group.clone(),
+        target.into(),
+        role.into(),
+        DLQ.into(),
+    );
 
     let api = TestApi::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
@@ -48,8 +53,14 @@ async fn scheduler_timers_are_created_replaced_deleted_and_fired() {
         kind: TimerKind::DurationEnd,
         due_at,
     };
-    timers.schedule(timer).await.unwrap();
-    // The same timer again is harmless.
+    // Scheduled later first, then moved to its due time: scheduling again replaces it.
+    timers
+        .schedule(Timer {
+            due_at: due_at + chrono::Duration::minutes(5),
+            ..timer
+        })
+        .await
+        .unwrap();
     timers.schedule(timer).await.unwrap();
 
     let name = schedule_name(stream_id, TimerKind::DurationEnd);
@@ -61,9 +72,10 @@ async fn scheduler_timers_are_created_replaced_deleted_and_fired() {
         .send()
         .await
         .unwrap();
+    // Due at 12:30:30; `at()` runs anywhere in its minute, so the next whole minute.
     assert_eq!(
         schedule.schedule_expression(),
-        Some("at(2026-03-02T12:30:30)")
+        Some("at(2026-03-02T12:31:00)")
     );
     assert_eq!(schedule.schedule_expression_timezone(), Some("UTC"));
     assert_eq!(
@@ -76,13 +88,18 @@ async fn scheduler_timers_are_created_replaced_deleted_and_fired() {
         "arn:aws:lambda:us-east-1:123456789012:function:stack-timers"
     );
     assert_eq!(target.role_arn(), role);
+    // An invocation Scheduler cannot make is retried, then kept in the dead-letter queue.
+    let retry = target.retry_policy().expect("a retry policy");
+    assert_eq!(retry.maximum_event_age_in_seconds(), Some(86_400));
+    assert_eq!(retry.maximum_retry_attempts(), Some(185));
+    assert_eq!(target.dead_letter_config().and_then(|d| d.arn()), Some(DLQ));
 
     // Fire it as Scheduler would: the timers function with the schedule's input.
-    let fired_timer: Timer = serde_json::from_str(target.input().unwrap()).unwrap();
-    assert_eq!(fired_timer, timer);
+    let fired_timer: timers::Invocation = serde_json::from_str(target.input().unwrap()).unwrap();
+    assert!(matches!(fired_timer, timers::Invocation::Timer(t) if t == timer));
     api.advance(chrono::Duration::minutes(30));
     let fired = timers::handle(&api.runtime.app, fired_timer).await.unwrap();
-    assert!(fired.changed);
+    assert_eq!(fired.changed, 1);
     assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 
     // Cancelling deletes it; cancelling again is harmless.
@@ -148,6 +165,7 @@ fn delivery() -> Delivery {
     Delivery {
         event_id: "evt_00000000000000000000000000000001".into(),
         event_type: EventType::StreamEnded,
+        brand_id: "brand_a".into(),
         webhook_id: "7f1c0000-0000-4000-8000-00000000000a".parse().unwrap(),
         attempt: 5,
         body: json!({"id": "evt_00000000000000000000000000000001"}).to_string(),
@@ -155,8 +173,9 @@ fn delivery() -> Delivery {
 }
 
 #[tokio::test]
-async fn delays_beyond_15_minutes_travel_in_the_message() {
-    let Some(sdk) = sdk().await else { return };
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_delays_beyond_15_minutes_travel_in_the_message() {
+    let sdk = sdk().await;
     let queue = queue(&sdk).await;
     // A retry due in 8 hours: SQS holds it for 15 minutes, the message carries the rest.
     shared::ports::DeliveryQueue::enqueue(&queue, delivery(), Duration::from_secs(8 * 3600))
@@ -186,8 +205,9 @@ async fn delays_beyond_15_minutes_travel_in_the_message() {
 }
 
 #[tokio::test]
-async fn short_delays_are_sqs_delays_and_dead_letters_are_intact() {
-    let Some(sdk) = sdk().await else { return };
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_short_delays_are_sqs_delays_and_dead_letters_are_intact() {
+    let sdk = sdk().await;
     let queue = queue(&sdk).await;
     shared::ports::DeliveryQueue::enqueue(&queue, delivery(), Duration::ZERO)
         .await
@@ -223,8 +243,9 @@ async fn short_delays_are_sqs_delays_and_dead_letters_are_intact() {
 }
 
 #[tokio::test]
-async fn the_runtime_uses_scheduler_and_sqs_from_configuration() {
-    let Some(sdk) = sdk().await else { return };
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_the_runtime_uses_scheduler_and_sqs_from_configuration() {
+    let sdk = sdk().await;
     let queue = queue(&sdk).await;
     let group = format!("timers-{}", uuid::Uuid::new_v4().simple());
     aws_sdk_scheduler::Client::new(&sdk)
@@ -245,6 +266,7 @@ async fn the_runtime_uses_scheduler_and_sqs_from_configuration() {
             "arn:aws:lambda:us-east-1:123456789012:function:t",
         ),
         ("SCHEDULER_ROLE_ARN", "arn:aws:iam::123456789012:role/r"),
+        ("SCHEDULER_DLQ_ARN", DLQ),
     ];
     let config = shared::config::Config::from_lookup(shared::config::StoreKind::Memory, |name| {
         vars.iter()
@@ -258,7 +280,7 @@ async fn the_runtime_uses_scheduler_and_sqs_from_configuration() {
             .unwrap();
     assert!(runtime.timers.is_none(), "timers run on Scheduler");
     assert!(matches!(runtime.queue, shared::runtime::LocalQueue::Sqs(_)));
-    shared::aws::dynamodb::DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table)
+    shared::aws::dynamodb::DynamoStore::new(shared::aws::dynamodb_client(&sdk), table)
         .create_table()
         .await
         .unwrap();
@@ -295,3 +317,68 @@ async fn the_runtime_uses_scheduler_and_sqs_from_configuration() {
 }
 
 use shared::seed::Seed;
+
+#[tokio::test]
+#[ignore = "needs SQS (moto, behind the fault proxy's character rule): scripts/test.sh runs it"]
+async fn dynamodb_only_bodies_sqs_refuses_are_escaped_and_read_back_exactly() {
+    let sdk = sdk().await;
+    let queue = queue(&sdk).await;
+    let body = json!({"product_name": "Glow \u{FFFF} Serum \u{1F600}"}).to_string();
+    let with_odd_text = Delivery {
+        body: body.clone(),
+        ..delivery()
+    };
+    shared::ports::DeliveryQueue::enqueue(&queue, with_odd_text.clone(), Duration::ZERO)
+        .await
+        .unwrap();
+    let out = queue
+        .client()
+        .receive_message()
+        .queue_url(queue.queue_url())
+        .send()
+        .await
+        .unwrap();
+    let raw = out.messages()[0].body().unwrap();
+    assert!(raw.is_ascii(), "{raw}");
+    let message: QueuedDelivery = serde_json::from_str(raw).unwrap();
+    assert_eq!(
+        message.delivery.body, body,
+        "the signed body, byte for byte"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs DynamoDB (moto) behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_the_table_is_created_and_waited_for_before_its_ttl_is_set() {
+    let sdk = sdk().await;
+    let table = format!("create-{}", uuid::Uuid::new_v4().simple());
+    // As DynamoDB does: CREATING for a while, and TTL refused until it is ACTIVE.
+    common::faults::set(&table, json!({"table_creating_ms": 1500})).await;
+    let store =
+        shared::aws::dynamodb::DynamoStore::new(shared::aws::dynamodb_client(&sdk), table.clone());
+    let started = std::time::Instant::now();
+    store.create_table().await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "waited for ACTIVE"
+    );
+    let ttl = store
+        .client()
+        .describe_time_to_live()
+        .table_name(&table)
+        .send()
+        .await
+        .unwrap();
+    let ttl = ttl.time_to_live_description().unwrap();
+    assert_eq!(ttl.attribute_name(), Some("ttl"));
+    assert_eq!(
+        ttl.time_to_live_status().map(|s| s.as_str()),
+        Some("ENABLED")
+    );
+    let stats = common::faults::stats(&table).await;
+    assert!(
+        stats["injected"]["table_creating_ms"].as_u64() >= Some(1),
+        "{stats}"
+    );
+    common::faults::clear(&table).await;
+}

@@ -173,7 +173,7 @@ async fn timer_event_through_its_function() {
     let runtime = runtime(&[]).await;
     let timer = serde_json::from_str(&event("timers-preparing-timeout")).unwrap();
     let fired = timers::handle(&runtime.app, timer).await.unwrap();
-    assert_eq!(fired, timers::Fired { changed: true });
+    assert_eq!(fired, timers::Fired { changed: 1 });
     let stream = runtime
         .app
         .store
@@ -186,23 +186,70 @@ async fn timer_event_through_its_function() {
     let timer = serde_json::from_str(&event("timers-preparing-timeout")).unwrap();
     assert_eq!(
         timers::handle(&runtime.app, timer).await.unwrap(),
-        timers::Fired { changed: false }
+        timers::Fired { changed: 0 }
+    );
+    // The sweep's schedule sends anything else. The sample's live stream started long before
+    // its 480 minutes ran out, and no timer was ever armed for it: the sweep ends it, once.
+    let sweep = || serde_json::from_value(json!({"sweep": "deadlines"})).unwrap();
+    assert!(matches!(sweep(), timers::Invocation::Sweep(_)));
+    assert_eq!(
+        timers::handle(&runtime.app, sweep()).await.unwrap(),
+        timers::Fired { changed: 1 }
+    );
+    let live = runtime
+        .app
+        .store
+        .get_stream(LIVE_ID.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(live.status, shared::domain::StreamStatus::Ended);
+    assert_eq!(
+        timers::handle(&runtime.app, sweep()).await.unwrap(),
+        timers::Fired { changed: 0 }
     );
 }
 
 #[tokio::test]
 async fn outbox_relay_event_through_its_function() {
-    let runtime = runtime(&[]).await;
-    // The trigger's payload is a DynamoDB stream batch; the outbox says what is pending.
-    let _: aws_lambda_events::event::dynamodb::Event =
-        serde_json::from_str(&event("outbox-relay-dynamodb-stream")).unwrap();
+    let (parts, dynamo) = common::backend::parts().await;
+    let config = Config::from_lookup(StoreKind::Memory, |_| None).unwrap();
+    let runtime = Runtime::assemble(config, Arc::new(SystemClock), None, parts);
+    Seed::from_json(&event("seed"))
+        .unwrap()
+        .load(&*runtime.app.store)
+        .await
+        .unwrap();
     invoke(streams_api::router, &runtime.app, "streams-end").await;
+    let written = common::backend::emitted_events(&runtime, dynamo.as_ref()).await;
+    let written = written.last().expect("the end's event");
+
+    // The trigger's payload is a DynamoDB stream batch: the new image of each event item, as
+    // the sample shows; here the image of the event just written.
+    let mut batch: Value = serde_json::from_str(&event("outbox-relay-dynamodb-stream")).unwrap();
+    let sample = &batch["Records"][0]["dynamodb"]["NewImage"];
+    assert!(shared::aws::dynamodb::event_from_stream_image(sample).is_ok());
+    batch["Records"][0]["dynamodb"]["NewImage"] = json!({
+        "id": {"S": written.id}, "type": {"S": written.event_type.as_str()},
+        "brand_id": {"S": written.brand_id}, "stream_id": {"S": written.stream_id.to_string()},
+        "created_at": {"S": written.created_at.to_rfc3339()}, "body": {"S": written.body},
+    });
     assert_eq!(
-        outbox_relay::handle(&runtime.app).await.unwrap(),
+        outbox_relay::handle(&runtime.app, batch.clone())
+            .await
+            .unwrap(),
         outbox_relay::Relayed { relayed: 1 }
     );
+    // Delivered again by the stream (Lambda retries a batch), it is not relayed twice.
     assert_eq!(
-        outbox_relay::handle(&runtime.app).await.unwrap(),
+        outbox_relay::handle(&runtime.app, batch).await.unwrap(),
+        outbox_relay::Relayed { relayed: 0 }
+    );
+    // The schedule's sweep finds nothing left.
+    assert_eq!(
+        outbox_relay::handle(&runtime.app, json!({"source": "aws.events"}))
+            .await
+            .unwrap(),
         outbox_relay::Relayed { relayed: 0 }
     );
 }

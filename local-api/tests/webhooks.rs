@@ -373,3 +373,35 @@ async fn delete_is_idempotent_and_never_404() {
             .assert_error(400, "missing_fields");
     }
 }
+
+#[tokio::test]
+async fn a_webhook_is_listed_as_soon_as_its_registration_answered() {
+    let api = TestApi::new().await;
+    // On DynamoDB, every index query answers as an index that has not caught up: a list read
+    // from an index would miss the new webhook.
+    if let Some(table) = api.table() {
+        faults::set(table, json!({"gsi_stale": 1.0})).await;
+    }
+    for round in 0..3 {
+        api.advance(Duration::seconds(1));
+        let r = api
+            .post(
+                "/webhooks",
+                &Keys::test_a(),
+                json!({"url": format!("{URL}/{round}"), "events": all_events()}),
+            )
+            .await;
+        r.assert_status(201);
+        let id = r.body["webhook_id"].clone();
+        let listed = api.get("/webhooks", &Keys::test_a()).await;
+        listed.assert_status(200);
+        assert_eq!(
+            listed.body["webhooks"][0]["webhook_id"], id,
+            "newest first, at once"
+        );
+        assert_eq!(listed.body["webhooks"].as_array().unwrap().len(), round + 1);
+    }
+    if let Some(table) = api.table() {
+        faults::clear(table).await;
+    }
+}

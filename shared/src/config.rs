@@ -40,9 +40,20 @@ pub struct Config {
     pub scheduler_group: Option<String>,
     pub scheduler_target_arn: Option<String>,
     pub scheduler_role_arn: Option<String>,
+    /// Where Scheduler puts timer invocations it could not make.
+    pub scheduler_dlq_arn: Option<String>,
     /// `None` when `LIVEKIT_URL` is unset: live-key starts then fail with `502 launch_failed`.
     pub livekit: Option<LiveKitConfig>,
     pub preparing_timeout: Duration,
+    /// Bound on a live start's room-provider calls, so the start answers inside the
+    /// function's timeout.
+    pub launch_timeout: Duration,
+    /// How often the local server sweeps for streams past their deadline (in Lambda, the
+    /// template's schedule).
+    pub sweep_interval: Duration,
+    /// Delays before each retry of relaying an event to the delivery queue; then it is set
+    /// aside.
+    pub outbox_retry_delays: Vec<Duration>,
     pub webhook_retry_delays: Vec<Duration>,
     pub webhook_timeout: Duration,
     pub webhook_allow_private_urls: bool,
@@ -65,6 +76,18 @@ fn error(variable: &'static str, reason: impl Into<String>) -> ConfigError {
 
 pub const DEFAULT_AGENT_NAME: &str = "stream-host";
 pub const DEFAULT_RETRY_DELAYS_SECS: &str = "30,300,1800,7200,28800";
+pub const DEFAULT_OUTBOX_RETRY_DELAYS_SECS: &str = "5,30,120,600,1800";
+
+/// What every function needs in Lambda, where nothing falls back to an in-process backend.
+pub const LAMBDA_REQUIRED: [&str; 7] = [
+    "TABLE_NAME",
+    "DELIVERY_QUEUE_URL",
+    "DELIVERY_DLQ_URL",
+    "SCHEDULER_GROUP",
+    "SCHEDULER_TARGET_ARN",
+    "SCHEDULER_ROLE_ARN",
+    "SCHEDULER_DLQ_ARN",
+];
 
 impl Config {
     /// Reads the process environment. `default_store` is `memory` for the local server and
@@ -123,12 +146,33 @@ impl Config {
             "PREPARING_TIMEOUT_SECS",
             get("PREPARING_TIMEOUT_SECS").as_deref().unwrap_or("300"),
         )?;
-        let webhook_retry_delays = get("WEBHOOK_RETRY_DELAYS_SECS")
-            .as_deref()
-            .unwrap_or(DEFAULT_RETRY_DELAYS_SECS)
-            .split(',')
-            .map(|part| seconds("WEBHOOK_RETRY_DELAYS_SECS", part))
-            .collect::<Result<Vec<_>, _>>()?;
+        let launch_timeout = seconds(
+            "LAUNCH_TIMEOUT_SECS",
+            get("LAUNCH_TIMEOUT_SECS").as_deref().unwrap_or("20"),
+        )?;
+        let sweep_interval = seconds(
+            "SWEEP_INTERVAL_SECS",
+            get("SWEEP_INTERVAL_SECS").as_deref().unwrap_or("60"),
+        )?;
+        for (variable, value) in [
+            ("LAUNCH_TIMEOUT_SECS", launch_timeout),
+            ("SWEEP_INTERVAL_SECS", sweep_interval),
+        ] {
+            if value.is_zero() {
+                return Err(error(variable, "must be greater than 0"));
+            }
+        }
+        let delays = |variable: &'static str, default: &str| {
+            get(variable)
+                .as_deref()
+                .unwrap_or(default)
+                .split(',')
+                .map(|part| seconds(variable, part))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let outbox_retry_delays =
+            delays("OUTBOX_RETRY_DELAYS_SECS", DEFAULT_OUTBOX_RETRY_DELAYS_SECS)?;
+        let webhook_retry_delays = delays("WEBHOOK_RETRY_DELAYS_SECS", DEFAULT_RETRY_DELAYS_SECS)?;
         let webhook_timeout = seconds(
             "WEBHOOK_TIMEOUT_SECS",
             get("WEBHOOK_TIMEOUT_SECS").as_deref().unwrap_or("10"),
@@ -158,7 +202,7 @@ impl Config {
             }
         };
 
-        Ok(Config {
+        let config = Config {
             store,
             table_name,
             delivery_queue_url: get("DELIVERY_QUEUE_URL"),
@@ -166,13 +210,49 @@ impl Config {
             scheduler_group: get("SCHEDULER_GROUP"),
             scheduler_target_arn: get("SCHEDULER_TARGET_ARN"),
             scheduler_role_arn: get("SCHEDULER_ROLE_ARN"),
+            scheduler_dlq_arn: get("SCHEDULER_DLQ_ARN"),
             livekit,
             preparing_timeout,
+            launch_timeout,
+            sweep_interval,
+            outbox_retry_delays,
             webhook_retry_delays,
             webhook_timeout,
             webhook_allow_private_urls,
             public_base_url,
-        })
+        };
+        Ok(config)
+    }
+
+    /// The value of a variable that [`LAMBDA_REQUIRED`] names.
+    pub fn required(&self, variable: &'static str) -> Result<&str, ConfigError> {
+        let value = match variable {
+            "TABLE_NAME" => &self.table_name,
+            "DELIVERY_QUEUE_URL" => &self.delivery_queue_url,
+            "DELIVERY_DLQ_URL" => &self.delivery_dlq_url,
+            "SCHEDULER_GROUP" => &self.scheduler_group,
+            "SCHEDULER_TARGET_ARN" => &self.scheduler_target_arn,
+            "SCHEDULER_ROLE_ARN" => &self.scheduler_role_arn,
+            "SCHEDULER_DLQ_ARN" => &self.scheduler_dlq_arn,
+            _ => &None,
+        };
+        value
+            .as_deref()
+            .ok_or_else(|| error(variable, "required in Lambda"))
+    }
+
+    /// Fails on the first variable of [`LAMBDA_REQUIRED`] that is unset, or on `STORE=memory`.
+    pub fn check_for_lambda(&self) -> Result<(), ConfigError> {
+        if self.store == StoreKind::Memory {
+            return Err(error(
+                "STORE",
+                "`memory` keeps state in one instance; Lambda runs on `dynamodb`",
+            ));
+        }
+        for variable in LAMBDA_REQUIRED {
+            self.required(variable)?;
+        }
+        Ok(())
     }
 }
 
@@ -249,6 +329,27 @@ mod tests {
                 .unwrap_err()
                 .variable,
             "WEBHOOK_ALLOW_PRIVATE_URLS"
+        );
+    }
+
+    #[test]
+    fn lambda_needs_every_backend_named() {
+        let mut vars: Vec<(&str, &str)> = LAMBDA_REQUIRED.iter().map(|v| (*v, "x")).collect();
+        vars.push(("STORE", "dynamodb"));
+        assert_eq!(config(&vars).unwrap().check_for_lambda(), Ok(()));
+        for missing in LAMBDA_REQUIRED.iter().skip(1) {
+            let partial: Vec<(&str, &str)> =
+                vars.iter().copied().filter(|(k, _)| k != missing).collect();
+            let err = config(&partial).unwrap().check_for_lambda().unwrap_err();
+            assert_eq!(err.variable, *missing);
+        }
+        assert_eq!(
+            config(&[])
+                .unwrap()
+                .check_for_lambda()
+                .unwrap_err()
+                .variable,
+            "STORE"
         );
     }
 

@@ -6,20 +6,95 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Request, RequestExt};
 use tower::ServiceBuilder;
 
-use crate::app::App;
+use std::sync::Arc;
+
+use crate::app::{App, AppParts};
+use crate::aws::dynamodb::DynamoStore;
+use crate::aws::scheduler::SchedulerTimers;
+use crate::aws::sqs::SqsQueue;
 use crate::config::{Config, StoreKind};
 use crate::http::{self, GatewayRequestId};
-use crate::runtime::Runtime;
 use crate::telemetry;
 
 pub type Error = lambda_http::Error;
 
-/// Reads the configuration and builds the runtime, once per instance.
-pub async fn runtime_from_env() -> Result<Runtime, Error> {
+/// What a function instance runs on: DynamoDB, SQS and EventBridge Scheduler, each named by
+/// its variable. Nothing falls back to an in-process backend, which would die with the
+/// instance.
+pub struct LambdaRuntime {
+    pub app: App,
+    pub queue: SqsQueue,
+}
+
+/// Reads the configuration and builds the runtime, once per instance. A missing variable
+/// stops the instance at start-up with a message naming it, before any AWS call.
+pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     telemetry::init_json();
-    let config = Config::from_env(StoreKind::DynamoDb)?;
-    let clock = std::sync::Arc::new(crate::clock::SystemClock);
-    Ok(Runtime::from_config(config, clock).await?)
+    let config = Config::from_env(StoreKind::DynamoDb)
+        .and_then(|config| config.check_for_lambda().map(|()| config))
+        .inspect_err(|err| {
+            tracing::error!(variable = err.variable, "{err}");
+            eprintln!("{err}");
+        })?;
+    let sdk = crate::aws::sdk_config().await;
+    let required = |name| config.required(name).map(str::to_owned);
+    let store = DynamoStore::new(crate::aws::dynamodb_client(&sdk), required("TABLE_NAME")?);
+    let queue = SqsQueue::new(
+        aws_sdk_sqs::Client::new(&sdk),
+        required("DELIVERY_QUEUE_URL")?,
+        required("DELIVERY_DLQ_URL")?,
+    );
+    let timers = SchedulerTimers::new(
+        aws_sdk_scheduler::Client::new(&sdk),
+        required("SCHEDULER_GROUP")?,
+        required("SCHEDULER_TARGET_ARN")?,
+        required("SCHEDULER_ROLE_ARN")?,
+        required("SCHEDULER_DLQ_ARN")?,
+    );
+    let rooms = crate::livekit::rooms_from_config(&config);
+    let app = App::new(AppParts {
+        config,
+        clock: Arc::new(crate::clock::SystemClock),
+        store: Arc::new(store),
+        timers: Arc::new(timers),
+        queue: Arc::new(queue.clone()),
+        rooms,
+    });
+    Ok(LambdaRuntime { app, queue })
+}
+
+/// Starts `binary` without each required variable in turn and checks that it exits at once,
+/// naming the variable (the test of every function's `main`).
+#[doc(hidden)]
+pub fn assert_fails_fast_without_configuration(binary: &str) {
+    use std::process::{Command, Stdio};
+    for missing in crate::config::LAMBDA_REQUIRED {
+        let mut command = Command::new(binary);
+        command
+            .env_clear()
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            // Nothing may be contacted: an address that refuses at once.
+            .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .env("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9")
+            .stdin(Stdio::null());
+        for variable in crate::config::LAMBDA_REQUIRED {
+            if variable != missing {
+                command.env(variable, "configured");
+            }
+        }
+        let output = command.output().expect("the function binary starts");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "{binary} started without {missing}"
+        );
+        assert!(
+            stderr.contains(&format!("invalid configuration: {missing}: required")),
+            "{binary} without {missing}: {stderr}"
+        );
+    }
 }
 
 /// `routes(app)` as a Lambda HTTP service: request ids from the gateway, trailing slashes

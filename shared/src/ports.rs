@@ -87,44 +87,124 @@ pub trait StreamStore: Send + Sync {
 
     /// Applies `transition` to `current` (the stream as the caller read it) if the stored
     /// stream is still in the status the transition leaves: in one atomic step, the stream
-    /// update, the release of its active slot when it leaves `preparing` or `live`, and its
-    /// event in the outbox. `None` when the stream is gone or has moved on.
+    /// update (its deadline included), the release of its active slot when it leaves
+    /// `preparing` or `live`, its event in the outbox, and `dedupe` (a room-provider event id)
+    /// recorded as seen, so that a provider event is applied once and a failed attempt leaves
+    /// it unseen for the provider's retry.
     async fn apply_transition(
         &self,
         current: &Stream,
         transition: Transition,
         at: DateTime<Utc>,
-    ) -> StoreResult<Option<(Stream, StreamEvent)>>;
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<(Stream, StreamEvent)>>;
 
-    /// Adds `delta` to a live stream's viewer count, never going below zero.
-    async fn adjust_viewer_count(&self, stream: &Stream, delta: i64)
-    -> StoreResult<Option<Stream>>;
+    /// Adds `delta` to a live stream's viewer count, never going below zero, recording
+    /// `dedupe` in the same atomic step as [`StreamStore::apply_transition`] does.
+    async fn adjust_viewer_count(
+        &self,
+        stream: &Stream,
+        delta: i64,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>>;
+
+    /// Active streams whose deadline is before `now`, read from the store (never from a
+    /// process's memory), at most `limit`.
+    async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>>;
+}
+
+/// What a conditional change did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome<T> {
+    Applied(T),
+    /// The stream is gone or no longer in the status the change needs.
+    Stale,
+    /// The provider event was already applied.
+    Duplicate,
+}
+
+impl<T> Outcome<T> {
+    pub fn applied(self) -> Option<T> {
+        match self {
+            Outcome::Applied(value) => Some(value),
+            Outcome::Stale | Outcome::Duplicate => None,
+        }
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        match self {
+            Outcome::Applied(value) => Outcome::Applied(f(value)),
+            Outcome::Stale => Outcome::Stale,
+            Outcome::Duplicate => Outcome::Duplicate,
+        }
+    }
 }
 
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
     /// Stores `webhook` unless its brand already holds `max` webhooks; `false` then.
     async fn create_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<bool>;
-    /// Newest first.
+    /// Newest first. Read consistently: a webhook is listed as soon as its registration answered.
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>>;
-    async fn get_webhook(&self, webhook_id: Uuid) -> StoreResult<Option<Webhook>>;
+    async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>>;
     /// Deletes the brand's webhook if it exists; nothing otherwise.
     async fn delete_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
-    async fn deactivate_webhook(&self, webhook_id: Uuid) -> StoreResult<()>;
+    async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
 }
 
-/// Events written with their transitions, waiting to be handed to the delivery queue.
+/// A relay's hold on one outbox event (see [`Outbox::claim_event`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayClaim {
+    pub token: String,
+    /// 1 for the first relay attempt of the event.
+    pub attempt: u32,
+}
+
+/// An event the relay gave up on, kept for an operator to replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAsideEvent {
+    pub event: StreamEvent,
+    pub attempts: u32,
+    pub error: String,
+    pub set_aside_at: DateTime<Utc>,
+}
+
+/// Events written with their transitions, waiting to be handed to the delivery queue. Each
+/// event is relayed on its own: relays claim it with a conditional write, so concurrent relays
+/// never send it twice, and one that cannot be relayed never holds up another.
 #[async_trait]
 pub trait Outbox: Send + Sync {
-    /// Oldest first.
-    async fn pending_events(&self, limit: usize) -> StoreResult<Vec<StreamEvent>>;
-    async fn mark_relayed(&self, event_ids: &[String]) -> StoreResult<()>;
-}
-
-#[async_trait]
-pub trait ProviderEventLog: Send + Sync {
-    /// Records a room-provider event id; `true` the first time it is seen.
-    async fn first_sighting(&self, event_id: &str, at: DateTime<Utc>) -> StoreResult<bool>;
+    /// Pending events the relay may take at `due_by` (written, or last failed, before it),
+    /// oldest first. May include events another relay holds: the claim decides.
+    async fn pending_events(
+        &self,
+        due_by: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<StreamEvent>>;
+    /// Claims a pending event until `lease_until`; `None` when it is relayed, set aside,
+    /// waiting for its retry, or held by another relay whose lease has not run out.
+    async fn claim_event(
+        &self,
+        event_id: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> StoreResult<Option<RelayClaim>>;
+    /// The event was handed to the delivery queue.
+    async fn mark_relayed(&self, event_id: &str, claim: &RelayClaim) -> StoreResult<()>;
+    /// A relay attempt failed with `error`: retried from `retry_at`, or set aside when `None`.
+    async fn relay_failed(
+        &self,
+        event_id: &str,
+        claim: &RelayClaim,
+        error: &str,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> StoreResult<()>;
+    /// Events set aside, oldest first.
+    async fn set_aside_events(&self, limit: usize) -> StoreResult<Vec<SetAsideEvent>>;
+    /// Puts a set-aside event back in the outbox with fresh attempts; `false` when it is not
+    /// set aside.
+    async fn requeue_event(&self, event_id: &str, now: DateTime<Utc>) -> StoreResult<bool>;
 }
 
 /// Operator writes: seeding, brands, keys and the creators catalog.
@@ -148,14 +228,7 @@ pub trait AdminStore: Send + Sync {
 
 /// Everything the application keeps.
 pub trait Store:
-    AccountStore
-    + RateLimitStore
-    + CreatorStore
-    + StreamStore
-    + WebhookStore
-    + Outbox
-    + ProviderEventLog
-    + AdminStore
+    AccountStore + RateLimitStore + CreatorStore + StreamStore + WebhookStore + Outbox + AdminStore
 {
 }
 
@@ -166,7 +239,6 @@ impl<T> Store for T where
         + StreamStore
         + WebhookStore
         + Outbox
-        + ProviderEventLog
         + AdminStore
 {
 }
@@ -180,7 +252,8 @@ pub struct Timer {
 }
 
 /// One-shot timers that call back into [`crate::service::timers::fire`]. Scheduling the same
-/// (stream, kind) twice keeps one timer.
+/// (stream, kind) again replaces its timer. Timers are the precise path; the deadline sweep
+/// ([`crate::service::timers::sweep`]) is the safety net when one is lost.
 #[async_trait]
 pub trait Timers: Send + Sync {
     async fn schedule(&self, timer: Timer) -> StoreResult<()>;
@@ -216,6 +289,7 @@ pub trait RoomProvider: Send + Sync {
 pub struct Delivery {
     pub event_id: String,
     pub event_type: crate::domain::EventType,
+    pub brand_id: String,
     pub webhook_id: Uuid,
     /// 1 for the first attempt.
     pub attempt: u32,

@@ -1,6 +1,8 @@
-//! An [`App`] on the backends the configuration names, plus the background loops that a
-//! single process runs in place of AWS's separate functions: the timers, the outbox relay and
-//! the delivery worker. The local server and the test suite run on this.
+//! The local runtime: an [`App`] on the backends the configuration names, with embedded
+//! fallbacks for whatever is not named, plus the background loops that a single process runs
+//! in place of AWS's separate functions: the timers, the deadline sweep, the outbox relay and
+//! the delivery worker. The local server and the test suite run on this; Lambda has its own
+//! wiring, with no fallback ([`crate::lambda`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,7 +100,8 @@ impl Runtime {
     }
 
     /// The backends `config` names: `STORE=memory`, or DynamoDB with SQS deliveries when
-    /// `DELIVERY_QUEUE_URL` is set and Scheduler timers when `SCHEDULER_GROUP` is set.
+    /// `DELIVERY_QUEUE_URL` is set and Scheduler timers when `SCHEDULER_GROUP` is set;
+    /// in-process ones otherwise.
     pub async fn from_config(config: Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
         let rooms = crate::livekit::rooms_from_config(&config);
         if config.store == StoreKind::Memory {
@@ -109,7 +112,7 @@ impl Runtime {
             .table_name
             .clone()
             .ok_or("TABLE_NAME is required with STORE=dynamodb")?;
-        let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), table);
+        let store = DynamoStore::new(crate::aws::dynamodb_client(&sdk), table);
         let queue = match (&config.delivery_queue_url, &config.delivery_dlq_url) {
             (Some(queue), Some(dlq)) => LocalQueue::Sqs(SqsQueue::new(
                 aws_sdk_sqs::Client::new(&sdk),
@@ -125,17 +128,20 @@ impl Runtime {
             &config.scheduler_group,
             &config.scheduler_target_arn,
             &config.scheduler_role_arn,
+            &config.scheduler_dlq_arn,
         ) {
-            (Some(group), Some(target), Some(role)) => Some(SchedulerTimers::new(
+            (Some(group), Some(target), Some(role), Some(dlq)) => Some(SchedulerTimers::new(
                 aws_sdk_scheduler::Client::new(&sdk),
                 group.clone(),
                 target.clone(),
                 role.clone(),
+                dlq.clone(),
             )),
-            (None, None, None) => None,
+            (None, None, None, None) => None,
             _ => {
                 return Err(
-                    "SCHEDULER_GROUP, SCHEDULER_TARGET_ARN and SCHEDULER_ROLE_ARN go together"
+                    "SCHEDULER_GROUP, SCHEDULER_TARGET_ARN, SCHEDULER_ROLE_ARN and \
+                            SCHEDULER_DLQ_ARN go together"
                         .into(),
                 );
             }
@@ -189,11 +195,23 @@ impl Runtime {
         }
     }
 
-    /// Relays the outbox to the delivery queue, forever.
+    /// Ends streams past their deadline whose timer was lost (a restart loses in-process
+    /// timers), every `SWEEP_INTERVAL_SECS`, forever.
+    async fn run_deadline_sweep(self) {
+        loop {
+            tokio::time::sleep(self.app.config.sweep_interval).await;
+            if let Err(err) = service::timers::sweep(&self.app).await {
+                tracing::error!(error = %err, "deadline sweep failed; retrying");
+            }
+        }
+    }
+
+    /// Relays the outbox to the delivery queue, forever. In one process nothing else relays,
+    /// so events are taken as soon as they are written.
     async fn run_relay(self) {
         let ready = self.memory.as_ref().map(MemoryStore::outbox_ready);
         loop {
-            if let Err(err) = relay::relay_pending(&self.app).await {
+            if let Err(err) = relay::sweep(&self.app, Duration::ZERO).await {
                 tracing::error!(error = %err, "outbox relay failed; retrying");
             }
             match &ready {
@@ -242,6 +260,7 @@ impl Runtime {
         let mut tasks = vec![
             tokio::spawn(self.clone().run_relay()),
             tokio::spawn(self.clone().run_deliveries(deliverer)),
+            tokio::spawn(self.clone().run_deadline_sweep()),
         ];
         if let Some(timers) = self.timers.clone() {
             tasks.push(tokio::spawn(self.clone().run_timers(timers)));

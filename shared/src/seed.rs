@@ -6,6 +6,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use crate::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
+use crate::domain::stream::DEFAULT_PREPARING_TIMEOUT;
 use crate::domain::{ApiKey, Brand, Creator, Plan, Scope, Stream, StreamStatus};
 use crate::error::StoreError;
 use crate::ports::AdminStore;
@@ -129,7 +130,13 @@ impl Seed {
                 ended_at: s.ended_at,
                 duration_minutes: s.duration_minutes,
                 script: None,
+                deadline: None,
                 position: None,
+            })
+            // Seeded active streams end at their deadlines like any other.
+            .map(|stream| Stream {
+                deadline: stream.deadline_in_status(DEFAULT_PREPARING_TIMEOUT),
+                ..stream
             })
             .collect();
         store.put_streams(&streams).await?;

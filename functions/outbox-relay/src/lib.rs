@@ -1,9 +1,10 @@
-//! Relays the event outbox to the delivery queue. Triggered by the table's stream when events
-//! are written (and on a schedule, as a sweep); either way it drains every event not yet
-//! relayed, so a failed run leaves nothing behind.
+//! Relays the event outbox to the delivery queue. The table's stream invokes it with the
+//! events just written, and it relays those, each on its own; a schedule invokes it as a
+//! sweep, which relays whatever a failed or lost invocation left pending.
 
 use serde::Serialize;
 use shared::App;
+use shared::aws::dynamodb::event_from_stream_image;
 use shared::delivery::relay;
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -11,9 +12,31 @@ pub struct Relayed {
     pub relayed: usize,
 }
 
-/// The trigger's payload does not matter: the outbox itself says what is pending.
-pub async fn handle(app: &App) -> Result<Relayed, shared::error::StoreError> {
+/// A DynamoDB stream batch (it has `Records`), or anything else from the schedule: a sweep.
+pub async fn handle(
+    app: &App,
+    invocation: serde_json::Value,
+) -> Result<Relayed, shared::error::StoreError> {
+    if invocation.get("Records").is_none() {
+        return Ok(Relayed {
+            relayed: relay::sweep(app, relay::SWEEP_GRACE).await?,
+        });
+    }
+    let batch: aws_lambda_events::event::dynamodb::Event = serde_json::from_value(invocation)
+        .map_err(|e| shared::error::StoreError::Corrupt(format!("stream batch: {e}")))?;
+    let mut events = Vec::with_capacity(batch.records.len());
+    for record in batch.records.iter().filter(|r| r.event_name == "INSERT") {
+        let image = serde_json::to_value(&record.change.new_image).unwrap_or_default();
+        match event_from_stream_image(&image) {
+            Ok(event) => events.push(event),
+            // Not an event item (the trigger's filter lets only events through), or damaged:
+            // the sweep still finds a pending event in the table.
+            Err(err) => tracing::warn!(error = %err, "stream record skipped"),
+        }
+    }
+    // Failures are kept per event in the outbox; the batch itself never fails, so one bad
+    // event never holds up the stream's shard.
     Ok(Relayed {
-        relayed: relay::relay_pending(app).await?,
+        relayed: relay::relay_events(app, events).await,
     })
 }

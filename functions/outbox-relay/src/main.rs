@@ -5,8 +5,8 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let runtime = shared::lambda::runtime_from_env().await?;
     let app = &runtime.app;
     lambda_runtime::run(service_fn(
-        move |_: LambdaEvent<serde_json::Value>| async move {
-            Ok::<_, lambda_runtime::Error>(outbox_relay::handle(app).await?)
+        move |event: LambdaEvent<serde_json::Value>| async move {
+            Ok::<_, lambda_runtime::Error>(outbox_relay::handle(app, event.payload).await?)
         },
     ))
     .await

@@ -1,16 +1,30 @@
-//! Stream timers fired by EventBridge Scheduler: the schedule's input is the timer itself.
+//! Stream deadlines: a timer fired by EventBridge Scheduler (the schedule's input is the timer
+//! itself), or, every minute, the sweep that ends streams whose timer was lost.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shared::App;
 use shared::ports::Timer;
 
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct Fired {
-    /// Whether the timer changed the stream (it does nothing once the stream moved on).
-    pub changed: bool,
+/// What the function is invoked with.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Invocation {
+    Timer(Timer),
+    /// The sweep's schedule (any other input).
+    Sweep(serde_json::Value),
 }
 
-pub async fn handle(app: &App, timer: Timer) -> Result<Fired, shared::error::StoreError> {
-    let changed = shared::service::timers::fire(app, &timer).await?;
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Fired {
+    /// How many streams it ended: a timer changes at most its own stream, and nothing once
+    /// the stream moved on or when it fired early (it is then armed again).
+    pub changed: usize,
+}
+
+pub async fn handle(app: &App, invocation: Invocation) -> Result<Fired, shared::error::StoreError> {
+    let changed = match invocation {
+        Invocation::Timer(timer) => usize::from(shared::service::timers::fire(app, &timer).await?),
+        Invocation::Sweep(_) => shared::service::timers::sweep(app).await?,
+    };
     Ok(Fired { changed })
 }

@@ -1,13 +1,15 @@
 use lambda_runtime::{LambdaEvent, service_fn};
-use shared::ports::Timer;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     let runtime = shared::lambda::runtime_from_env().await?;
     let app = &runtime.app;
-    lambda_runtime::run(service_fn(move |event: LambdaEvent<Timer>| async move {
-        // An error makes Scheduler retry the invocation.
-        Ok::<_, lambda_runtime::Error>(timers::handle(app, event.payload).await?)
-    }))
+    lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<timers::Invocation>| async move {
+            // A failure is retried by Lambda (twice, for an asynchronous invocation), then goes
+            // to the function's on-failure destination; the sweep ends the stream regardless.
+            Ok::<_, lambda_runtime::Error>(timers::handle(app, event.payload).await?)
+        },
+    ))
     .await
 }

@@ -39,6 +39,7 @@ pub struct Recorded {
 struct Shared {
     calls: Arc<Mutex<Vec<Recorded>>>,
     failing: Arc<Mutex<HashSet<String>>>,
+    hanging: Arc<Mutex<HashSet<String>>>,
 }
 
 pub struct FakeLiveKit {
@@ -141,6 +142,10 @@ async fn twirp(
         claims,
         call,
     });
+    if shared.hanging.lock().unwrap().contains(&method) {
+        // A LiveKit that never answers.
+        std::future::pending::<()>().await;
+    }
     if shared.failing.lock().unwrap().contains(&method) {
         return twirp_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -186,6 +191,15 @@ impl FakeLiveKit {
             .insert(method.to_owned());
     }
 
+    /// `method` never answers.
+    pub fn hang(&self, method: &str) {
+        self.shared
+            .hanging
+            .lock()
+            .unwrap()
+            .insert(method.to_owned());
+    }
+
     pub fn calls(&self) -> Vec<Recorded> {
         self.shared.calls.lock().unwrap().clone()
     }
@@ -193,4 +207,25 @@ impl FakeLiveKit {
     pub fn methods(&self) -> Vec<String> {
         self.calls().into_iter().map(|c| c.method).collect()
     }
+}
+
+/// A LiveKit webhook as LiveKit sends it: (body, `Authorization` header), signed with the
+/// API secret, valid for 10 minutes.
+pub fn signed_webhook(event: &serde_json::Value) -> (String, String) {
+    use base64::Engine;
+    use sha2::Digest;
+    let body = event.to_string();
+    let sha =
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(body.as_bytes()));
+    let now = chrono::Utc::now().timestamp();
+    let claims =
+        serde_json::json!({"iss": API_KEY, "nbf": now - 10, "exp": now + 600, "sha256": sha});
+    (body, sign_jwt(&claims, API_SECRET))
+}
+
+/// The event of the host agent joining `room`, with event id `id`.
+pub fn agent_joined(room: &str, id: &str) -> serde_json::Value {
+    serde_json::json!({"event": "participant_joined", "room": {"sid": "RM_fake", "name": room},
+        "participant": {"sid": "PA_agent", "identity": "agent", "state": "ACTIVE", "kind": "AGENT"},
+        "id": id, "createdAt": chrono::Utc::now().timestamp().to_string()})
 }

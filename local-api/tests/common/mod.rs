@@ -301,6 +301,17 @@ impl TestApi {
         self.send(request).await
     }
 
+    /// Posts a LiveKit webhook (see [`fake_livekit::signed_webhook`]).
+    pub async fn post_livekit(&self, (body, authorization): &(String, String)) -> Response {
+        let request = Request::builder()
+            .method("POST")
+            .uri("/livekit/webhook")
+            .header("authorization", authorization)
+            .body(Body::from(body.clone()))
+            .unwrap();
+        self.send(request).await
+    }
+
     pub async fn get(&self, path: &str, key: &str) -> Response {
         self.call("GET", path, Some(key), None).await
     }
@@ -371,6 +382,50 @@ impl TestApi {
         backend::set_failing(&self.runtime, self.dynamo.as_ref()).await
     }
 
+    /// The DynamoDB table, when that is the backend (its name scopes fault rules).
+    pub fn table(&self) -> Option<&str> {
+        self.dynamo.as_ref().map(|d| d.table())
+    }
+
+    /// Makes store writes fail for a while, as a transient outage would: on DynamoDB every
+    /// transaction answers `InternalServerError` (reads still work); on the embedded store
+    /// every call fails.
+    pub async fn store_outage(&self, on: bool) {
+        match (&self.runtime.memory, self.table()) {
+            (Some(memory), _) => memory.set_failing(on),
+            (None, Some(table)) if on => {
+                faults::set(
+                    table,
+                    serde_json::json!({"fail_ops": ["TransactWriteItems"]}),
+                )
+                .await
+            }
+            (None, Some(table)) => faults::clear(table).await,
+            (None, None) => unreachable!("one backend or the other"),
+        }
+    }
+
+    /// Makes the delivery queue refuse messages whose body contains `needle`, as SQS refuses
+    /// one it cannot take (`None`: accepts all again).
+    pub async fn refuse_queue_bodies_containing(&self, needle: Option<&str>) {
+        match (&self.runtime.queue, self.table()) {
+            (shared::runtime::LocalQueue::Memory(queue), _) => {
+                queue.refuse_bodies_containing(needle)
+            }
+            (_, Some(table)) => match needle {
+                Some(needle) => {
+                    faults::set(
+                        table,
+                        serde_json::json!({"refuse_bodies_containing": needle}),
+                    )
+                    .await
+                }
+                None => faults::clear(table).await,
+            },
+            (_, None) => unreachable!("SQS runs with DynamoDB"),
+        }
+    }
+
     pub async fn dead_letters(&self) -> Vec<shared::ports::DeadLetter> {
         backend::dead_letters(&self.runtime).await
     }
@@ -419,6 +474,7 @@ impl TestApi {
 pub mod backend;
 pub mod contract;
 pub mod fake_livekit;
+pub mod faults;
 pub mod receiver;
 
 /// Runs `count` copies of `request` at once; returns how many answered each status.

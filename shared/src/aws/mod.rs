@@ -1,8 +1,9 @@
 //! AWS adapters: DynamoDB for all state, SQS for webhook deliveries, EventBridge Scheduler
 //! for stream timers.
 
+use std::time::Duration;
+
 pub mod dynamodb;
-mod positions;
 pub mod scheduler;
 pub mod sqs;
 
@@ -12,6 +13,20 @@ pub async fn sdk_config() -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
         .load()
         .await
+}
+
+/// A DynamoDB client whose SDK retries are quick: the store retries throttling and conflicts
+/// itself with longer backoff ([`dynamodb`]'s request layer), and a request must settle well
+/// inside a function's timeout.
+pub fn dynamodb_client(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::Client {
+    let retry = aws_sdk_dynamodb::config::retry::RetryConfig::standard()
+        .with_max_attempts(3)
+        .with_initial_backoff(Duration::from_millis(20))
+        .with_max_backoff(Duration::from_millis(500));
+    let config = aws_sdk_dynamodb::config::Builder::from(sdk)
+        .retry_config(retry)
+        .build();
+    aws_sdk_dynamodb::Client::from_conf(config)
 }
 
 /// One line describing an SDK error with its cause, for logs and `StoreError`.

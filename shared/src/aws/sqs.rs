@@ -24,6 +24,34 @@ pub struct QueuedDelivery {
     pub not_before: DateTime<Utc>,
 }
 
+/// A message body SQS accepts: JSON with every non-ASCII character escaped (`\uXXXX`, as
+/// surrogate pairs above U+FFFF). SQS refuses bodies holding characters outside `#x9 #xA #xD
+/// #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF` (a `U+FFFF` in a product name, say), and the
+/// escapes read back as exactly the string that was sent, so the delivered body is the
+/// signed one, byte for byte.
+pub fn message_body<T: Serialize>(message: &T) -> StoreResult<String> {
+    let json = serde_json::to_string(message).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    Ok(ascii_json(&json))
+}
+
+/// Escapes every non-ASCII character of a JSON text. Outside strings JSON is ASCII, so this
+/// only rewrites string contents, as escapes that decode to the same characters.
+fn ascii_json(json: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
+    out
+}
+
 #[derive(Clone)]
 pub struct SqsQueue {
     client: Client,
@@ -54,8 +82,7 @@ impl SqsQueue {
 
     /// Sends `message` to become visible after `delay` (at most [`MAX_DELAY`]).
     pub async fn send(&self, message: &QueuedDelivery, delay: Duration) -> StoreResult<()> {
-        let body =
-            serde_json::to_string(message).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let body = message_body(message)?;
         // Round up, so a message never arrives before it is due.
         let delay_secs = delay.min(MAX_DELAY).as_secs_f64().ceil() as i32;
         self.client
@@ -102,7 +129,7 @@ impl DeliveryQueue for SqsQueue {
     }
 
     async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()> {
-        let body = serde_json::to_string(&dead).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let body = message_body(&dead)?;
         self.client
             .send_message()
             .queue_url(&self.dlq_url)
@@ -111,5 +138,23 @@ impl DeliveryQueue for SqsQueue {
             .await
             .map_err(|e| StoreError::Backend(describe(&e)))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_ascii_and_read_back_exactly() {
+        let text = "Glow \u{FFFF} Serum \u{1F600} caf\u{e9} \u{0} \u{7}";
+        let body = message_body(&serde_json::json!({ "body": text })).unwrap();
+        assert!(body.is_ascii(), "{body}");
+        assert!(
+            body.contains("\\uffff") && body.contains("\\ud83d\\ude00"),
+            "{body}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(back["body"], text);
     }
 }

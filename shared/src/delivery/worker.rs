@@ -27,7 +27,7 @@ pub async fn process(
     // A deleted or deactivated webhook receives nothing more.
     let Some(webhook) = app
         .store
-        .get_webhook(delivery.webhook_id)
+        .get_webhook(&delivery.brand_id, delivery.webhook_id)
         .await?
         .filter(|w| w.active)
     else {
@@ -39,7 +39,9 @@ pub async fn process(
     {
         AttemptOutcome::Delivered => Ok(Processed::Delivered),
         AttemptOutcome::Gone => {
-            app.store.deactivate_webhook(webhook.id).await?;
+            app.store
+                .deactivate_webhook(&webhook.brand_id, webhook.id)
+                .await?;
             Ok(Processed::Deactivated)
         }
         AttemptOutcome::Failed {

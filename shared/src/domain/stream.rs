@@ -16,6 +16,8 @@ pub const DEFAULT_TEST_DURATION_MINUTES: u32 = 480;
 pub const UNKNOWN_PLATFORM: &str = "unknown";
 /// `source` of streams created through this API.
 pub const SOURCE_API: &str = "api";
+/// `PREPARING_TIMEOUT_SECS` when unset: the spec's 5 minutes.
+pub const DEFAULT_PREPARING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,6 +148,11 @@ pub struct Stream {
     pub ended_at: Option<DateTime<Utc>>,
     pub duration_minutes: Option<u32>,
     pub script: Option<String>,
+    /// When an active stream must have left its status: the preparing timeout while
+    /// `preparing`, the duration end while `live`; `None` once final. Stored in the same atomic
+    /// step that creates the stream or makes it live, so a lost timer never leaves a stream
+    /// active past it (see [`crate::service::timers::sweep`]).
+    pub deadline: Option<DateTime<Utc>>,
     /// The stream's place in its brand's creation order (0 for the first), assigned by stores
     /// that page by position; `None` until such a store has it.
     pub position: Option<u64>,
@@ -171,7 +178,48 @@ impl Stream {
         if self.started_at == Some(self.created_at) {
             self.started_at = Some(at);
         }
+        if let Some(deadline) = &mut self.deadline {
+            *deadline += at - self.created_at;
+        }
         self.created_at = at;
+    }
+
+    /// The deadline of the status the stream is in (see [`Stream::deadline`]).
+    pub fn deadline_in_status(
+        &self,
+        preparing_timeout: std::time::Duration,
+    ) -> Option<DateTime<Utc>> {
+        match self.status {
+            StreamStatus::Preparing => Some(
+                self.created_at
+                    + chrono::TimeDelta::from_std(preparing_timeout)
+                        .unwrap_or(chrono::TimeDelta::MAX),
+            ),
+            StreamStatus::Live => Some(
+                self.started_at.unwrap_or(self.created_at)
+                    + chrono::TimeDelta::minutes(i64::from(self.effective_duration_minutes())),
+            ),
+            StreamStatus::Ended | StreamStatus::Error => None,
+        }
+    }
+
+    /// The timer that fires at the deadline, while there is one.
+    pub fn deadline_timer(&self) -> Option<(TimerKind, DateTime<Utc>)> {
+        let kind = match self.status {
+            StreamStatus::Preparing => TimerKind::PreparingTimeout,
+            StreamStatus::Live => TimerKind::DurationEnd,
+            StreamStatus::Ended | StreamStatus::Error => return None,
+        };
+        Some((kind, self.deadline?))
+    }
+
+    /// The transition a passed deadline makes.
+    pub fn deadline_transition(&self) -> Option<Transition> {
+        match self.status {
+            StreamStatus::Preparing => Some(Transition::PreparingTimedOut),
+            StreamStatus::Live => Some(Transition::DurationElapsed),
+            StreamStatus::Ended | StreamStatus::Error => None,
+        }
     }
 
     /// Applies `transition` as of `at`, or returns `false` when the stream is not in the status
@@ -186,6 +234,9 @@ impl Stream {
             StreamStatus::Ended | StreamStatus::Error => self.ended_at = Some(at),
             StreamStatus::Preparing => {}
         }
+        // Only `live` has a deadline that a transition sets: the preparing one is set at
+        // creation, where the timeout is known.
+        self.deadline = self.deadline_in_status(std::time::Duration::ZERO);
         true
     }
 
@@ -348,6 +399,7 @@ mod tests {
             ended_at: None,
             duration_minutes: None,
             script: None,
+            deadline: None,
             position: None,
         }
     }
@@ -392,9 +444,11 @@ mod tests {
         assert!(!s.apply(Transition::EndRequested, now));
         assert!(s.apply(Transition::AgentJoined, now));
         assert_eq!((s.status, s.started_at), (StreamStatus::Live, Some(now)));
+        assert_eq!(s.deadline, Some(now + chrono::Duration::minutes(480)));
         assert!(!s.apply(Transition::AgentJoined, now));
         assert!(s.apply(Transition::EndRequested, now));
         assert_eq!((s.status, s.ended_at), (StreamStatus::Ended, Some(now)));
+        assert_eq!(s.deadline, None);
         for t in [
             Transition::AgentJoined,
             Transition::LaunchFailed,

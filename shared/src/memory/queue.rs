@@ -13,6 +13,9 @@ pub struct MemoryQueue {
     ready: mpsc::UnboundedSender<Delivery>,
     receiver: Arc<Mutex<Option<mpsc::UnboundedReceiver<Delivery>>>>,
     dead_letters: Arc<Mutex<Vec<DeadLetter>>>,
+    /// Bodies containing this are refused, as SQS refuses a message it cannot take (tests of
+    /// the relay's handling of one event that can never be queued).
+    refused: Arc<Mutex<Option<String>>>,
 }
 
 impl Default for MemoryQueue {
@@ -22,6 +25,7 @@ impl Default for MemoryQueue {
             ready,
             receiver: Arc::new(Mutex::new(Some(receiver))),
             dead_letters: Arc::default(),
+            refused: Arc::default(),
         }
     }
 }
@@ -39,6 +43,11 @@ impl MemoryQueue {
             .take()
     }
 
+    /// Refuses deliveries whose body contains `needle` (`None`: accepts all again).
+    pub fn refuse_bodies_containing(&self, needle: Option<&str>) {
+        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = needle.map(str::to_owned);
+    }
+
     pub fn dead_letters(&self) -> Vec<DeadLetter> {
         self.dead_letters
             .lock()
@@ -50,6 +59,13 @@ impl MemoryQueue {
 #[async_trait]
 impl DeliveryQueue for MemoryQueue {
     async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()> {
+        if let Some(needle) = &*self.refused.lock().unwrap_or_else(|p| p.into_inner())
+            && delivery.body.contains(needle.as_str())
+        {
+            return Err(crate::error::StoreError::Backend(
+                "the embedded queue refused the message".into(),
+            ));
+        }
         if delay.is_zero() {
             let _ = self.ready.send(delivery);
         } else {

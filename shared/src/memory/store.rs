@@ -1,4 +1,4 @@
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
@@ -72,11 +72,23 @@ struct State {
     streams_by_room: HashMap<String, Uuid>,
     rate_windows: HashMap<(String, DateTime<Utc>), u64>,
     rate_windows_pruned_at: DateTime<Utc>,
+    /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
+    deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
     webhooks: HashMap<Uuid, Webhook>,
-    outbox: VecDeque<StreamEvent>,
+    /// Events not yet relayed (and those set aside), by id.
+    outbox: BTreeMap<String, OutboxEntry>,
     /// Every event ever emitted, for tests and the local server's log.
     emitted: Vec<StreamEvent>,
     provider_events: HashMap<String, DateTime<Utc>>,
+}
+
+struct OutboxEntry {
+    event: StreamEvent,
+    /// When a relay may take it: its creation, then the time of its retry.
+    due: DateTime<Utc>,
+    claim: Option<(String, DateTime<Utc>)>,
+    attempts: u32,
+    set_aside: Option<(String, DateTime<Utc>)>,
 }
 
 impl State {
@@ -93,6 +105,9 @@ impl State {
         if let Some(room) = &stream.room_name {
             self.streams_by_room.insert(room.clone(), stream.id);
         }
+        if let Some(deadline) = stream.deadline.filter(|_| stream.status.is_active()) {
+            self.deadlines.insert((deadline, stream.id));
+        }
     }
 
     fn unindex_stream(&mut self, stream: &Stream) {
@@ -108,6 +123,9 @@ impl State {
         }
         if let Some(room) = &stream.room_name {
             self.streams_by_room.remove(room);
+        }
+        if let Some(deadline) = stream.deadline {
+            self.deadlines.remove(&(deadline, stream.id));
         }
         if stream.status.is_active() {
             self.release_slot(&stream.brand_id);
@@ -137,7 +155,30 @@ impl State {
 
     fn emit(&mut self, event: StreamEvent) {
         self.emitted.push(event.clone());
-        self.outbox.push_back(event);
+        self.outbox.insert(
+            event.id.clone(),
+            OutboxEntry {
+                due: event.created_at,
+                event,
+                claim: None,
+                attempts: 0,
+                set_aside: None,
+            },
+        );
+    }
+
+    /// Records a provider event id as seen at `at`; `false` when it was seen already.
+    fn first_sighting(&mut self, event_id: Option<&str>, at: DateTime<Utc>) -> bool {
+        let Some(event_id) = event_id else {
+            return true;
+        };
+        self.provider_events
+            .retain(|_, seen| *seen + PROVIDER_EVENT_TTL > at);
+        if self.provider_events.contains_key(event_id) {
+            return false;
+        }
+        self.provider_events.insert(event_id.to_owned(), at);
+        true
     }
 }
 
@@ -335,41 +376,71 @@ impl StreamStore for MemoryStore {
         current: &Stream,
         transition: Transition,
         at: DateTime<Utc>,
-    ) -> StoreResult<Option<(Stream, StreamEvent)>> {
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
         let mut state = self.lock()?;
         // The stored stream decides, as DynamoDB's condition on its status does.
-        let Some(stream) = state.streams.get_mut(&current.id) else {
-            return Ok(None);
+        let Some(mut stream) = state.streams.get(&current.id).cloned() else {
+            return Ok(Outcome::Stale);
         };
-        let from = stream.status;
+        let (from, old_deadline) = (stream.status, stream.deadline);
         if !stream.apply(transition, at) {
-            return Ok(None);
+            return Ok(Outcome::Stale);
         }
-        let stream = stream.clone();
+        if !state.first_sighting(dedupe, at) {
+            return Ok(Outcome::Duplicate);
+        }
+        state.streams.insert(stream.id, stream.clone());
         state.reindex_status(&stream, from);
+        if let Some(deadline) = old_deadline {
+            state.deadlines.remove(&(deadline, stream.id));
+        }
+        if let Some(deadline) = stream.deadline {
+            state.deadlines.insert((deadline, stream.id));
+        }
         if !stream.status.is_active() {
             state.release_slot(&stream.brand_id);
         }
         let event = StreamEvent::new(transition.event_type(), &stream, at);
         state.emit(event.clone());
         self.outbox_ready.notify_one();
-        Ok(Some((stream, event)))
+        Ok(Outcome::Applied((stream, event)))
     }
 
     async fn adjust_viewer_count(
         &self,
         stream: &Stream,
         delta: i64,
-    ) -> StoreResult<Option<Stream>> {
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
         let mut state = self.lock()?;
-        let Some(stream) = state.streams.get_mut(&stream.id) else {
-            return Ok(None);
-        };
-        if stream.status != StreamStatus::Live {
-            return Ok(None);
+        if state
+            .streams
+            .get(&stream.id)
+            .is_none_or(|s| s.status != StreamStatus::Live)
+        {
+            return Ok(Outcome::Stale);
         }
+        if !state.first_sighting(dedupe, at) {
+            return Ok(Outcome::Duplicate);
+        }
+        let Some(stream) = state.streams.get_mut(&stream.id) else {
+            return Ok(Outcome::Stale);
+        };
         stream.viewer_count = stream.viewer_count.saturating_add_signed(delta);
-        Ok(Some(stream.clone()))
+        Ok(Outcome::Applied(stream.clone()))
+    }
+
+    async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {
+        let state = self.lock()?;
+        Ok(state
+            .deadlines
+            .iter()
+            .take_while(|(deadline, _)| *deadline < now)
+            .take(limit)
+            .filter_map(|(_, id)| state.streams.get(id).cloned())
+            .collect())
     }
 }
 
@@ -401,8 +472,13 @@ impl WebhookStore for MemoryStore {
         Ok(webhooks)
     }
 
-    async fn get_webhook(&self, webhook_id: Uuid) -> StoreResult<Option<Webhook>> {
-        Ok(self.lock()?.webhooks.get(&webhook_id).cloned())
+    async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>> {
+        Ok(self
+            .lock()?
+            .webhooks
+            .get(&webhook_id)
+            .filter(|w| w.brand_id == brand_id)
+            .cloned())
     }
 
     async fn delete_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
@@ -417,8 +493,13 @@ impl WebhookStore for MemoryStore {
         Ok(())
     }
 
-    async fn deactivate_webhook(&self, webhook_id: Uuid) -> StoreResult<()> {
-        if let Some(webhook) = self.lock()?.webhooks.get_mut(&webhook_id) {
+    async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
+        if let Some(webhook) = self
+            .lock()?
+            .webhooks
+            .get_mut(&webhook_id)
+            .filter(|w| w.brand_id == brand_id)
+        {
             webhook.active = false;
         }
         Ok(())
@@ -427,29 +508,117 @@ impl WebhookStore for MemoryStore {
 
 #[async_trait]
 impl Outbox for MemoryStore {
-    async fn pending_events(&self, limit: usize) -> StoreResult<Vec<StreamEvent>> {
-        Ok(self.lock()?.outbox.iter().take(limit).cloned().collect())
+    async fn pending_events(
+        &self,
+        due_by: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<StreamEvent>> {
+        let state = self.lock()?;
+        let mut due: Vec<&OutboxEntry> = state
+            .outbox
+            .values()
+            .filter(|entry| entry.set_aside.is_none() && entry.due <= due_by)
+            .collect();
+        due.sort_by(|a, b| (a.due, &a.event.id).cmp(&(b.due, &b.event.id)));
+        Ok(due
+            .into_iter()
+            .take(limit)
+            .map(|entry| entry.event.clone())
+            .collect())
     }
 
-    async fn mark_relayed(&self, event_ids: &[String]) -> StoreResult<()> {
-        self.lock()?
+    async fn claim_event(
+        &self,
+        event_id: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> StoreResult<Option<RelayClaim>> {
+        let mut state = self.lock()?;
+        let Some(entry) = state.outbox.get_mut(event_id) else {
+            return Ok(None);
+        };
+        let held = entry.claim.as_ref().is_some_and(|(_, until)| *until > now);
+        if entry.set_aside.is_some() || held || entry.due > now {
+            return Ok(None);
+        }
+        let token = Uuid::new_v4().to_string();
+        entry.claim = Some((token.clone(), lease_until));
+        entry.attempts += 1;
+        Ok(Some(RelayClaim {
+            token,
+            attempt: entry.attempts,
+        }))
+    }
+
+    async fn mark_relayed(&self, event_id: &str, claim: &RelayClaim) -> StoreResult<()> {
+        let mut state = self.lock()?;
+        if state
             .outbox
-            .retain(|event| !event_ids.contains(&event.id));
+            .get(event_id)
+            .is_some_and(|entry| entry.claim.as_ref().is_some_and(|(t, _)| *t == claim.token))
+        {
+            state.outbox.remove(event_id);
+        }
         Ok(())
     }
-}
 
-#[async_trait]
-impl ProviderEventLog for MemoryStore {
-    async fn first_sighting(&self, event_id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
+    async fn relay_failed(
+        &self,
+        event_id: &str,
+        claim: &RelayClaim,
+        error: &str,
+        retry_at: Option<DateTime<Utc>>,
+    ) -> StoreResult<()> {
         let mut state = self.lock()?;
-        state
-            .provider_events
-            .retain(|_, seen| *seen + PROVIDER_EVENT_TTL > at);
-        Ok(state
-            .provider_events
-            .insert(event_id.to_owned(), at)
-            .is_none())
+        let Some(entry) = state
+            .outbox
+            .get_mut(event_id)
+            .filter(|entry| entry.claim.as_ref().is_some_and(|(t, _)| *t == claim.token))
+        else {
+            return Ok(());
+        };
+        entry.claim = None;
+        match retry_at {
+            Some(retry_at) => entry.due = retry_at,
+            None => entry.set_aside = Some((error.to_owned(), Utc::now())),
+        }
+        Ok(())
+    }
+
+    async fn set_aside_events(&self, limit: usize) -> StoreResult<Vec<SetAsideEvent>> {
+        let state = self.lock()?;
+        let mut set_aside: Vec<SetAsideEvent> = state
+            .outbox
+            .values()
+            .filter_map(|entry| {
+                let (error, at) = entry.set_aside.clone()?;
+                Some(SetAsideEvent {
+                    event: entry.event.clone(),
+                    attempts: entry.attempts,
+                    error,
+                    set_aside_at: at,
+                })
+            })
+            .collect();
+        set_aside.sort_by(|a, b| (a.set_aside_at, &a.event.id).cmp(&(b.set_aside_at, &b.event.id)));
+        set_aside.truncate(limit);
+        Ok(set_aside)
+    }
+
+    async fn requeue_event(&self, event_id: &str, now: DateTime<Utc>) -> StoreResult<bool> {
+        let mut state = self.lock()?;
+        let Some(entry) = state
+            .outbox
+            .get_mut(event_id)
+            .filter(|entry| entry.set_aside.is_some())
+        else {
+            return Ok(false);
+        };
+        entry.set_aside = None;
+        entry.attempts = 0;
+        entry.due = now;
+        self.outbox_ready.notify_one();
+        Ok(true)
     }
 }
 

@@ -2,12 +2,11 @@
 //! and deduplicated by event id. Each maps to a conditional transition or a viewer count
 //! change, so a replayed or racing event changes nothing twice.
 
-use chrono::TimeDelta;
-
 use crate::app::App;
 use crate::domain::TimerKind;
 use crate::domain::stream::Transition;
 use crate::error::StoreError;
+use crate::ports::Outcome;
 use crate::service::streams;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +37,9 @@ pub enum Handled {
     NoChange,
 }
 
+/// Applies one provider event. Its id is recorded as seen in the same atomic step as its
+/// effect, so a failed attempt (answered `500`) is applied when the provider sends it again,
+/// and a resent event that was applied changes nothing.
 pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreError> {
     if event.kind == ProviderEventKind::Other || event.room_name.is_empty() {
         return Ok(Handled::NoChange);
@@ -45,59 +47,49 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     let Some(stream) = app.store.find_stream_by_room(&event.room_name).await? else {
         return Ok(Handled::NoChange);
     };
-    if !event.id.is_empty() && !app.store.first_sighting(&event.id, app.clock.now()).await? {
-        return Ok(Handled::Duplicate);
-    }
+    let dedupe = Some(event.id.as_str()).filter(|id| !id.is_empty());
     let now = app.clock.now();
-    let changed = match event.kind {
-        ProviderEventKind::AgentJoined => {
-            match app
-                .store
-                .apply_transition(&stream, Transition::AgentJoined, now)
-                .await?
-            {
-                Some((live, _)) => {
-                    app.timers
-                        .cancel(live.id, TimerKind::PreparingTimeout)
-                        .await?;
-                    let due_at = live.started_at.unwrap_or(now)
-                        + TimeDelta::minutes(i64::from(live.effective_duration_minutes()));
-                    app.timers
-                        .schedule(crate::ports::Timer {
-                            stream_id: live.id,
-                            kind: TimerKind::DurationEnd,
-                            due_at,
-                        })
-                        .await?;
-                    true
+    let transition = |transition| app.store.apply_transition(&stream, transition, now, dedupe);
+    let outcome = match event.kind {
+        ProviderEventKind::AgentJoined => match transition(Transition::AgentJoined).await? {
+            Outcome::Applied((live, _)) => {
+                // The preparing timer would find nothing to do; cancelling saves its run.
+                if let Err(err) = app
+                    .timers
+                    .cancel(live.id, TimerKind::PreparingTimeout)
+                    .await
+                {
+                    tracing::warn!(stream_id = %live.id, error = %err, "preparing timer not cancelled");
                 }
-                None => false,
+                streams::schedule_deadline(app, &live).await;
+                Outcome::Applied(())
             }
-        }
+            other => other.map(drop),
+        },
         ProviderEventKind::AgentLeft | ProviderEventKind::RoomFinished => {
-            match app
-                .store
-                .apply_transition(&stream, Transition::ProviderFinished, now)
-                .await?
-            {
-                Some((ended, _)) => {
+            match transition(Transition::ProviderFinished).await? {
+                Outcome::Applied((ended, _)) => {
                     streams::after_final(app, &ended).await;
-                    true
+                    Outcome::Applied(())
                 }
-                None => false,
+                other => other.map(drop),
             }
         }
-        ProviderEventKind::ViewerJoined => {
-            app.store.adjust_viewer_count(&stream, 1).await?.is_some()
-        }
-        ProviderEventKind::ViewerLeft => {
-            app.store.adjust_viewer_count(&stream, -1).await?.is_some()
-        }
-        ProviderEventKind::Other => false,
+        ProviderEventKind::ViewerJoined => app
+            .store
+            .adjust_viewer_count(&stream, 1, now, dedupe)
+            .await?
+            .map(drop),
+        ProviderEventKind::ViewerLeft => app
+            .store
+            .adjust_viewer_count(&stream, -1, now, dedupe)
+            .await?
+            .map(drop),
+        ProviderEventKind::Other => Outcome::Stale,
     };
-    Ok(if changed {
-        Handled::Applied
-    } else {
-        Handled::NoChange
+    Ok(match outcome {
+        Outcome::Applied(()) => Handled::Applied,
+        Outcome::Duplicate => Handled::Duplicate,
+        Outcome::Stale => Handled::NoChange,
     })
 }

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use chrono::TimeDelta;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -82,7 +81,13 @@ pub async fn start(
         ended_at: None,
         duration_minutes: request.duration_minutes,
         script: request.script,
+        deadline: None,
         position: None,
+    };
+    // Durable with the record: whatever dies after this, the sweep ends the stream on time.
+    let stream = Stream {
+        deadline: stream.deadline_in_status(app.config.preparing_timeout),
+        ..stream
     };
     // A test stream is live at once, so its start event is written with it.
     let announce = test.then_some(EventType::StreamStarted);
@@ -95,35 +100,42 @@ pub async fn start(
         CreateStreamOutcome::Created(stored) => *stored,
     };
 
+    // Before the launch, so a slow launch is timed out too.
+    schedule_deadline(app, &stream).await;
     if test {
-        schedule_duration_end(app, &stream).await?;
         return Ok(created(&stream, None));
     }
     launch(app, stream).await
 }
 
-/// The live path: room, agent dispatch and viewer token. Any failure after the record exists
-/// moves the stream to `error` (releasing its slot) and answers `502 launch_failed`.
+/// The live path: room, agent dispatch and viewer token, within `LAUNCH_TIMEOUT_SECS`. Any
+/// failure after the record exists moves the stream to `error` (releasing its slot) and
+/// answers `502 launch_failed`.
 async fn launch(app: &App, stream: Stream) -> ApiResult<StreamCreated> {
     let room_name = stream.room_name.clone().unwrap_or_default();
-    match open_room(app, &stream, &room_name).await {
-        Ok(access) => {
-            let due_at = stream.created_at
-                + TimeDelta::from_std(app.config.preparing_timeout).unwrap_or(TimeDelta::MAX);
-            app.timers
-                .schedule(Timer {
-                    stream_id: stream.id,
-                    kind: TimerKind::PreparingTimeout,
-                    due_at,
-                })
-                .await?;
-            Ok(created(&stream, Some(access)))
-        }
+    let opened = tokio::time::timeout(
+        app.config.launch_timeout,
+        open_room(app, &stream, &room_name),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(RoomError(format!(
+            "the room provider did not answer within {} s",
+            app.config.launch_timeout.as_secs_f64()
+        )))
+    });
+    match opened {
+        Ok(access) => Ok(created(&stream, Some(access))),
         Err(err) => {
-            app.store
-                .apply_transition(&stream, Transition::LaunchFailed, app.clock.now())
-                .await?;
-            delete_room_best_effort(app, &stream).await;
+            // A store failure here leaves the stream `preparing`; its deadline ends it.
+            if let Some((failed, _)) = app
+                .store
+                .apply_transition(&stream, Transition::LaunchFailed, app.clock.now(), None)
+                .await?
+                .applied()
+            {
+                after_final(app, &failed).await;
+            }
             Err(ApiError::LaunchFailed(err))
         }
     }
@@ -171,18 +183,21 @@ fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
     }
 }
 
-/// Schedules the end of a live stream at `started_at + duration`.
-pub async fn schedule_duration_end(app: &App, stream: &Stream) -> ApiResult<()> {
-    let started_at = stream.started_at.unwrap_or(stream.created_at);
-    let due_at = started_at + TimeDelta::minutes(i64::from(stream.effective_duration_minutes()));
-    app.timers
-        .schedule(Timer {
-            stream_id: stream.id,
-            kind: TimerKind::DurationEnd,
-            due_at,
-        })
-        .await?;
-    Ok(())
+/// Arms the timer of the stream's deadline (the preparing timeout, or the duration end once
+/// live). Best effort: the deadline is already stored, and the sweep ends the stream on time
+/// if this timer is lost.
+pub async fn schedule_deadline(app: &App, stream: &Stream) {
+    let Some((kind, due_at)) = stream.deadline_timer() else {
+        return;
+    };
+    let timer = Timer {
+        stream_id: stream.id,
+        kind,
+        due_at,
+    };
+    if let Err(err) = app.timers.schedule(timer).await {
+        tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer not armed; the deadline sweep covers it");
+    }
 }
 
 /// Deletes the stream's room, if it has one; failures are only logged.
@@ -322,8 +337,9 @@ pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEn
         .ok_or(ApiError::NotFound)?;
     let (ended, _event) = app
         .store
-        .apply_transition(&stream, Transition::EndRequested, app.clock.now())
+        .apply_transition(&stream, Transition::EndRequested, app.clock.now(), None)
         .await?
+        .applied()
         // Someone else ended it between the read and the write.
         .ok_or(ApiError::NotFound)?;
     after_final(app, &ended).await;

@@ -1,30 +1,77 @@
-//! What a fired stream timer does (decisions.md section 3). Each fires a conditional
-//! transition, so a timer that lost a race with another trigger changes nothing.
+//! What ends an active stream at its deadline (decisions.md section 3): its timer, the precise
+//! path, and the sweep, the safety net for a timer that was lost (a process that died with
+//! its in-process timers, a schedule that was never created, an invocation that was dropped).
+//! Both apply the same conditional transition, so running both changes a stream once.
 
 use crate::app::App;
-use crate::domain::TimerKind;
-use crate::domain::stream::Transition;
+use crate::domain::Stream;
 use crate::error::StoreError;
 use crate::ports::Timer;
 use crate::service::streams;
 
-/// Applies a due timer; `true` when it changed the stream.
+/// Overdue streams handled per sweep pass.
+const SWEEP_BATCH: usize = 100;
+
+/// Applies a timer; `true` when it changed the stream. A timer that fires before its due
+/// time (EventBridge Scheduler's `at()` is minute-grained) changes nothing and is armed
+/// again for its due time.
 pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
-    let transition = match timer.kind {
-        TimerKind::PreparingTimeout => Transition::PreparingTimedOut,
-        TimerKind::DurationEnd => Transition::DurationElapsed,
-    };
+    if app.clock.now() < timer.due_at {
+        tracing::info!(stream_id = %timer.stream_id, timer = timer.kind.as_str(), due_at = %timer.due_at, "timer fired early; armed again");
+        app.timers.schedule(*timer).await?;
+        return Ok(false);
+    }
     let Some(current) = app.store.get_stream(timer.stream_id).await? else {
         return Ok(false);
     };
-    let Some((stream, _event)) = app
+    // The stream may have moved on, and with it its deadline (a preparing timeout is moot once
+    // live): only the timer of the current deadline acts.
+    if current.deadline_timer().map(|(kind, _)| kind) != Some(timer.kind) {
+        return Ok(false);
+    }
+    end_at_deadline(app, &current).await
+}
+
+/// Ends every active stream whose deadline has passed; returns how many it changed.
+pub async fn sweep(app: &App) -> Result<usize, StoreError> {
+    let mut changed = 0;
+    loop {
+        let overdue = app
+            .store
+            .overdue_streams(app.clock.now(), SWEEP_BATCH)
+            .await?;
+        let count = overdue.len();
+        let mut changed_now = 0;
+        for stream in &overdue {
+            match end_at_deadline(app, stream).await {
+                Ok(true) => changed_now += 1,
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::error!(stream_id = %stream.id, error = %err, "deadline sweep could not end a stream");
+                }
+            }
+        }
+        changed += changed_now;
+        if count < SWEEP_BATCH || changed_now == 0 {
+            return Ok(changed);
+        }
+    }
+}
+
+/// The transition of `stream`'s passed deadline, with its clean-up.
+async fn end_at_deadline(app: &App, stream: &Stream) -> Result<bool, StoreError> {
+    let Some(transition) = stream.deadline_transition() else {
+        return Ok(false);
+    };
+    let Some((ended, _event)) = app
         .store
-        .apply_transition(&current, transition, app.clock.now())
+        .apply_transition(stream, transition, app.clock.now(), None)
         .await?
+        .applied()
     else {
         return Ok(false);
     };
-    tracing::info!(stream_id = %stream.id, timer = timer.kind.as_str(), status = stream.status.as_str(), "timer fired");
-    streams::after_final(app, &stream).await;
+    tracing::info!(stream_id = %ended.id, status = ended.status.as_str(), "deadline reached");
+    streams::after_final(app, &ended).await;
     Ok(true)
 }

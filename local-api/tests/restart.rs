@@ -1,0 +1,334 @@
+//! The local server killed mid-flight (`SIGKILL`, as Lambda kills an instance at its timeout)
+//! and started again on the same DynamoDB table: streams still end at their deadlines, their
+//! events are delivered once, and their slots come back. The timers of the killed process die
+//! with it; the deadline sweep ends the streams from what the store holds.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use common::fake_livekit::{FakeLiveKit, agent_joined, signed_webhook};
+use common::receiver::{Behaviour, Receiver};
+use common::*;
+use serde_json::{Value, json};
+
+const PREPARING_TIMEOUT_SECS: u64 = 4;
+const SWEEP_INTERVAL_SECS: u64 = 1;
+/// Time for a request, a relay and a delivery on a busy machine, past the deadline.
+const SLACK: Duration = Duration::from_secs(4);
+
+struct Environment {
+    vars: Vec<(String, String)>,
+    seed: tempfile_path::TempFile,
+}
+
+mod tempfile_path {
+    /// A file removed when dropped.
+    pub struct TempFile(pub std::path::PathBuf);
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}
+
+/// A fresh table and queues, and the server's configuration for them and `livekit`.
+async fn environment(livekit: &FakeLiveKit) -> Environment {
+    let (parts, dynamo) = common::backend::parts().await;
+    let dynamo = dynamo.expect("DynamoDB");
+    let shared::runtime::LocalQueue::Sqs(queue) = parts.queue else {
+        panic!("SQS");
+    };
+    let mut vars: Vec<(String, String)> = vec![
+        ("STORE".into(), "dynamodb".into()),
+        ("TABLE_NAME".into(), dynamo.table().into()),
+        ("DELIVERY_QUEUE_URL".into(), queue.queue_url().into()),
+        ("DELIVERY_DLQ_URL".into(), queue.dlq_url().into()),
+        (
+            "PREPARING_TIMEOUT_SECS".into(),
+            PREPARING_TIMEOUT_SECS.to_string(),
+        ),
+        (
+            "SWEEP_INTERVAL_SECS".into(),
+            SWEEP_INTERVAL_SECS.to_string(),
+        ),
+        // Longer than the test: only the kill ends a hanging launch.
+        ("LAUNCH_TIMEOUT_SECS".into(), "600".into()),
+        ("WEBHOOK_ALLOW_PRIVATE_URLS".into(), "true".into()),
+    ];
+    vars.extend(livekit.config().into_iter().map(|(k, v)| (k.to_owned(), v)));
+    let seed = base_seed(Utc::now());
+    let path = std::env::temp_dir().join(format!("seed-{}.json", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&path, seed.to_string()).unwrap();
+    Environment {
+        vars,
+        seed: tempfile_path::TempFile(path),
+    }
+}
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(environment: &Environment) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
+        .args(["--addr", "127.0.0.1:0", "--seed"])
+        .arg(&environment.seed.0)
+        .envs(environment.vars.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start local-api");
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let base = line
+        .trim_end()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    std::thread::spawn(move || for _ in reader.lines() {});
+    Server { child, base }
+}
+
+impl Server {
+    /// Kills the process at once, as Lambda does at its timeout.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    async fn call(&self, method: &str, path: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = reqwest::Client::new()
+            .request(method.parse().unwrap(), format!("{}{path}", self.base))
+            .header("authorization", format!("Bearer {key}"));
+        if let Some(body) = body {
+            request = request.body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// Polls a stream until it has `status`; returns its detail.
+    async fn wait_for_status(&self, id: &str, status: &str, limit: Duration) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let (_, detail) = self
+                .call("GET", &format!("/streams/{id}"), &Keys::test_a(), None)
+                .await;
+            if detail["status"] == status {
+                return detail;
+            }
+            assert!(Instant::now() < deadline, "still {detail}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+fn at(detail: &Value, field: &str) -> DateTime<Utc> {
+    detail[field].as_str().unwrap().parse().unwrap()
+}
+
+/// Deliveries of `event_type` for `stream_id`, after a pause for duplicates to turn up.
+async fn delivered(receiver: &Receiver, event_type: &str, stream_id: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let hits: Vec<String> = receiver
+            .hits()
+            .into_iter()
+            .filter(|hit| hit.header("x-service-event-type") == event_type)
+            .filter(|hit| hit.body.contains(stream_id))
+            .map(|hit| hit.header("x-service-event-id").to_owned())
+            .collect();
+        if !hits.is_empty() || Instant::now() > deadline {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            return receiver
+                .hits()
+                .into_iter()
+                .filter(|hit| hit.header("x-service-event-type") == event_type)
+                .filter(|hit| hit.body.contains(stream_id))
+                .map(|hit| hit.header("x-service-event-id").to_owned())
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn register(server: &Server, receiver: &Receiver, events: Value) {
+    let (status, body) = server
+        .call(
+            "POST",
+            "/webhooks",
+            &Keys::test_a(),
+            Some(json!({"url": receiver.url(), "events": events})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+}
+
+async fn three_starts_fit(server: &Server) {
+    let start = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick"});
+    for _ in 0..3 {
+        let (status, body) = server
+            .call("POST", "/streams", &Keys::test_a(), Some(start.clone()))
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, body) = server
+        .call("POST", "/streams", &Keys::test_a(), Some(start))
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (429, Some("concurrency_limit"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_restart() {
+    let livekit = FakeLiveKit::start().await;
+    livekit.hang("livekit.AgentDispatchService/CreateDispatch");
+    let environment = environment(&livekit).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let server = start(&environment);
+    register(&server, &receiver, json!(["stream.error"])).await;
+
+    // The start hangs in CreateDispatch; the process is killed there.
+    let (base, key) = (server.base.clone(), Keys::live_a());
+    let hanging = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(format!("{base}/streams"))
+            .header("authorization", format!("Bearer {key}"))
+            .body(json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 30}).to_string())
+            .send()
+            .await
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !livekit
+        .methods()
+        .iter()
+        .any(|m| m.ends_with("CreateDispatch"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the launch never reached CreateDispatch"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.kill();
+    assert!(
+        hanging.await.unwrap().is_err(),
+        "no answer from a killed process"
+    );
+
+    let server = start(&environment);
+    let (_, list) = server
+        .call("GET", "/streams?status=preparing", &Keys::test_a(), None)
+        .await;
+    let id = list["streams"][0]["id"]
+        .as_str()
+        .expect("the stream, still preparing")
+        .to_owned();
+    let detail = server
+        .wait_for_status(
+            &id,
+            "error",
+            Duration::from_secs(PREPARING_TIMEOUT_SECS + SWEEP_INTERVAL_SECS) + SLACK * 2,
+        )
+        .await;
+    let late = at(&detail, "ended_at") - at(&detail, "created_at");
+    assert!(
+        late.to_std().unwrap()
+            <= Duration::from_secs(PREPARING_TIMEOUT_SECS + SWEEP_INTERVAL_SECS) + SLACK,
+        "ended {late} after creation"
+    );
+    assert_eq!(
+        delivered(&receiver, "stream.error", &id).await.len(),
+        1,
+        "stream.error once"
+    );
+    three_starts_fit(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_a_live_stream_whose_duration_timer_died_ends_after_a_restart() {
+    let livekit = FakeLiveKit::start().await;
+    let environment = environment(&livekit).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let server = start(&environment);
+    register(&server, &receiver, json!(["stream.ended"])).await;
+
+    let (status, created) = server
+        .call(
+            "POST",
+            "/streams",
+            &Keys::live_a(),
+            Some(json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 1})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let (id, room) = (
+        created["stream_id"].as_str().unwrap().to_owned(),
+        created["room_name"].as_str().unwrap().to_owned(),
+    );
+    // The agent joins: live, with its duration end on an in-process timer.
+    let (event, token) = signed_webhook(&agent_joined(&room, "EV_agent"));
+    let webhook = format!(
+        "{}/livekit/webhook",
+        server.base.trim_end_matches("/api/v1")
+    );
+    let answer = reqwest::Client::new()
+        .post(webhook)
+        .header("authorization", token)
+        .body(event)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    server
+        .wait_for_status(&id, "live", Duration::from_secs(5))
+        .await;
+    server.kill();
+
+    let server = start(&environment);
+    let detail = server
+        .wait_for_status(
+            &id,
+            "ended",
+            Duration::from_secs(60 + SWEEP_INTERVAL_SECS) + SLACK * 3,
+        )
+        .await;
+    let lasted = at(&detail, "ended_at") - at(&detail, "started_at");
+    assert!(
+        lasted.num_seconds() >= 60,
+        "not before its duration: {lasted}"
+    );
+    assert!(
+        lasted.to_std().unwrap() <= Duration::from_secs(60 + SWEEP_INTERVAL_SECS) + SLACK,
+        "ended {lasted} after it started"
+    );
+    assert_eq!(
+        delivered(&receiver, "stream.ended", &id).await.len(),
+        1,
+        "stream.ended once"
+    );
+    three_starts_fit(&server).await;
+}

@@ -1,0 +1,86 @@
+//! The DynamoDB store: one table, every request a `GetItem`, `BatchGetItem`, `Query`,
+//! conditional write or transaction (never a `Scan`), each retried as DynamoDB asks
+//! ([`requests`]).
+//!
+//! | item | pk | sk | due index (`due_pk`, `due_sk`) |
+//! |---|---|---|---|
+//! | brand (with its counters) | `BRAND#<id>` | `BRAND` | |
+//! | webhook | `BRAND#<brand>` | `WEBHOOK#<id>` | |
+//! | API key | `KEY#<sha256>` | `KEY` | |
+//! | creator | `CREATORS` | `<id>` | |
+//! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
+//! | stream, by position | `POS#<brand>#<position>` | `POS` | |
+//! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
+//! | first position of a day | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
+//! | room name -> stream | `ROOM#<name>` | `ROOM` | |
+//! | event (outbox) | `EVENT#<id>` | `EVENT` | until relayed: `OUTBOX#<shard>`, due time; set aside: `OUTBOX#SET_ASIDE` |
+//! | rate window | `RATE#<brand>#<minute>` | `RATE` | |
+//! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | |
+//!
+//! Rate windows, provider event ids and relayed events expire by TTL (`ttl`).
+//!
+//! The brand item carries the counters that make limits atomic and totals cheap: `active`
+//! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
+//! and the positions index that pages streams without a `Query` ([`positions`]).
+//!
+//! The due index is the one secondary index. It is read only by the sweeps (the outbox relay's
+//! and the deadline sweep), which confirm each entry with a consistent read or a conditional
+//! write, since an index lags its table.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::AttributeValue;
+
+mod accounts;
+mod brand_index;
+mod items;
+mod keys;
+mod outbox;
+mod positions;
+mod requests;
+mod seeding;
+mod streams;
+pub mod table;
+mod webhooks;
+
+pub use items::{event_from_item, event_from_stream_image};
+
+type Item = HashMap<String, AttributeValue>;
+
+/// Error sets of blocks, by (brand, generation, block); see [`positions`].
+type ErrorSetCache = HashMap<(String, u64, u64), Arc<Vec<u64>>>;
+
+#[derive(Clone)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+    error_sets: Arc<Mutex<ErrorSetCache>>,
+}
+
+impl DynamoStore {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+            error_sets: Arc::default(),
+        }
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// A brand's item with its counters (empty when the brand has none yet).
+    pub async fn brand_counters(&self, brand_id: &str) -> Result<Item, crate::error::StoreError> {
+        Ok(self
+            .get(keys::brand_key(brand_id))
+            .await?
+            .unwrap_or_default())
+    }
+}
