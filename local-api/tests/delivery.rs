@@ -387,7 +387,7 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
     api.runtime
         .app
         .store
-        .create_webhook(&webhook, 25)
+        .create_webhook(&webhook, 25, None)
         .await
         .unwrap();
     api.start_test_stream(&Keys::test_a()).await;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn served_publicly_and_never_rate_limited() {
@@ -86,7 +86,9 @@ fn constraints_come_from_the_validation_rules() {
     );
     assert_eq!(start["platform"]["enum"].as_array().unwrap().len(), 6);
     let post = &document["paths"]["/streams"]["post"]["responses"];
-    for status in ["201", "400", "401", "402", "403", "429", "500", "502"] {
+    for status in [
+        "201", "400", "401", "402", "403", "409", "422", "429", "500", "502",
+    ] {
         assert!(post.get(status).is_some(), "POST /streams {status}");
     }
     assert_eq!(
@@ -94,8 +96,8 @@ fn constraints_come_from_the_validation_rules() {
         "string"
     );
     assert_eq!(
-        post["401"]["headers"]["WWW-Authenticate"]["schema"]["const"],
-        "Bearer"
+        post["401"]["headers"]["WWW-Authenticate"]["schema"]["enum"],
+        json!(["Bearer"])
     );
     let codes = &post["429"]["content"]["application/json"]["schema"]["properties"]["error"]["properties"]
         ["code"]["enum"];

@@ -82,7 +82,7 @@ impl Drop for Server {
     }
 }
 
-fn start(environment: &Environment) -> Server {
+fn start_server(environment: &Environment) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
         .args(["--addr", "127.0.0.1:0", "--seed"])
         .arg(&environment.seed.0)
@@ -126,6 +126,34 @@ impl Server {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
+    /// A start with an `Idempotency-Key`: (status, body, replayed).
+    async fn start_with_key(
+        &self,
+        key: &str,
+        idempotency_key: &str,
+        body: &Value,
+    ) -> (u16, Value, bool) {
+        let response = reqwest::Client::new()
+            .post(format!("{}/streams", self.base))
+            .header("authorization", format!("Bearer {key}"))
+            .header("idempotency-key", idempotency_key)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let replayed = response
+            .headers()
+            .get("idempotent-replayed")
+            .is_some_and(|v| v == "true");
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::Null),
+            replayed,
+        )
+    }
+
     /// Polls a stream until it has `status`; returns its detail.
     async fn wait_for_status(&self, id: &str, status: &str, limit: Duration) -> Value {
         let deadline = Instant::now() + limit;
@@ -137,7 +165,8 @@ impl Server {
                 return detail;
             }
             assert!(Instant::now() < deadline, "still {detail}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            // Well under the brand's 100 requests a minute, however long it waits.
+            tokio::time::sleep(Duration::from_millis(750)).await;
         }
     }
 }
@@ -207,16 +236,18 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
     livekit.hang("livekit.AgentDispatchService/CreateDispatch");
     let environment = environment(&livekit).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
-    let server = start(&environment);
+    let server = start_server(&environment);
     register(&server, &receiver, json!(["stream.error"])).await;
 
-    // The start hangs in CreateDispatch; the process is killed there.
-    let (base, key) = (server.base.clone(), Keys::live_a());
+    // The start hangs in CreateDispatch; the process is killed there, holding its key.
+    let start = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 30});
+    let (base, key, body) = (server.base.clone(), Keys::live_a(), start.to_string());
     let hanging = tokio::spawn(async move {
         reqwest::Client::new()
             .post(format!("{base}/streams"))
             .header("authorization", format!("Bearer {key}"))
-            .body(json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 30}).to_string())
+            .header("idempotency-key", "launch-1")
+            .body(body)
             .send()
             .await
     });
@@ -238,7 +269,7 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
         "no answer from a killed process"
     );
 
-    let server = start(&environment);
+    let server = start_server(&environment);
     let (_, list) = server
         .call("GET", "/streams?status=preparing", &Keys::test_a(), None)
         .await;
@@ -246,6 +277,14 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
         .as_str()
         .expect("the stream, still preparing")
         .to_owned();
+    // Its key is bound to the stream; while it is preparing, its start may still be running.
+    let live_key = Keys::live_a();
+    let retry = || server.start_with_key(&live_key, "launch-1", &start);
+    let (status, body, _) = retry().await;
+    assert!(
+        status == 409 || (status == 502 && body["error"]["code"] == "launch_failed"),
+        "{status} {body}"
+    );
     let detail = server
         .wait_for_status(
             &id,
@@ -264,6 +303,14 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
         1,
         "stream.error once"
     );
+    // Once in error, the key answers as that start's 502 would have, and keeps answering so.
+    let (status, body, replayed) = retry().await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (502, Some("launch_failed"))
+    );
+    assert!(replayed);
+    assert_eq!(retry().await, (status, body, true));
     three_starts_fit(&server).await;
 }
 
@@ -273,7 +320,7 @@ async fn dynamodb_only_a_live_stream_whose_duration_timer_died_ends_after_a_rest
     let livekit = FakeLiveKit::start().await;
     let environment = environment(&livekit).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
-    let server = start(&environment);
+    let server = start_server(&environment);
     register(&server, &receiver, json!(["stream.ended"])).await;
 
     let (status, created) = server
@@ -308,7 +355,7 @@ async fn dynamodb_only_a_live_stream_whose_duration_timer_died_ends_after_a_rest
         .await;
     server.kill();
 
-    let server = start(&environment);
+    let server = start_server(&environment);
     let detail = server
         .wait_for_status(
             &id,

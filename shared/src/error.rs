@@ -1,6 +1,5 @@
 //! Errors of every layer, and the one place where they become the API's error envelope.
 
-use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -47,6 +46,10 @@ pub enum ApiError {
     RateLimited,
     #[error("The brand already has 3 active streams.")]
     ConcurrencyLimit,
+    #[error("A request with this Idempotency-Key is still in progress; retry once it answered.")]
+    IdempotencyKeyInUse,
+    #[error("This Idempotency-Key was used with a different request body.")]
+    IdempotencyKeyMismatch,
     #[error("A database error occurred.")]
     Db(#[source] StoreError),
     #[error("The stream could not be launched.")]
@@ -68,6 +71,8 @@ impl ApiError {
             ApiError::NotFound => "not_found",
             ApiError::RateLimited => "rate_limited",
             ApiError::ConcurrencyLimit => "concurrency_limit",
+            ApiError::IdempotencyKeyInUse => "idempotency_key_in_use",
+            ApiError::IdempotencyKeyMismatch => "idempotency_key_mismatch",
             ApiError::Db(_) => "db_error",
             ApiError::LaunchFailed(_) => "launch_failed",
         }
@@ -85,6 +90,8 @@ impl ApiError {
             ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::RateLimited | ApiError::ConcurrencyLimit => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::IdempotencyKeyInUse => StatusCode::CONFLICT,
+            ApiError::IdempotencyKeyMismatch => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
             ApiError::LaunchFailed(_) => StatusCode::BAD_GATEWAY,
         }
@@ -93,6 +100,14 @@ impl ApiError {
     /// The client-facing sentence. Backend details stay in the log.
     pub fn message(&self) -> String {
         self.to_string()
+    }
+
+    /// The envelope, `{"error": {"code", "message"}}`, as sent.
+    pub fn body(&self) -> String {
+        serde_json::json!({
+            "error": { "code": self.code(), "message": self.message() }
+        })
+        .to_string()
     }
 }
 
@@ -109,10 +124,15 @@ impl IntoResponse for ApiError {
             ApiError::LaunchFailed(source) => tracing::warn!(error = %source, "launch failed"),
             _ => {}
         }
-        let body = serde_json::json!({
-            "error": { "code": self.code(), "message": self.message() }
-        });
-        let mut response = (self.status(), Json(body)).into_response();
+        let mut response = (
+            self.status(),
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            self.body(),
+        )
+            .into_response();
         if matches!(self, ApiError::Unauthorized) {
             response
                 .headers_mut()

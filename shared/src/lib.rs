@@ -25,4 +25,7 @@ pub mod validation;
 pub mod webhook_url;
 
 pub use app::App;
+
+/// Every public path lives under this prefix.
+pub const API_PREFIX: &str = "/api/v1";
 pub use error::{ApiError, ApiResult};

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::domain::idempotency::StoredAnswer;
 use crate::domain::stream::Transition;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, TimerKind, Webhook,
@@ -41,6 +42,62 @@ pub enum CreateStreamOutcome {
     Created(Box<Stream>),
     /// The brand already had `max_active` streams in `preparing` or `live`; nothing was written.
     ConcurrencyLimit,
+    /// The idempotency key is no longer held by this request; nothing was written.
+    KeyLost,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateWebhookOutcome {
+    Created,
+    /// The brand already holds the most webhooks it may; nothing was written.
+    Limit,
+    /// The idempotency key is no longer held by this request; nothing was written.
+    KeyLost,
+}
+
+/// An idempotency key bound in the same atomic step as a creation (extensions.md E1): the
+/// key this request holds, to be bound to what it creates, with the answer when it is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyBinding {
+    pub key_id: String,
+    pub token: String,
+    pub answer: Option<StoredAnswer>,
+    pub at: DateTime<Utc>,
+}
+
+/// Where an idempotency key stands for a request that brings it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyHold {
+    /// The key was free (or its last holder lapsed with nothing created): this request holds it.
+    Acquired { token: String },
+    /// Another request holds it and has not created anything (yet).
+    Held { fingerprint: String },
+    /// Bound to what an earlier request created, with its answer once recorded.
+    Bound {
+        fingerprint: String,
+        resource_id: String,
+        answer: Option<StoredAnswer>,
+    },
+}
+
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// Takes the key until `hold_until` unless it is held or bound; see [`KeyHold`].
+    async fn hold_idempotency_key(
+        &self,
+        key_id: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        hold_until: DateTime<Utc>,
+    ) -> StoreResult<KeyHold>;
+    /// Lets the key go, when this request created nothing.
+    async fn release_idempotency_key(&self, key_id: &str, token: &str) -> StoreResult<()>;
+    /// Records the answer of a bound key, unless one is recorded already.
+    async fn record_idempotent_answer(
+        &self,
+        key_id: &str,
+        answer: &StoredAnswer,
+    ) -> StoreResult<()>;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,11 +114,14 @@ pub trait StreamStore: Send + Sync {
     ///
     /// The stored stream is placed after the brand's newest ([`Stream::place_after`]), so
     /// that creation order is newest-first order.
+    ///
+    /// With `binding`, the idempotency key is bound to the stream in the same step.
     async fn create_stream(
         &self,
         stream: &Stream,
         announce: Option<EventType>,
         max_active: u32,
+        binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateStreamOutcome>;
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>>;
@@ -143,8 +203,14 @@ impl<T> Outcome<T> {
 
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
-    /// Stores `webhook` unless its brand already holds `max` webhooks; `false` then.
-    async fn create_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<bool>;
+    /// Stores `webhook` unless its brand already holds `max` webhooks, binding `binding`'s
+    /// idempotency key to it in the same step.
+    async fn create_webhook(
+        &self,
+        webhook: &Webhook,
+        max: usize,
+        binding: Option<&IdempotencyBinding>,
+    ) -> StoreResult<CreateWebhookOutcome>;
     /// Newest first. Read consistently: a webhook is listed as soon as its registration answered.
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>>;
     async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>>;
@@ -228,7 +294,14 @@ pub trait AdminStore: Send + Sync {
 
 /// Everything the application keeps.
 pub trait Store:
-    AccountStore + RateLimitStore + CreatorStore + StreamStore + WebhookStore + Outbox + AdminStore
+    AccountStore
+    + RateLimitStore
+    + CreatorStore
+    + StreamStore
+    + WebhookStore
+    + Outbox
+    + IdempotencyStore
+    + AdminStore
 {
 }
 
@@ -239,6 +312,7 @@ impl<T> Store for T where
         + StreamStore
         + WebhookStore
         + Outbox
+        + IdempotencyStore
         + AdminStore
 {
 }

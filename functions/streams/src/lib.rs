@@ -2,15 +2,14 @@
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::http::header::LOCATION;
+use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use shared::http::API_PREFIX;
 use shared::http::body::JsonObject;
 use shared::http::pipeline::{Authorized, StreamsRead, StreamsWrite};
 use shared::http::query::QueryParams;
+use shared::http::{API_PREFIX, idempotency_key};
 use shared::service::streams::{self, ListQuery};
 use shared::{ApiError, ApiResult, App};
 
@@ -27,11 +26,10 @@ pub fn router(app: App) -> Router {
 async fn start(
     State(app): State<App>,
     Authorized(caller, _): Authorized<StreamsWrite>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
-    let created = streams::start(&app, &caller, &body).await?;
-    let location = format!("{API_PREFIX}/streams/{}", created.stream_id);
-    Ok((StatusCode::CREATED, [(LOCATION, location)], Json(created)))
+    streams::start(&app, &caller, &body, idempotency_key(&headers)).await
 }
 
 async fn list(

@@ -1,14 +1,14 @@
 //! `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks?id=`.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::routing::post;
 use axum::{Json, Router};
-use shared::http::API_PREFIX;
 use shared::http::body::JsonObject;
 use shared::http::pipeline::{Authorized, WebhooksWrite};
 use shared::http::query::QueryParams;
+use shared::http::{API_PREFIX, idempotency_key};
 use shared::service::webhooks;
 use shared::{ApiResult, App};
 
@@ -24,10 +24,10 @@ pub fn router(app: App) -> Router {
 async fn register(
     State(app): State<App>,
     Authorized(caller, _): Authorized<WebhooksWrite>,
+    headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
-    let registered = webhooks::register(&app, &caller, &body).await?;
-    Ok((StatusCode::CREATED, Json(registered)))
+    webhooks::register(&app, &caller, &body, idempotency_key(&headers)).await
 }
 
 async fn list(

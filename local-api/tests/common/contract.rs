@@ -101,17 +101,39 @@ pub fn check(method: &str, uri_path: &str, status: u16, headers: &HeaderMap, bod
     if let Some(documented) = response["headers"].as_object() {
         for (name, header) in documented {
             let value = headers.get(name.as_str()).and_then(|v| v.to_str().ok());
-            assert!(
-                value.is_some(),
-                "{method} {template} {status}: header {name} is missing"
-            );
-            if let Some(constant) = header["schema"].get("const") {
-                assert_eq!(
-                    value,
-                    constant.as_str(),
-                    "{method} {template} {status}: header {name}"
+            if header["required"] == true {
+                assert!(
+                    value.is_some(),
+                    "{method} {template} {status}: header {name} is missing"
                 );
             }
+            let Some(value) = value else { continue };
+            if let Some(allowed) = header["schema"]["enum"].as_array() {
+                assert!(
+                    allowed.iter().any(|a| a.as_str() == Some(value)),
+                    "{method} {template} {status}: header {name} is {value}"
+                );
+            }
+            if let Some(pattern) = header["schema"]["pattern"].as_str() {
+                let matcher =
+                    jsonschema::validator_for(&json!({"type": "string", "pattern": pattern}))
+                        .expect("a header pattern compiles");
+                assert!(
+                    matcher.is_valid(&json!(value)),
+                    "{method} {template} {status}: header {name} is {value}"
+                );
+            }
+        }
+    }
+    // Headers the document does not declare for this answer are not sent either.
+    for name in ["ratelimit", "ratelimit-policy", "idempotent-replayed"] {
+        if headers.contains_key(name) {
+            assert!(
+                response["headers"]
+                    .as_object()
+                    .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case(name))),
+                "{method} {template} {status}: undocumented header {name}"
+            );
         }
     }
     assert_eq!(

@@ -246,9 +246,44 @@ impl TestApi {
         self.runtime.app.clock.now()
     }
 
+    /// Another instance of the API on the same backends: its own caches, the same store, as a
+    /// second Lambda instance would be.
+    pub fn another_instance(&self) -> local_api::ApiService {
+        let app = &self.runtime.app;
+        local_api::service(shared::App::new(shared::app::AppParts {
+            config: app.config.clone(),
+            clock: app.clock.clone(),
+            store: app.store.clone(),
+            timers: app.timers.clone(),
+            queue: app.queue.clone(),
+            rooms: app.rooms.clone(),
+        }))
+    }
+
+    /// A keyed request to `service` (see [`TestApi::another_instance`]).
+    pub async fn send_to(
+        &self,
+        service: &local_api::ApiService,
+        method: &str,
+        path: &str,
+        key: &str,
+    ) -> Response {
+        let request = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(format!("/api/v1{path}"))
+            .header("authorization", format!("Bearer {key}"))
+            .body(Body::empty())
+            .unwrap();
+        Self::exchange(service, request).await
+    }
+
     pub async fn send(&self, request: Request<Body>) -> Response {
+        Self::exchange(&self.service, request).await
+    }
+
+    async fn exchange(service: &local_api::ApiService, request: Request<Body>) -> Response {
         let (method, uri) = (request.method().to_string(), request.uri().to_string());
-        let response = self.service.clone().oneshot(request).await.unwrap();
+        let response = service.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
         let bytes = response

@@ -196,3 +196,17 @@ mod tests {
         assert_eq!("scale".parse::<Plan>(), Ok(Plan::Scale));
     }
 }
+
+/// Who is calling: the key's brand and the key itself, once the request pipeline let it in.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub brand: Brand,
+    pub key: ApiKey,
+    pub environment: KeyEnvironment,
+}
+
+impl Caller {
+    pub fn is_test(&self) -> bool {
+        self.environment == KeyEnvironment::Test
+    }
+}

@@ -3,10 +3,11 @@
 pub mod account;
 pub mod creator;
 pub mod event;
+pub mod idempotency;
 pub mod stream;
 pub mod webhook;
 
-pub use account::{ApiKey, Brand, KeyEnvironment, Plan, Scope};
+pub use account::{ApiKey, Brand, Caller, KeyEnvironment, Plan, Scope};
 pub use creator::Creator;
 pub use event::{EventType, StreamEvent};
 pub use stream::{Stream, StreamStatus, TimerKind};

@@ -9,14 +9,14 @@ pub mod query;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderValue, Uri};
+use axum::http::header::{CONTENT_TYPE, LOCATION};
+use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 
-/// Every public path lives under this prefix.
-pub const API_PREFIX: &str = "/api/v1";
+pub use crate::API_PREFIX;
 
 /// The id of the request as the API gateway assigned it, when there is a gateway.
 #[derive(Debug, Clone)]
@@ -25,14 +25,51 @@ pub struct GatewayRequestId(pub String);
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Completes a router for serving: the 404 envelope for unknown paths and for methods a path
-/// does not serve, reads' deferred rate-limit counts settled, and `X-Request-Id` on every
-/// response.
+/// does not serve, rate-limit counts settled (reads' deferred ones, and every counted
+/// request's headers), and `X-Request-Id` on every response.
 pub fn finish(router: Router) -> Router {
     router
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(pipeline::settle_deferred_count))
+        .layer(middleware::from_fn(pipeline::settle_count))
         .layer(middleware::from_fn(request_id))
+}
+
+/// A create's answer: the stored status, body and `Location`, and `Idempotent-Replayed: true`
+/// on a replay.
+impl IntoResponse for crate::service::idempotency::Answer {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (
+            status,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            self.stored.body,
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        if let Some(location) = self
+            .stored
+            .location
+            .and_then(|l| HeaderValue::from_str(&l).ok())
+        {
+            headers.insert(LOCATION, location);
+        }
+        if self.replayed {
+            headers.insert(
+                crate::domain::idempotency::REPLAYED_HEADER,
+                HeaderValue::from_static("true"),
+            );
+        }
+        response
+    }
+}
+
+/// The raw `Idempotency-Key` header, checked by the operation with the body.
+pub fn idempotency_key(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
+    headers
+        .get(crate::domain::idempotency::HEADER)
+        .map(HeaderValue::as_bytes)
 }
 
 async fn not_found() -> ApiError {

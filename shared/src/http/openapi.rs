@@ -5,8 +5,10 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::domain::idempotency::MAX_KEY_CHARS;
 use crate::domain::{EventType, Plan, Scope, StreamStatus};
 use crate::http::endpoints::ENDPOINTS;
+use crate::ratelimit::{self, REQUESTS_PER_MINUTE, WINDOW_SECS};
 use crate::service::streams::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 use crate::validation::{
     CREATOR_ID_MAX_CHARS, DURATION_MINUTES_RANGE, PLATFORM_MAX_CHARS, PLATFORMS,
@@ -57,7 +59,37 @@ fn closed(properties: Value, optional: &[&str]) -> Value {
 
 fn request_id_header() -> Value {
     json!({ "description": "Identifies the request (the API gateway's id when there is one).",
-            "schema": { "type": "string" } })
+            "required": true, "schema": { "type": "string" } })
+}
+
+/// The rate-limit headers (extensions.md E2) of an answer to a counted request: on every
+/// status of a keyed operation but 401; `required` unless the count itself may have failed.
+fn rate_limit_headers(required: bool) -> [(&'static str, Value); 2] {
+    [
+        (
+            "RateLimit-Policy",
+            json!({ "description": "The policy every keyed request is counted under.",
+                    "required": required,
+                    "schema": { "type": "string", "enum": [ratelimit::policy()] } }),
+        ),
+        (
+            "RateLimit",
+            json!({ "description": format!("`\"default\";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to {REQUESTS_PER_MINUTE}, t from 1 to {WINDOW_SECS}."),
+                    "required": required,
+                    "schema": { "type": "string", "pattern": "^\"default\";r=[0-9]+;t=[0-9]+$" } }),
+        ),
+    ]
+}
+
+fn replayed_header() -> Value {
+    json!({ "description": "`true` on the replay of an earlier answer to the same Idempotency-Key.",
+            "required": false, "schema": { "type": "string", "enum": ["true"] } })
+}
+
+fn idempotency_parameter() -> Value {
+    json!({ "name": "Idempotency-Key", "in": "header", "required": false,
+            "description": format!("Makes the create safe to retry: 1 to {MAX_KEY_CHARS} visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`."),
+            "schema": { "type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "pattern": "^[\\x21-\\x7E]+$" } })
 }
 
 fn headers(extra: &[(&str, Value)]) -> Value {
@@ -113,6 +145,8 @@ struct Operation {
     /// Codes of 403 and 429 beyond the common ones.
     extra_403: &'static [&'static str],
     extra_429: &'static [&'static str],
+    /// A create that takes `Idempotency-Key` (extensions.md E1).
+    idempotent: bool,
 }
 
 impl Operation {
@@ -121,11 +155,15 @@ impl Operation {
         for (status, response) in &self.responses {
             responses.insert((*status).into(), response.clone());
         }
+        let mut parameters = self.parameters.clone();
+        if let (true, Some(list)) = (self.idempotent, parameters.as_array_mut()) {
+            list.push(idempotency_parameter());
+        }
         let mut operation = json!({
             "operationId": format!("{}{}", self.method.to_lowercase(), self.path.replace(['/', '{', '}', '.'], "_")),
             "summary": self.summary,
             "description": self.description,
-            "parameters": self.parameters,
+            "parameters": parameters,
         });
         match self.access {
             Access::Public => {
@@ -138,8 +176,8 @@ impl Operation {
                 forbidden.extend_from_slice(self.extra_403);
                 let mut limited = vec!["rate_limited"];
                 limited.extend_from_slice(self.extra_429);
-                let www =
-                    json!({ "description": "Always `Bearer`.", "schema": { "const": "Bearer" } });
+                let www = json!({ "description": "Always `Bearer`.", "required": true,
+                                  "schema": { "type": "string", "enum": ["Bearer"] } });
                 responses.insert("401".into(), error("Missing, malformed, unknown, revoked or expired key (identical body in every case).", &["unauthorized"], &[("WWW-Authenticate", www)]));
                 responses.insert(
                     "402".into(),
@@ -158,6 +196,40 @@ impl Operation {
                         &[],
                     )
                 });
+                if self.idempotent {
+                    responses.insert(
+                        "409".into(),
+                        error(
+                            "Another request with this Idempotency-Key is still running.",
+                            &["idempotency_key_in_use"],
+                            &[],
+                        ),
+                    );
+                    responses.insert(
+                        "422".into(),
+                        error(
+                            "This Idempotency-Key was used with another request body.",
+                            &["idempotency_key_mismatch"],
+                            &[],
+                        ),
+                    );
+                    for status in ["201", "502"] {
+                        if let Some(headers) = responses
+                            .get_mut(status)
+                            .and_then(|r| r["headers"].as_object_mut())
+                        {
+                            headers.insert("Idempotent-Replayed".into(), replayed_header());
+                        }
+                    }
+                }
+                // Every answer to a request that passed authentication was counted.
+                for (status, response) in responses.iter_mut().filter(|(s, _)| *s != "401") {
+                    if let Some(headers) = response["headers"].as_object_mut() {
+                        for (name, header) in rate_limit_headers(status != "500") {
+                            headers.insert(name.into(), header);
+                        }
+                    }
+                }
             }
         }
         operation["responses"] = Value::Object(responses);
@@ -180,9 +252,10 @@ fn operations() -> Vec<Operation> {
         json!({ "required": true, "description": "JSON, whatever the Content-Type; at most 1 MiB.",
         "content": { "application/json": { "schema": schema_ref(schema) } } })
     };
-    let location =
-        json!({ "description": "Path of the new stream.", "schema": { "type": "string" } });
-    let cache = json!({ "description": "Always `public, max-age=60`.", "schema": { "const": "public, max-age=60" } });
+    let location = json!({ "description": "Path of the new stream.", "required": true,
+                           "schema": { "type": "string" } });
+    let cache = json!({ "description": "Always `public, max-age=60`.", "required": true,
+                        "schema": { "type": "string", "enum": ["public, max-age=60"] } });
     vec![
         Operation {
             method: "GET",
@@ -198,6 +271,7 @@ fn operations() -> Vec<Operation> {
             )],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "GET",
@@ -217,6 +291,7 @@ fn operations() -> Vec<Operation> {
             )],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "GET",
@@ -242,6 +317,7 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "POST",
@@ -263,7 +339,7 @@ fn operations() -> Vec<Operation> {
                 (
                     "400",
                     error(
-                        "Invalid JSON or a missing field (`missing_fields`), a violated constraint (`invalid_fields`), or an unknown creator (`invalid_creator`).",
+                        "Invalid JSON or a missing field (`missing_fields`), a violated constraint or a malformed Idempotency-Key (`invalid_fields`), or an unknown creator (`invalid_creator`).",
                         &["missing_fields", "invalid_fields", "invalid_creator"],
                         &[],
                     ),
@@ -279,6 +355,7 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &["vertical_mismatch"],
             extra_429: &["concurrency_limit"],
+            idempotent: true,
         },
         Operation {
             method: "GET",
@@ -310,6 +387,7 @@ fn operations() -> Vec<Operation> {
             )],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "GET",
@@ -328,6 +406,7 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "DELETE",
@@ -349,6 +428,7 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "GET",
@@ -382,12 +462,13 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "POST",
             path: "/webhooks",
             summary: "Register a webhook",
-            description: "The secret is returned only here. At most 25 webhooks per brand.",
+            description: "The secret is returned only here (and in a replay of this answer). At most 25 webhooks per brand.",
             access: Access::Keyed(Scope::WebhooksWrite),
             parameters: json!([]),
             request_body: Some(json_body("RegisterWebhookRequest")),
@@ -399,7 +480,7 @@ fn operations() -> Vec<Operation> {
                 (
                     "400",
                     error(
-                        "Invalid JSON or a missing field, a URL that is not HTTPS on a public host, bad events, or the 26th webhook.",
+                        "Invalid JSON or a missing field, a URL that is not HTTPS on a public host, bad events, a malformed Idempotency-Key, or the 26th webhook.",
                         &[
                             "missing_fields",
                             "invalid_url",
@@ -412,6 +493,7 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &[],
             extra_429: &[],
+            idempotent: true,
         },
         Operation {
             method: "GET",
@@ -427,6 +509,7 @@ fn operations() -> Vec<Operation> {
             )],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
         Operation {
             method: "DELETE",
@@ -452,6 +535,7 @@ fn operations() -> Vec<Operation> {
             ],
             extra_403: &[],
             extra_429: &[],
+            idempotent: false,
         },
     ]
 }

@@ -5,8 +5,12 @@
 //! Handlers declare the scope they need in their signature: `Authorized<StreamsRead>`.
 //!
 //! A read (`GET`, `HEAD`) that passes everything but the count is counted while its handler
-//! runs, and [`settle_deferred_count`] answers `429` in place of the handler's response when
-//! the count refuses: the same answer, one store round trip sooner. Writes are counted first.
+//! runs, and [`settle_count`] answers `429` in place of the handler's response when the count
+//! refuses: the same answer, one store round trip sooner. Writes are counted first.
+//!
+//! Whichever way a request was counted, [`settle_count`] writes the standing it was counted at
+//! onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
+//! authentication, and no other.
 
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
@@ -21,23 +25,9 @@ use tokio::task::JoinHandle;
 
 use crate::app::App;
 use crate::domain::account::{self, KeyEnvironment};
-use crate::domain::{ApiKey, Brand, Scope};
-use crate::error::{ApiError, ApiResult};
-use crate::ratelimit;
-
-/// Who is calling: the key's brand and the key itself.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub brand: Brand,
-    pub key: ApiKey,
-    pub environment: KeyEnvironment,
-}
-
-impl Caller {
-    pub fn is_test(&self) -> bool {
-        self.environment == KeyEnvironment::Test
-    }
-}
+use crate::domain::{Caller, Scope};
+use crate::error::{ApiError, ApiResult, StoreError};
+use crate::ratelimit::{self, Standing};
 
 /// A scope an endpoint requires, as a type so handlers state it in their signature.
 pub trait RequiredScope: Send + Sync + 'static {
@@ -67,27 +57,32 @@ impl<S: RequiredScope> FromRequestParts<App> for Authorized<S> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
-        let deferred = matches!(parts.method, Method::GET | Method::HEAD)
-            .then(|| parts.extensions.get::<DeferredCount>())
-            .flatten();
-        let caller = authorize_with(app, &parts.headers, S::SCOPE, deferred).await?;
+        let slot = parts
+            .extensions
+            .get::<RequestCount>()
+            .cloned()
+            .unwrap_or_default();
+        let defer = matches!(parts.method, Method::GET | Method::HEAD);
+        let caller = authorize_with(app, &parts.headers, S::SCOPE, &slot, defer).await?;
         Ok(Authorized(caller, PhantomData))
     }
 }
 
 /// Runs authentication, rate limit, scope check and plan gate, in that order.
 pub async fn authorize(app: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Caller> {
-    authorize_with(app, headers, scope, None).await
+    authorize_with(app, headers, scope, &RequestCount::default(), false).await
 }
 
-/// [`authorize`], leaving the count to `deferred` when the request passes everything else.
+/// [`authorize`], recording the count in `slot`; a read (`defer`) that passes everything
+/// else is counted while its handler runs.
 async fn authorize_with(
     app: &App,
     headers: &HeaderMap,
     scope: Scope,
-    deferred: Option<&DeferredCount>,
+    slot: &RequestCount,
+    defer: bool,
 ) -> ApiResult<Caller> {
-    let (caller, counted) = authenticate(app, headers).await?;
+    let (caller, counted) = authenticate(app, headers, slot).await?;
     let refusal = if !caller.key.has_scope(scope) {
         Some(ApiError::InsufficientScope(scope))
     } else if caller.environment == KeyEnvironment::Live && !caller.brand.plan.allows_live_keys() {
@@ -96,10 +91,10 @@ async fn authorize_with(
         None
     };
     if !counted {
-        match (deferred, &refusal) {
-            (Some(deferred), None) => deferred.start(app, &caller.brand.id),
+        match (defer, &refusal) {
+            (true, None) => slot.start(app, &caller.brand.id),
             // 429 comes before 403 and 402, so a refusal waits for the count.
-            _ => count_request(app, &caller.brand.id).await?,
+            _ => count_request(app, &caller.brand.id, slot).await?,
         }
     }
     match refusal {
@@ -108,46 +103,78 @@ async fn authorize_with(
     }
 }
 
-/// The rate-limit count of a read, running while its handler does.
+/// The rate-limit count of one request: its standing once counted, or the count of a read
+/// still running while its handler does.
 #[derive(Clone, Default)]
-pub struct DeferredCount(Arc<Mutex<Option<JoinHandle<ApiResult<()>>>>>);
+pub struct RequestCount(Arc<Mutex<CountState>>);
 
-impl DeferredCount {
-    fn start(&self, app: &App, brand_id: &str) {
-        let (app, brand_id) = (app.clone(), brand_id.to_owned());
-        let count = tokio::spawn(async move { count_request(&app, &brand_id).await });
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(count);
+#[derive(Default)]
+struct CountState {
+    standing: Option<Standing>,
+    running: Option<JoinHandle<Result<Standing, StoreError>>>,
+}
+
+impl RequestCount {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CountState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// `response`, unless the count refused the request (or failed).
+    fn record(&self, standing: Standing) {
+        self.lock().standing = Some(standing);
+    }
+
+    fn start(&self, app: &App, brand_id: &str) {
+        let (app, brand_id) = (app.clone(), brand_id.to_owned());
+        let count = tokio::spawn(async move {
+            ratelimit::count(app.store.as_ref(), &brand_id, app.clock.now()).await
+        });
+        self.lock().running = Some(count);
+    }
+
+    /// `response` with the standing's headers, or `429` in its place when a read's count
+    /// refused it (a failed count: `500`).
     async fn settle(self, response: Response) -> Response {
-        let count = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let Some(count) = count else {
-            return response;
+        let running = self.lock().running.take();
+        let mut response = match running {
+            None => response,
+            Some(count) => match count.await {
+                Ok(Ok(standing)) => {
+                    self.record(standing);
+                    match standing.admit() {
+                        Ok(()) => response,
+                        Err(refusal) => refusal.into_response(),
+                    }
+                }
+                Ok(Err(err)) => return ApiError::Db(err).into_response(),
+                Err(err) => {
+                    return ApiError::Db(StoreError::Backend(err.to_string())).into_response();
+                }
+            },
         };
-        match count.await {
-            Ok(Ok(())) => response,
-            Ok(Err(refusal)) => refusal.into_response(),
-            Err(err) => {
-                ApiError::Db(crate::error::StoreError::Backend(err.to_string())).into_response()
-            }
+        if let Some(standing) = self.lock().standing {
+            standing.write(response.headers_mut());
         }
+        response
     }
 }
 
-/// Middleware of every router: gives each request a slot for a deferred count, and settles it
-/// once the handler has answered.
-pub async fn settle_deferred_count(mut request: Request, next: Next) -> Response {
-    let deferred = DeferredCount::default();
-    request.extensions_mut().insert(deferred.clone());
+/// Middleware of every router: gives each request a slot for its count, and settles it once
+/// the handler has answered.
+pub async fn settle_count(mut request: Request, next: Next) -> Response {
+    let slot = RequestCount::default();
+    request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
-    deferred.settle(response).await
+    slot.settle(response).await
 }
 
 /// Authentication, and on a cold cache the rate limit too (`true` when counted). Every way of
 /// failing authentication gives the same `ApiError::Unauthorized`, so the same bytes, and
 /// counts for nobody.
-async fn authenticate(app: &App, headers: &HeaderMap) -> ApiResult<(Caller, bool)> {
+async fn authenticate(
+    app: &App,
+    headers: &HeaderMap,
+    slot: &RequestCount,
+) -> ApiResult<(Caller, bool)> {
     let raw_key = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
     // Malformed keys never reach the store.
     let environment = account::parse_key(raw_key).ok_or(ApiError::Unauthorized)?;
@@ -177,7 +204,7 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> ApiResult<(Caller, bool
             }
             let (brand, counted) = tokio::join!(
                 app.store.get_brand(&key.brand_id),
-                count_request(app, &key.brand_id)
+                count_request(app, &key.brand_id, slot)
             );
             let found = brand?.map(|brand| (key, brand));
             cache.put(key_hash, found.clone(), now);
@@ -194,8 +221,11 @@ async fn authenticate(app: &App, headers: &HeaderMap) -> ApiResult<(Caller, bool
     Ok((caller, counted))
 }
 
-async fn count_request(app: &App, brand_id: &str) -> ApiResult<()> {
-    ratelimit::check(app.store.as_ref(), brand_id, app.clock.now()).await
+/// Counts the request now, recording its standing in `slot`.
+async fn count_request(app: &App, brand_id: &str, slot: &RequestCount) -> ApiResult<()> {
+    let standing = ratelimit::count(app.store.as_ref(), brand_id, app.clock.now()).await?;
+    slot.record(standing);
+    standing.admit()
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive.

@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use crate::domain::idempotency::{RETENTION, StoredAnswer};
 use crate::domain::stream::Transition;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, Webhook,
@@ -80,6 +81,17 @@ struct State {
     /// Every event ever emitted, for tests and the local server's log.
     emitted: Vec<StreamEvent>,
     provider_events: HashMap<String, DateTime<Utc>>,
+    idempotency: HashMap<String, KeyEntry>,
+}
+
+/// An idempotency key: held by a request, then bound to what it created.
+struct KeyEntry {
+    fingerprint: String,
+    token: String,
+    held_until: DateTime<Utc>,
+    resource_id: Option<String>,
+    answer: Option<StoredAnswer>,
+    expires_at: DateTime<Utc>,
 }
 
 struct OutboxEntry {
@@ -165,6 +177,27 @@ impl State {
                 set_aside: None,
             },
         );
+    }
+
+    /// Whether `binding` still holds its key (nothing bound to it yet).
+    fn holds(&self, binding: Option<&IdempotencyBinding>) -> bool {
+        binding.is_none_or(|binding| {
+            self.idempotency
+                .get(&binding.key_id)
+                .is_some_and(|entry| entry.token == binding.token && entry.resource_id.is_none())
+        })
+    }
+
+    /// Binds `binding`'s key to `resource_id` (see [`State::holds`]).
+    fn bind(&mut self, binding: Option<&IdempotencyBinding>, resource_id: String) {
+        let Some(binding) = binding else {
+            return;
+        };
+        if let Some(entry) = self.idempotency.get_mut(&binding.key_id) {
+            entry.resource_id = Some(resource_id);
+            entry.answer = binding.answer.clone();
+            entry.expires_at = binding.at + RETENTION;
+        }
     }
 
     /// Records a provider event id as seen at `at`; `false` when it was seen already.
@@ -289,8 +322,12 @@ impl StreamStore for MemoryStore {
         stream: &Stream,
         announce: Option<EventType>,
         max_active: u32,
+        binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateStreamOutcome> {
         let mut state = self.lock()?;
+        if !state.holds(binding) {
+            return Ok(CreateStreamOutcome::KeyLost);
+        }
         let active = state.active.entry(stream.brand_id.clone()).or_insert(0);
         if *active >= max_active {
             return Ok(CreateStreamOutcome::ConcurrencyLimit);
@@ -306,6 +343,7 @@ impl StreamStore for MemoryStore {
         }
         state.streams.insert(stored.id, stored.clone());
         state.index_stream(&stored);
+        state.bind(binding, stored.id.to_string());
         if let Some(event_type) = announce {
             state.emit(StreamEvent::new(event_type, &stored, stored.created_at));
             self.outbox_ready.notify_one();
@@ -446,18 +484,27 @@ impl StreamStore for MemoryStore {
 
 #[async_trait]
 impl WebhookStore for MemoryStore {
-    async fn create_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<bool> {
+    async fn create_webhook(
+        &self,
+        webhook: &Webhook,
+        max: usize,
+        binding: Option<&IdempotencyBinding>,
+    ) -> StoreResult<CreateWebhookOutcome> {
         let mut state = self.lock()?;
+        if !state.holds(binding) {
+            return Ok(CreateWebhookOutcome::KeyLost);
+        }
         let held = state
             .webhooks
             .values()
             .filter(|w| w.brand_id == webhook.brand_id)
             .count();
         if held >= max {
-            return Ok(false);
+            return Ok(CreateWebhookOutcome::Limit);
         }
         state.webhooks.insert(webhook.id, webhook.clone());
-        Ok(true)
+        state.bind(binding, webhook.id.to_string());
+        Ok(CreateWebhookOutcome::Created)
     }
 
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
@@ -619,6 +666,79 @@ impl Outbox for MemoryStore {
         entry.due = now;
         self.outbox_ready.notify_one();
         Ok(true)
+    }
+}
+
+#[async_trait]
+impl IdempotencyStore for MemoryStore {
+    async fn hold_idempotency_key(
+        &self,
+        key_id: &str,
+        fingerprint: &str,
+        now: DateTime<Utc>,
+        hold_until: DateTime<Utc>,
+    ) -> StoreResult<KeyHold> {
+        let mut state = self.lock()?;
+        state.idempotency.retain(|_, entry| entry.expires_at > now);
+        if let Some(entry) = state.idempotency.get(key_id) {
+            match &entry.resource_id {
+                Some(resource_id) => {
+                    return Ok(KeyHold::Bound {
+                        fingerprint: entry.fingerprint.clone(),
+                        resource_id: resource_id.clone(),
+                        answer: entry.answer.clone(),
+                    });
+                }
+                None if entry.held_until > now => {
+                    return Ok(KeyHold::Held {
+                        fingerprint: entry.fingerprint.clone(),
+                    });
+                }
+                // Its holder lapsed with nothing created: take it over.
+                None => {}
+            }
+        }
+        let token = Uuid::new_v4().to_string();
+        state.idempotency.insert(
+            key_id.to_owned(),
+            KeyEntry {
+                fingerprint: fingerprint.to_owned(),
+                token: token.clone(),
+                held_until: hold_until,
+                resource_id: None,
+                answer: None,
+                expires_at: hold_until + RETENTION,
+            },
+        );
+        Ok(KeyHold::Acquired { token })
+    }
+
+    async fn release_idempotency_key(&self, key_id: &str, token: &str) -> StoreResult<()> {
+        let mut state = self.lock()?;
+        if state
+            .idempotency
+            .get(key_id)
+            .is_some_and(|entry| entry.token == token && entry.resource_id.is_none())
+        {
+            state.idempotency.remove(key_id);
+        }
+        Ok(())
+    }
+
+    async fn record_idempotent_answer(
+        &self,
+        key_id: &str,
+        answer: &StoredAnswer,
+    ) -> StoreResult<()> {
+        if let Some(entry) = self
+            .lock()?
+            .idempotency
+            .get_mut(key_id)
+            .filter(|entry| entry.resource_id.is_some() && entry.answer.is_none())
+        {
+            entry.answer = Some(answer.clone());
+        }
+        Ok(())
     }
 }
 

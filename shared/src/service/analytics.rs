@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use crate::app::App;
 use crate::clock::timestamp;
+use crate::domain::Caller;
 use crate::domain::{Stream, StreamStatus};
 use crate::error::{ApiError, ApiResult};
-use crate::http::pipeline::Caller;
 
 /// At most this many streams are listed; the totals always cover the whole window.
 pub const MAX_LISTED_STREAMS: usize = 1_000;

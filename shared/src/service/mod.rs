@@ -2,6 +2,7 @@
 
 pub mod analytics;
 pub mod creators;
+pub mod idempotency;
 pub mod provider_events;
 pub mod streams;
 pub mod timers;

@@ -5,18 +5,21 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use crate::API_PREFIX;
 use crate::app::App;
+use crate::domain::Caller;
 use crate::domain::account::LIVE_COMMERCE;
 use crate::domain::event::EventType;
+use crate::domain::idempotency::{Endpoint, StoredAnswer};
 use crate::domain::stream::{
     MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamSummary,
     Transition,
 };
 use crate::domain::{Stream, StreamStatus, TimerKind};
 use crate::error::{ApiError, ApiResult, RoomError};
-use crate::http::pipeline::Caller;
 use crate::ports::{CreateStreamOutcome, Timer, ViewerAccess};
 use crate::service::creators;
+use crate::service::idempotency::{self, Answer, Begin, Held};
 use crate::validation::{PLATFORMS, StartStreamRequest};
 
 /// Platforms each vertical permits.
@@ -24,14 +27,97 @@ fn platform_permitted(vertical: &str, platform: &str) -> bool {
     vertical == LIVE_COMMERCE && PLATFORMS.contains(&platform)
 }
 
-/// `POST /streams`.
+/// `POST /streams`, with its `Idempotency-Key` when one was sent (extensions.md E1): checked
+/// with the body, then looked up before anything else, so a replay takes no slot and is not
+/// checked again.
 pub async fn start(
     app: &App,
     caller: &Caller,
     body: &Map<String, Value>,
-) -> ApiResult<StreamCreated> {
+    key: Option<&[u8]>,
+) -> ApiResult<Answer> {
     let request = StartStreamRequest::parse(body, caller.environment)?;
+    let key = idempotency::parse_key(key)?;
+    let held = match idempotency::begin(app, caller, Endpoint::StartStream, key, body).await? {
+        Begin::Run(held) => held,
+        Begin::Replay(answer) => return Ok(answer),
+        Begin::Rebuild {
+            key_id,
+            resource_id,
+        } => return rebuild(app, caller, &key_id, &resource_id).await,
+    };
+    let outcome = start_new(app, caller, request, held.as_ref())
+        .await
+        .map(|(stream, created)| Answer::fresh(created_answer(&stream, &created)));
+    idempotency::finish(app, held, &outcome).await;
+    outcome
+}
 
+/// A 201 as sent: the body and the new stream's `Location`.
+fn created_answer(stream: &Stream, created: &StreamCreated) -> StoredAnswer {
+    StoredAnswer {
+        status: 201,
+        body: serde_json::to_string(created).unwrap_or_default(),
+        location: Some(format!("{API_PREFIX}/streams/{}", stream.id)),
+    }
+}
+
+/// The answer of a start whose key is bound to `stream_id` but whose answer was never
+/// recorded (its process died, or the write failed): a start still launching is in use; a
+/// launch that failed answers its `502`; a stream that got going answers its `201` (a live
+/// stream with a new viewer token).
+async fn rebuild(app: &App, caller: &Caller, key_id: &str, stream_id: &str) -> ApiResult<Answer> {
+    let stream = Uuid::parse_str(stream_id)
+        .ok()
+        .map(|id| app.store.get_stream(id));
+    let stream = match stream {
+        Some(read) => read.await?.filter(|s| s.brand_id == caller.brand.id),
+        None => None,
+    };
+    let Some(stream) = stream else {
+        return Err(ApiError::IdempotencyKeyInUse);
+    };
+    let stored = match stream.status {
+        StreamStatus::Preparing => return Err(ApiError::IdempotencyKeyInUse),
+        StreamStatus::Error if !stream.test && stream.started_at.is_none() => {
+            let failed = ApiError::LaunchFailed(RoomError("the launch did not complete".into()));
+            StoredAnswer {
+                status: failed.status().as_u16(),
+                body: failed.body(),
+                location: None,
+            }
+        }
+        _ => {
+            let access = match (stream.test, &app.rooms, &stream.room_name) {
+                (false, Some(rooms), Some(room)) => Some(
+                    rooms
+                        .viewer_access(room, viewer_token_lifetime(app, &stream))
+                        .map_err(ApiError::LaunchFailed)?,
+                ),
+                _ => None,
+            };
+            // As the start answered it: a live key's stream was `preparing` then.
+            let as_started = Stream {
+                status: if stream.test {
+                    StreamStatus::Live
+                } else {
+                    StreamStatus::Preparing
+                },
+                ..stream.clone()
+            };
+            created_answer(&stream, &created(&as_started, access))
+        }
+    };
+    Ok(idempotency::replay_rebuilt(app, key_id, stored).await)
+}
+
+/// The checks after the body's, then the stream.
+async fn start_new(
+    app: &App,
+    caller: &Caller,
+    request: StartStreamRequest,
+    held: Option<&Held>,
+) -> ApiResult<(Stream, StreamCreated)> {
     let brand_vertical = caller.brand.vertical.as_str();
     if brand_vertical != LIVE_COMMERCE {
         return Err(ApiError::VerticalMismatch(
@@ -91,31 +177,36 @@ pub async fn start(
     };
     // A test stream is live at once, so its start event is written with it.
     let announce = test.then_some(EventType::StreamStarted);
+    let binding = held.map(|held| held.binding(app, None));
     let stream = match app
         .store
-        .create_stream(&stream, announce, MAX_ACTIVE_STREAMS)
+        .create_stream(&stream, announce, MAX_ACTIVE_STREAMS, binding.as_ref())
         .await?
     {
         CreateStreamOutcome::ConcurrencyLimit => return Err(ApiError::ConcurrencyLimit),
+        // Another request took the key over after this one's hold lapsed.
+        CreateStreamOutcome::KeyLost => return Err(ApiError::IdempotencyKeyInUse),
         CreateStreamOutcome::Created(stored) => *stored,
     };
 
     // Before the launch, so a slow launch is timed out too.
     schedule_deadline(app, &stream).await;
     if test {
-        return Ok(created(&stream, None));
+        let created = created(&stream, None);
+        return Ok((stream, created));
     }
-    launch(app, stream).await
+    let created = launch(app, &stream).await?;
+    Ok((stream, created))
 }
 
 /// The live path: room, agent dispatch and viewer token, within `LAUNCH_TIMEOUT_SECS`. Any
 /// failure after the record exists moves the stream to `error` (releasing its slot) and
 /// answers `502 launch_failed`.
-async fn launch(app: &App, stream: Stream) -> ApiResult<StreamCreated> {
+async fn launch(app: &App, stream: &Stream) -> ApiResult<StreamCreated> {
     let room_name = stream.room_name.clone().unwrap_or_default();
     let opened = tokio::time::timeout(
         app.config.launch_timeout,
-        open_room(app, &stream, &room_name),
+        open_room(app, stream, &room_name),
     )
     .await
     .unwrap_or_else(|_| {
@@ -125,12 +216,12 @@ async fn launch(app: &App, stream: Stream) -> ApiResult<StreamCreated> {
         )))
     });
     match opened {
-        Ok(access) => Ok(created(&stream, Some(access))),
+        Ok(access) => Ok(created(stream, Some(access))),
         Err(err) => {
             // A store failure here leaves the stream `preparing`; its deadline ends it.
             if let Some((failed, _)) = app
                 .store
-                .apply_transition(&stream, Transition::LaunchFailed, app.clock.now(), None)
+                .apply_transition(stream, Transition::LaunchFailed, app.clock.now(), None)
                 .await?
                 .applied()
             {
@@ -160,8 +251,15 @@ async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<Viewer
     })
     .to_string();
     rooms.dispatch_agent(room_name, &metadata).await?;
-    // A margin past the end, so a token fetched late still works to the last minute.
-    rooms.viewer_access(room_name, lifetime + Duration::from_secs(15 * 60))
+    rooms.viewer_access(room_name, viewer_token_lifetime(app, stream))
+}
+
+/// While viewers may join: preparing and until the duration ends, with a margin past the end
+/// so a token fetched late still works to the last minute.
+fn viewer_token_lifetime(app: &App, stream: &Stream) -> Duration {
+    app.config.preparing_timeout
+        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60)
+        + Duration::from_secs(15 * 60)
 }
 
 fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {

@@ -7,11 +7,14 @@ use uuid::Uuid;
 
 use crate::app::App;
 use crate::clock::timestamp;
+use crate::domain::Caller;
 use crate::domain::Webhook;
 use crate::domain::event::EventType;
+use crate::domain::idempotency::{Endpoint, StoredAnswer};
 use crate::domain::webhook::{MAX_WEBHOOKS_PER_BRAND, generate_secret};
 use crate::error::{ApiError, ApiResult};
-use crate::http::pipeline::Caller;
+use crate::ports::CreateWebhookOutcome;
+use crate::service::idempotency::{self, Answer, Begin, Held};
 use crate::webhook_url;
 
 /// Response of `POST /webhooks`: the only time the secret is shown.
@@ -41,12 +44,16 @@ pub struct WebhookDeleted {
     pub deleted: bool,
 }
 
-/// `POST /webhooks`, checked in the order of decisions.md section 7.
+/// `POST /webhooks`, checked in the order of decisions.md section 7, with its
+/// `Idempotency-Key` when one was sent (extensions.md E1): checked with the body, then looked
+/// up before the webhook is created. The answer is bound with the webhook in one step, so a
+/// replay shows the same secret.
 pub async fn register(
     app: &App,
     caller: &Caller,
     body: &Map<String, Value>,
-) -> ApiResult<WebhookRegistered> {
+    key: Option<&[u8]>,
+) -> ApiResult<Answer> {
     let missing: Vec<&str> = ["url", "events"]
         .into_iter()
         .filter(|field| body.get(*field).is_none_or(Value::is_null))
@@ -64,32 +71,58 @@ pub async fn register(
     webhook_url::validate(url, app.config.webhook_allow_private_urls)
         .map_err(|rejection| ApiError::InvalidUrl(rejection.to_string()))?;
     let events = parse_events(&body["events"])?;
+    let key = idempotency::parse_key(key)?;
+    let held = match idempotency::begin(app, caller, Endpoint::RegisterWebhook, key, body).await? {
+        Begin::Run(held) => held,
+        Begin::Replay(answer) => return Ok(answer),
+        // The answer is bound with the webhook: a bound key always has one.
+        Begin::Rebuild { .. } => return Err(ApiError::IdempotencyKeyInUse),
+    };
+    let outcome = create(app, caller, url, events, held.as_ref()).await;
+    idempotency::finish(app, held, &outcome).await;
+    outcome
+}
 
+async fn create(
+    app: &App,
+    caller: &Caller,
+    url: &str,
+    events: Vec<EventType>,
+    held: Option<&Held>,
+) -> ApiResult<Answer> {
     let webhook = Webhook {
         id: Uuid::new_v4(),
         brand_id: caller.brand.id.clone(),
-        url: url.clone(),
+        url: url.to_owned(),
         events,
         secret: generate_secret(),
         active: true,
         created_at: app.clock.now(),
     };
-    if !app
+    let registered = WebhookRegistered {
+        webhook_id: webhook.id,
+        url: webhook.url.clone(),
+        events: webhook.events.clone(),
+        secret: webhook.secret.clone(),
+        active: webhook.active,
+    };
+    let answer = StoredAnswer {
+        status: 201,
+        body: serde_json::to_string(&registered).unwrap_or_default(),
+        location: None,
+    };
+    let binding = held.map(|held| held.binding(app, Some(answer.clone())));
+    match app
         .store
-        .create_webhook(&webhook, MAX_WEBHOOKS_PER_BRAND)
+        .create_webhook(&webhook, MAX_WEBHOOKS_PER_BRAND, binding.as_ref())
         .await?
     {
-        return Err(ApiError::InvalidFields(format!(
+        CreateWebhookOutcome::Created => Ok(Answer::fresh(answer)),
+        CreateWebhookOutcome::Limit => Err(ApiError::InvalidFields(format!(
             "A brand can hold at most {MAX_WEBHOOKS_PER_BRAND} webhooks."
-        )));
+        ))),
+        CreateWebhookOutcome::KeyLost => Err(ApiError::IdempotencyKeyInUse),
     }
-    Ok(WebhookRegistered {
-        webhook_id: webhook.id,
-        url: webhook.url,
-        events: webhook.events,
-        secret: webhook.secret,
-        active: webhook.active,
-    })
 }
 
 /// A non-empty array of known event types; duplicates dropped, order kept.

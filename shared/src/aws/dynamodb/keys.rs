@@ -95,6 +95,10 @@ pub(super) fn rate_key(brand_id: &str, window_start: DateTime<Utc>) -> Item {
     )
 }
 
+pub(super) fn idempotency_key(key_id: &str) -> Item {
+    key(format!("IDEMPOTENCY#{key_id}"), "IDEMPOTENCY")
+}
+
 pub(super) fn provider_event_key(event_id: &str) -> Item {
     key(format!("PROVIDER_EVENT#{event_id}"), "PROVIDER_EVENT")
 }

@@ -16,8 +16,9 @@
 //! | event (outbox) | `EVENT#<id>` | `EVENT` | until relayed: `OUTBOX#<shard>`, due time; set aside: `OUTBOX#SET_ASIDE` |
 //! | rate window | `RATE#<brand>#<minute>` | `RATE` | |
 //! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | |
+//! | idempotency key | `IDEMPOTENCY#<sha256 of brand, environment, endpoint, key>` | `IDEMPOTENCY` | |
 //!
-//! Rate windows, provider event ids and relayed events expire by TTL (`ttl`).
+//! Rate windows, provider event ids, idempotency keys and relayed events expire by TTL (`ttl`).
 //!
 //! The brand item carries the counters that make limits atomic and totals cheap: `active`
 //! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
@@ -35,6 +36,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 mod accounts;
 mod brand_index;
+mod idempotency;
 mod items;
 mod keys;
 mod outbox;

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::brand_index::Creation;
+use super::idempotency::binding_item;
 use super::items::{ItemExt, corrupt, event_item, n, position_item, s, stream_item};
 use super::keys::{self, sortable};
 use super::positions::{self, BrandIndex};
@@ -19,7 +20,9 @@ use crate::domain::event::EventType;
 use crate::domain::stream::Transition;
 use crate::domain::{Stream, StreamEvent, StreamStatus};
 use crate::error::StoreError;
-use crate::ports::{CreateStreamOutcome, Outcome, StoreResult, StreamPage, StreamStore};
+use crate::ports::{
+    CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamPage, StreamStore,
+};
 
 /// Placing a new stream at the brand's next position, against concurrent starts.
 const CREATE_ATTEMPTS: u32 = 12;
@@ -51,6 +54,7 @@ impl StreamStore for DynamoStore {
         stream: &Stream,
         announce: Option<EventType>,
         max_active: u32,
+        binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateStreamOutcome> {
         // The position is the brand's current total, taken in a transaction conditional on
         // that total: a concurrent start of the brand makes it fail, and it is placed again
@@ -118,8 +122,15 @@ impl StreamStore for DynamoStore {
                 let event = StreamEvent::new(event_type, &stored, stored.created_at);
                 items.push(put(&self.table, event_item(&event), None)?);
             }
+            let binding_at = items.len();
+            if let Some(binding) = binding {
+                items.push(binding_item(&self.table, binding, &stored.id.to_string())?);
+            }
             match self.transact(items).await {
                 Ok(()) => return Ok(CreateStreamOutcome::Created(Box::new(stored))),
+                Err(err) if binding.is_some() && condition_failed_at(&err, binding_at) => {
+                    return Ok(CreateStreamOutcome::KeyLost);
+                }
                 // Another start took the position, or the last slot: read again and see.
                 Err(err) if condition_failed_at(&err, 0) => continue,
                 Err(err) => return Err(backend(err)),

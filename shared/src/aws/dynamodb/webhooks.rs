@@ -6,18 +6,24 @@ use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem};
 use uuid::Uuid;
 
 use super::DynamoStore;
+use super::idempotency::binding_item;
 use super::items::{n, webhook_from_item, webhook_item};
 use super::keys::{self, WEBHOOK_SK_PREFIX};
 use super::requests::{
     UpdateSpec, any_condition_failed, applied, backend, condition_failed_at, put, retrying, update,
 };
 use crate::domain::Webhook;
-use crate::ports::{StoreResult, WebhookStore};
+use crate::ports::{CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookStore};
 
 #[async_trait]
 impl WebhookStore for DynamoStore {
-    async fn create_webhook(&self, webhook: &Webhook, max: usize) -> StoreResult<bool> {
-        let items = vec![
+    async fn create_webhook(
+        &self,
+        webhook: &Webhook,
+        max: usize,
+        binding: Option<&IdempotencyBinding>,
+    ) -> StoreResult<CreateWebhookOutcome> {
+        let mut items = vec![
             update(
                 &self.table,
                 UpdateSpec {
@@ -34,9 +40,15 @@ impl WebhookStore for DynamoStore {
                 Some("attribute_not_exists(pk)"),
             )?,
         ];
+        if let Some(binding) = binding {
+            items.push(binding_item(&self.table, binding, &webhook.id.to_string())?);
+        }
         match self.transact(items).await {
-            Ok(()) => Ok(true),
-            Err(err) if condition_failed_at(&err, 0) => Ok(false),
+            Ok(()) => Ok(CreateWebhookOutcome::Created),
+            Err(err) if binding.is_some() && condition_failed_at(&err, 2) => {
+                Ok(CreateWebhookOutcome::KeyLost)
+            }
+            Err(err) if condition_failed_at(&err, 0) => Ok(CreateWebhookOutcome::Limit),
             Err(err) => Err(backend(err)),
         }
     }
