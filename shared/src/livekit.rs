@@ -13,8 +13,7 @@ use livekit_protocol as proto;
 
 use crate::config::LiveKitConfig;
 use crate::error::RoomError;
-use crate::ports::{RoomProvider, ViewerAccess};
-use crate::service::provider_events::{ProviderEvent, ProviderEventKind};
+use crate::ports::{ProviderEvent, ProviderEventKind, RoomProvider, ViewerAccess};
 
 /// `ws_url` for viewers: the LiveKit URL as a WebSocket address.
 pub fn websocket_url(url: &str) -> String {

@@ -334,6 +334,26 @@ pub trait Timers: Send + Sync {
     async fn cancel(&self, stream_id: Uuid, kind: TimerKind) -> StoreResult<()>;
 }
 
+/// An event of the room provider's, as its adapter reads it (decisions.md section 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderEventKind {
+    AgentJoined,
+    AgentLeft,
+    /// A participant of any kind but agent (a missing kind is a standard participant).
+    ViewerJoined,
+    ViewerLeft,
+    RoomFinished,
+    /// Anything else: acknowledged, changes nothing.
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderEvent {
+    pub id: String,
+    pub room_name: String,
+    pub kind: ProviderEventKind,
+}
+
 /// What a viewer needs to join a launched room.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ViewerAccess {

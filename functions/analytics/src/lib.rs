@@ -3,10 +3,11 @@
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
+use shared::domain::analytics::Analytics;
 use shared::http::API_PREFIX;
 use shared::http::pipeline::{AnalyticsRead, Authorized};
 use shared::http::query::QueryParams;
-use shared::service::analytics::{self, Analytics};
+use shared::service::analytics;
 use shared::{ApiResult, App};
 
 pub fn router(app: App) -> Router {

@@ -6,11 +6,12 @@ use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use shared::domain::paging::ListQuery;
 use shared::http::body::JsonObject;
 use shared::http::pipeline::{Authorized, StreamsRead, StreamsWrite};
 use shared::http::query::QueryParams;
 use shared::http::{API_PREFIX, idempotency_key};
-use shared::service::streams::{self, ListQuery};
+use shared::service::streams;
 use shared::{ApiError, ApiResult, App};
 
 pub fn router(app: App) -> Router {

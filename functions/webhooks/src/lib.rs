@@ -34,8 +34,7 @@ async fn list(
     State(app): State<App>,
     Authorized(caller, _): Authorized<WebhooksWrite>,
 ) -> ApiResult<impl IntoResponse> {
-    let webhooks = webhooks::list(&app, &caller).await?;
-    Ok(Json(serde_json::json!({ "webhooks": webhooks })))
+    Ok(Json(webhooks::list(&app, &caller).await?))
 }
 
 async fn delete(

@@ -1,9 +1,11 @@
 //! The domain model: what the API is about, free of HTTP and of any backend.
 
 pub mod account;
+pub mod analytics;
 pub mod creator;
 pub mod event;
 pub mod idempotency;
+pub mod paging;
 pub mod stream;
 pub mod webhook;
 

@@ -368,6 +368,15 @@ impl StreamDetail {
     }
 }
 
+/// Response of `GET /streams`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamList {
+    pub streams: Vec<StreamSummary>,
+    pub total: u64,
+    pub limit: u64,
+    pub offset: u64,
+}
+
 /// Response of `DELETE /streams/{id}`.
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamEnded {

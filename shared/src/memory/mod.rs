@@ -1,6 +1,8 @@
 //! Embedded backends: the whole product in one process, with the same atomicity as DynamoDB
 //! (every port call holds one lock for its whole read-check-write).
 
+mod idempotency;
+mod outbox;
 mod queue;
 mod store;
 mod timers;

@@ -6,7 +6,9 @@ use chrono::{DateTime, Duration, Utc};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-use crate::domain::idempotency::{RETENTION, StoredAnswer};
+use super::idempotency::KeyEntry;
+use super::outbox::OutboxEntry;
+use crate::domain::idempotency::RETENTION;
 use crate::domain::stream::Transition;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, Webhook,
@@ -59,7 +61,7 @@ impl Ordered {
 }
 
 #[derive(Default)]
-struct State {
+pub(super) struct State {
     brands: HashMap<String, Brand>,
     /// Streams in `preparing` or `live`, per brand: the concurrency slots in use.
     active: HashMap<String, u32>,
@@ -77,30 +79,11 @@ struct State {
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
     webhooks: HashMap<Uuid, Webhook>,
     /// Events not yet relayed (and those set aside), by id.
-    outbox: BTreeMap<String, OutboxEntry>,
+    pub(super) outbox: BTreeMap<String, OutboxEntry>,
     /// Every event ever emitted, for tests and the local server's log.
     emitted: Vec<StreamEvent>,
     provider_events: HashMap<String, DateTime<Utc>>,
-    idempotency: HashMap<String, KeyEntry>,
-}
-
-/// An idempotency key: held by a request, then bound to what it created.
-struct KeyEntry {
-    fingerprint: String,
-    token: String,
-    held_until: DateTime<Utc>,
-    resource_id: Option<String>,
-    answer: Option<StoredAnswer>,
-    expires_at: DateTime<Utc>,
-}
-
-struct OutboxEntry {
-    event: StreamEvent,
-    /// When a relay may take it: its creation, then the time of its retry.
-    due: DateTime<Utc>,
-    claim: Option<(String, DateTime<Utc>)>,
-    attempts: u32,
-    set_aside: Option<(String, DateTime<Utc>)>,
+    pub(super) idempotency: HashMap<String, KeyEntry>,
 }
 
 impl State {
@@ -219,7 +202,7 @@ impl State {
 #[derive(Clone, Default)]
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
-    outbox_ready: Arc<Notify>,
+    pub(super) outbox_ready: Arc<Notify>,
     fail: Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -228,7 +211,7 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn lock(&self) -> StoreResult<MutexGuard<'_, State>> {
+    pub(super) fn lock(&self) -> StoreResult<MutexGuard<'_, State>> {
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(crate::error::StoreError::Backend(
                 "the embedded store is set to fail".into(),
@@ -548,195 +531,6 @@ impl WebhookStore for MemoryStore {
             .filter(|w| w.brand_id == brand_id)
         {
             webhook.active = false;
-        }
-        Ok(())
-    }
-}
-
-#[async_trait]
-impl Outbox for MemoryStore {
-    async fn pending_events(
-        &self,
-        due_by: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Vec<StreamEvent>> {
-        let state = self.lock()?;
-        let mut due: Vec<&OutboxEntry> = state
-            .outbox
-            .values()
-            .filter(|entry| entry.set_aside.is_none() && entry.due <= due_by)
-            .collect();
-        due.sort_by(|a, b| (a.due, &a.event.id).cmp(&(b.due, &b.event.id)));
-        Ok(due
-            .into_iter()
-            .take(limit)
-            .map(|entry| entry.event.clone())
-            .collect())
-    }
-
-    async fn claim_event(
-        &self,
-        event_id: &str,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-    ) -> StoreResult<Option<RelayClaim>> {
-        let mut state = self.lock()?;
-        let Some(entry) = state.outbox.get_mut(event_id) else {
-            return Ok(None);
-        };
-        let held = entry.claim.as_ref().is_some_and(|(_, until)| *until > now);
-        if entry.set_aside.is_some() || held || entry.due > now {
-            return Ok(None);
-        }
-        let token = Uuid::new_v4().to_string();
-        entry.claim = Some((token.clone(), lease_until));
-        entry.attempts += 1;
-        Ok(Some(RelayClaim {
-            token,
-            attempt: entry.attempts,
-        }))
-    }
-
-    async fn mark_relayed(&self, event_id: &str, claim: &RelayClaim) -> StoreResult<()> {
-        let mut state = self.lock()?;
-        if state
-            .outbox
-            .get(event_id)
-            .is_some_and(|entry| entry.claim.as_ref().is_some_and(|(t, _)| *t == claim.token))
-        {
-            state.outbox.remove(event_id);
-        }
-        Ok(())
-    }
-
-    async fn relay_failed(
-        &self,
-        event_id: &str,
-        claim: &RelayClaim,
-        error: &str,
-        retry_at: Option<DateTime<Utc>>,
-    ) -> StoreResult<()> {
-        let mut state = self.lock()?;
-        let Some(entry) = state
-            .outbox
-            .get_mut(event_id)
-            .filter(|entry| entry.claim.as_ref().is_some_and(|(t, _)| *t == claim.token))
-        else {
-            return Ok(());
-        };
-        entry.claim = None;
-        match retry_at {
-            Some(retry_at) => entry.due = retry_at,
-            None => entry.set_aside = Some((error.to_owned(), Utc::now())),
-        }
-        Ok(())
-    }
-
-    async fn set_aside_events(&self, limit: usize) -> StoreResult<Vec<SetAsideEvent>> {
-        let state = self.lock()?;
-        let mut set_aside: Vec<SetAsideEvent> = state
-            .outbox
-            .values()
-            .filter_map(|entry| {
-                let (error, at) = entry.set_aside.clone()?;
-                Some(SetAsideEvent {
-                    event: entry.event.clone(),
-                    attempts: entry.attempts,
-                    error,
-                    set_aside_at: at,
-                })
-            })
-            .collect();
-        set_aside.sort_by(|a, b| (a.set_aside_at, &a.event.id).cmp(&(b.set_aside_at, &b.event.id)));
-        set_aside.truncate(limit);
-        Ok(set_aside)
-    }
-
-    async fn requeue_event(&self, event_id: &str, now: DateTime<Utc>) -> StoreResult<bool> {
-        let mut state = self.lock()?;
-        let Some(entry) = state
-            .outbox
-            .get_mut(event_id)
-            .filter(|entry| entry.set_aside.is_some())
-        else {
-            return Ok(false);
-        };
-        entry.set_aside = None;
-        entry.attempts = 0;
-        entry.due = now;
-        self.outbox_ready.notify_one();
-        Ok(true)
-    }
-}
-
-#[async_trait]
-impl IdempotencyStore for MemoryStore {
-    async fn hold_idempotency_key(
-        &self,
-        key_id: &str,
-        fingerprint: &str,
-        now: DateTime<Utc>,
-        hold_until: DateTime<Utc>,
-    ) -> StoreResult<KeyHold> {
-        let mut state = self.lock()?;
-        state.idempotency.retain(|_, entry| entry.expires_at > now);
-        if let Some(entry) = state.idempotency.get(key_id) {
-            match &entry.resource_id {
-                Some(resource_id) => {
-                    return Ok(KeyHold::Bound {
-                        fingerprint: entry.fingerprint.clone(),
-                        resource_id: resource_id.clone(),
-                        answer: entry.answer.clone(),
-                    });
-                }
-                None if entry.held_until > now => {
-                    return Ok(KeyHold::Held {
-                        fingerprint: entry.fingerprint.clone(),
-                    });
-                }
-                // Its holder lapsed with nothing created: take it over.
-                None => {}
-            }
-        }
-        let token = Uuid::new_v4().to_string();
-        state.idempotency.insert(
-            key_id.to_owned(),
-            KeyEntry {
-                fingerprint: fingerprint.to_owned(),
-                token: token.clone(),
-                held_until: hold_until,
-                resource_id: None,
-                answer: None,
-                expires_at: hold_until + RETENTION,
-            },
-        );
-        Ok(KeyHold::Acquired { token })
-    }
-
-    async fn release_idempotency_key(&self, key_id: &str, token: &str) -> StoreResult<()> {
-        let mut state = self.lock()?;
-        if state
-            .idempotency
-            .get(key_id)
-            .is_some_and(|entry| entry.token == token && entry.resource_id.is_none())
-        {
-            state.idempotency.remove(key_id);
-        }
-        Ok(())
-    }
-
-    async fn record_idempotent_answer(
-        &self,
-        key_id: &str,
-        answer: &StoredAnswer,
-    ) -> StoreResult<()> {
-        if let Some(entry) = self
-            .lock()?
-            .idempotency
-            .get_mut(key_id)
-            .filter(|entry| entry.resource_id.is_some() && entry.answer.is_none())
-        {
-            entry.answer = Some(answer.clone());
         }
         Ok(())
     }

@@ -6,27 +6,8 @@ use crate::app::App;
 use crate::domain::TimerKind;
 use crate::domain::stream::Transition;
 use crate::error::StoreError;
-use crate::ports::Outcome;
+use crate::ports::{Outcome, ProviderEvent, ProviderEventKind};
 use crate::service::streams;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderEventKind {
-    AgentJoined,
-    AgentLeft,
-    /// A participant of any kind but agent (a missing kind is a standard participant).
-    ViewerJoined,
-    ViewerLeft,
-    RoomFinished,
-    /// Anything else: acknowledged, changes nothing.
-    Other,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProviderEvent {
-    pub id: String,
-    pub room_name: String,
-    pub kind: ProviderEventKind,
-}
 
 /// What an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

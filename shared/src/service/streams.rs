@@ -11,9 +11,10 @@ use crate::domain::Caller;
 use crate::domain::account::LIVE_COMMERCE;
 use crate::domain::event::EventType;
 use crate::domain::idempotency::{Endpoint, StoredAnswer};
+use crate::domain::paging::ListQuery;
 use crate::domain::stream::{
-    MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamSummary,
-    Transition,
+    MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamList,
+    StreamSummary, Transition,
 };
 use crate::domain::{Stream, StreamStatus, TimerKind};
 use crate::error::{ApiError, ApiResult, RoomError};
@@ -308,55 +309,6 @@ pub async fn delete_room_best_effort(app: &App, stream: &Stream) {
     }
 }
 
-/// Query of `GET /streams`, after defaulting and clamping.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListQuery {
-    /// `Some(None)`: a status was asked for that no stream can have.
-    pub status: Option<Option<StreamStatus>>,
-    pub limit: u64,
-    pub offset: u64,
-}
-
-pub const DEFAULT_LIST_LIMIT: u64 = 20;
-pub const MAX_LIST_LIMIT: u64 = 100;
-
-impl ListQuery {
-    /// Never fails: non-integers take their defaults, out-of-range values are clamped.
-    pub fn new(status: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Self {
-        Self {
-            status: status.map(StreamStatus::parse),
-            limit: parse_integer(limit)
-                .map(|l| l.clamp(1, MAX_LIST_LIMIT as i128) as u64)
-                .unwrap_or(DEFAULT_LIST_LIMIT),
-            offset: parse_integer(offset)
-                .map(|o| o.clamp(0, i64::MAX as i128) as u64)
-                .unwrap_or(0),
-        }
-    }
-}
-
-/// An integer, however large: huge values are clamped later rather than defaulted.
-fn parse_integer(raw: Option<&str>) -> Option<i128> {
-    let raw = raw?.trim();
-    let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    raw.parse::<i128>().ok().or(Some(if raw.starts_with('-') {
-        i128::MIN
-    } else {
-        i128::MAX
-    }))
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct StreamList {
-    pub streams: Vec<StreamSummary>,
-    pub total: u64,
-    pub limit: u64,
-    pub offset: u64,
-}
-
 /// `GET /streams`.
 pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<StreamList> {
     let page = async {
@@ -456,31 +408,4 @@ pub async fn after_final(app: &App, stream: &Stream) {
         }
     }
     delete_room_best_effort(app, stream).await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn list_query_defaults_and_clamps() {
-        let q = |l: Option<&str>, o: Option<&str>| {
-            let q = ListQuery::new(None, l, o);
-            (q.limit, q.offset)
-        };
-        assert_eq!(q(None, None), (20, 0));
-        assert_eq!(q(Some("0"), Some("-5")), (1, 0));
-        assert_eq!(q(Some("1000"), Some("7")), (100, 7));
-        assert_eq!(q(Some("abc"), Some("1.5")), (20, 0));
-        assert_eq!(
-            q(Some("99999999999999999999999999999999999999999"), None),
-            (100, 0)
-        );
-        assert_eq!(
-            q(Some("-99999999999999999999999999999999999999999"), None),
-            (1, 0)
-        );
-        assert_eq!(q(Some(""), Some("")), (20, 0));
-        assert_eq!(ListQuery::new(Some("bogus"), None, None).status, Some(None));
-    }
 }

@@ -1,48 +1,21 @@
 //! Webhook registration, listing and deletion (decisions.md section 7).
 
-use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::app::App;
-use crate::clock::timestamp;
 use crate::domain::Caller;
 use crate::domain::Webhook;
 use crate::domain::event::EventType;
 use crate::domain::idempotency::{Endpoint, StoredAnswer};
-use crate::domain::webhook::{MAX_WEBHOOKS_PER_BRAND, generate_secret};
+use crate::domain::webhook::{
+    MAX_WEBHOOKS_PER_BRAND, WebhookDeleted, WebhookList, WebhookListItem, WebhookRegistered,
+    generate_secret,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::ports::CreateWebhookOutcome;
 use crate::service::idempotency::{self, Answer, Begin, Held};
 use crate::webhook_url;
-
-/// Response of `POST /webhooks`: the only time the secret is shown.
-#[derive(Debug, Clone, Serialize)]
-pub struct WebhookRegistered {
-    pub webhook_id: Uuid,
-    pub url: String,
-    pub events: Vec<EventType>,
-    pub secret: String,
-    pub active: bool,
-}
-
-/// Item of `GET /webhooks`: never the secret.
-#[derive(Debug, Clone, Serialize)]
-pub struct WebhookListItem {
-    pub webhook_id: Uuid,
-    pub url: String,
-    pub events: Vec<EventType>,
-    pub active: bool,
-    #[serde(with = "timestamp")]
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct WebhookDeleted {
-    pub webhook_id: String,
-    pub deleted: bool,
-}
 
 /// `POST /webhooks`, checked in the order of decisions.md section 7, with its
 /// `Idempotency-Key` when one was sent (extensions.md E1): checked with the body, then looked
@@ -151,20 +124,11 @@ fn parse_events(value: &Value) -> ApiResult<Vec<EventType>> {
 }
 
 /// `GET /webhooks`, newest first.
-pub async fn list(app: &App, caller: &Caller) -> ApiResult<Vec<WebhookListItem>> {
-    Ok(app
-        .store
-        .list_webhooks(&caller.brand.id)
-        .await?
-        .into_iter()
-        .map(|w| WebhookListItem {
-            webhook_id: w.id,
-            url: w.url,
-            events: w.events,
-            active: w.active,
-            created_at: w.created_at,
-        })
-        .collect())
+pub async fn list(app: &App, caller: &Caller) -> ApiResult<WebhookList> {
+    let webhooks = app.store.list_webhooks(&caller.brand.id).await?;
+    Ok(WebhookList {
+        webhooks: webhooks.into_iter().map(WebhookListItem::from).collect(),
+    })
 }
 
 /// `DELETE /webhooks?id=`: idempotent, never 404.
