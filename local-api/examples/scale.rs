@@ -135,7 +135,6 @@ fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
                 duration_minutes: Some(30),
                 script: None,
                 deadline: None,
-                position: None,
             }
         })
         .collect()

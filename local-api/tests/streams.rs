@@ -675,7 +675,8 @@ async fn status_pages_deep_in_a_long_history_match_the_history() {
 }
 
 /// Seeding streams older than some of the brand's, or replacing one, places every stream
-/// again; a stream started before still ends and is listed where it belongs.
+/// again; a stream started before still ends and is listed where it belongs, also when the
+/// seeding ran elsewhere and the API's instance remembered the stream's old place.
 #[tokio::test]
 async fn seeding_into_a_history_keeps_it_newest_first() {
     let api = TestApi::new().await;
@@ -697,7 +698,7 @@ async fn seeding_into_a_history_keeps_it_newest_first() {
     };
     let replaced = first.iter().find(|(_, s)| s == "error").unwrap().0.clone();
     let replaced_at = (now - Duration::minutes(12)).to_rfc3339();
-    api.seed(json!({"streams": [
+    api.seed_elsewhere(json!({"streams": [
         older("50000000-0000-4000-8000-000000000001", "error", 1),
         older("50000000-0000-4000-8000-000000000002", "ended", 2),
         {"id": replaced, "brand_id": "brand_a", "status": "ended", "platform": "kick",

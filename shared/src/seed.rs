@@ -131,7 +131,6 @@ impl Seed {
                 duration_minutes: s.duration_minutes,
                 script: None,
                 deadline: None,
-                position: None,
             })
             // Seeded active streams end at their deadlines like any other.
             .map(|stream| Stream {

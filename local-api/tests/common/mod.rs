@@ -242,6 +242,22 @@ impl TestApi {
             .unwrap();
     }
 
+    /// Loads fixtures through another store instance, as an operator's `admin load-seed` would
+    /// (on DynamoDB, the API's instance keeps what it remembered from before).
+    pub async fn seed_elsewhere(&self, seed: Value) {
+        let seed = Seed::from_json(&seed.to_string()).unwrap();
+        match &self.dynamo {
+            Some(dynamo) => {
+                let elsewhere = shared::aws::dynamodb::DynamoStore::new(
+                    dynamo.client().clone(),
+                    dynamo.table(),
+                );
+                seed.load(&elsewhere).await.unwrap();
+            }
+            None => seed.load(&*self.runtime.app.store).await.unwrap(),
+        }
+    }
+
     pub fn now(&self) -> DateTime<Utc> {
         self.runtime.app.clock.now()
     }

@@ -153,9 +153,6 @@ pub struct Stream {
     /// step that creates the stream or makes it live, so a lost timer never leaves a stream
     /// active past it (see [`crate::service::timers::sweep`]).
     pub deadline: Option<DateTime<Utc>>,
-    /// The stream's place in its brand's creation order (0 for the first), assigned by stores
-    /// that page by position; `None` until such a store has it.
-    pub position: Option<u64>,
 }
 
 impl Stream {
@@ -409,7 +406,6 @@ mod tests {
             duration_minutes: None,
             script: None,
             deadline: None,
-            position: None,
         }
     }
 

@@ -169,7 +169,6 @@ async fn start_new(
         duration_minutes: request.duration_minutes,
         script: request.script,
         deadline: None,
-        position: None,
     };
     // Durable with the record: whatever dies after this, the sweep ends the stream on time.
     let stream = Stream {

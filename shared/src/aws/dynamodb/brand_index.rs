@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use chrono::{DateTime, Utc};
 
 use super::DynamoStore;
-use super::items::{ItemExt, corrupt, n, s};
+use super::items::{ItemExt, corrupt, n, position_of, s};
 use super::keys::{self, created_sort_key, status_counter};
 use super::positions::{self, BrandIndex};
 use super::requests::{UpdateSpec, update};
@@ -33,13 +33,11 @@ impl DynamoStore {
     pub(super) fn counters_update(
         &self,
         stream: &Stream,
+        position: u64,
         from: Option<StreamStatus>,
         creation: Option<Creation<'_>>,
     ) -> Result<TransactWriteItem, StoreError> {
         let to = stream.status;
-        let position = stream
-            .position
-            .ok_or_else(|| corrupt("stream without a position"))?;
         let mut sets = vec!["#to = if_not_exists(#to, :zero) + :one".to_owned()];
         let mut removes = Vec::new();
         let mut names = vec![("#to", status_counter(to))];
@@ -105,8 +103,8 @@ impl DynamoStore {
             .collect();
         let mut found: HashMap<u64, Stream> = HashMap::with_capacity(at.len());
         for item in self.batch_get(keys).await? {
-            let stream = Stream::try_from(&item)?;
-            if let Some(position) = stream.position {
+            let stream = self.stream_from(&item)?;
+            if let Some(position) = position_of(&item) {
                 found.insert(position, stream);
             }
         }

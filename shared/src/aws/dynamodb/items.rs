@@ -114,9 +114,6 @@ impl From<&Stream> for Item {
         put("viewer_count", n(stream.viewer_count));
         put("test", AttributeValue::Bool(stream.test));
         put("created_at", s(sortable(stream.created_at)));
-        if let Some(position) = stream.position {
-            put("position", n(position));
-        }
         for (name, value) in [
             ("platform", &stream.platform),
             ("creator_id", &stream.creator_id),
@@ -143,9 +140,10 @@ impl From<&Stream> for Item {
     }
 }
 
-/// The stream item, in the due index while active with a deadline.
-pub(super) fn stream_item(stream: &Stream) -> Item {
+/// The stream item at its `position`, in the due index while active with a deadline.
+pub(super) fn stream_item(stream: &Stream, position: u64) -> Item {
     let mut item = Item::from(stream);
+    item.insert("position".into(), n(position));
     if let Some(deadline) = stream.deadline.filter(|_| stream.status.is_active()) {
         item.insert(keys::DUE_PK.into(), s(keys::deadline_pk(stream.id)));
         item.insert(
@@ -159,8 +157,16 @@ pub(super) fn stream_item(stream: &Stream) -> Item {
 /// The copy of a stream kept at its position.
 pub(super) fn position_item(stream: &Stream, position: u64) -> Item {
     let mut item = Item::from(stream);
+    item.insert("position".into(), n(position));
     item.extend(keys::position_key(&stream.brand_id, position));
     item
+}
+
+/// The position a stream item or position copy records (the adapter's own; the domain record
+/// has none).
+pub(super) fn position_of(item: &Item) -> Option<u64> {
+    item.opt_number("position")
+        .and_then(|p| u64::try_from(p).ok())
 }
 
 impl TryFrom<&Item> for Stream {
@@ -188,9 +194,6 @@ impl TryFrom<&Item> for Stream {
                 .and_then(|m| u32::try_from(m).ok()),
             script: item.opt_string("script"),
             deadline: item.opt_time("deadline")?,
-            position: item
-                .opt_number("position")
-                .and_then(|p| u64::try_from(p).ok()),
         })
     }
 }

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::AttributeValue;
+use uuid::Uuid;
 
 mod accounts;
 mod brand_index;
@@ -59,7 +60,13 @@ pub struct DynamoStore {
     client: Client,
     table: String,
     error_sets: Arc<Mutex<ErrorSetCache>>,
+    /// Positions of the streams this instance read or wrote: a transition updates the stream's
+    /// position copy, and the domain record does not carry its position.
+    positions: Arc<Mutex<HashMap<Uuid, u64>>>,
 }
+
+/// Positions remembered per instance before the cache starts over.
+const POSITIONS_CACHED: usize = 100_000;
 
 impl DynamoStore {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
@@ -67,7 +74,53 @@ impl DynamoStore {
             client,
             table: table.into(),
             error_sets: Arc::default(),
+            positions: Arc::default(),
         }
+    }
+
+    /// Remembers where a stream is, from an item read or written.
+    fn remember_position(&self, stream_id: Uuid, position: u64) {
+        let mut positions = self.positions.lock().unwrap_or_else(|p| p.into_inner());
+        if positions.len() >= POSITIONS_CACHED {
+            positions.clear();
+        }
+        positions.insert(stream_id, position);
+    }
+
+    fn forget_position(&self, stream_id: Uuid) {
+        self.positions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&stream_id);
+    }
+
+    /// A stream's position: remembered, or read with the stream item.
+    async fn position(&self, stream_id: Uuid) -> Result<u64, crate::error::StoreError> {
+        let remembered = self
+            .positions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&stream_id)
+            .copied();
+        if let Some(position) = remembered {
+            return Ok(position);
+        }
+        let item = self.get(keys::stream_key(stream_id)).await?;
+        let position = item
+            .as_ref()
+            .and_then(items::position_of)
+            .ok_or_else(|| items::corrupt("stream without a position"))?;
+        self.remember_position(stream_id, position);
+        Ok(position)
+    }
+
+    /// A stream read from an item, its position remembered.
+    fn stream_from(&self, item: &Item) -> Result<crate::domain::Stream, crate::error::StoreError> {
+        let stream = crate::domain::Stream::try_from(item)?;
+        if let Some(position) = items::position_of(item) {
+            self.remember_position(stream.id, position);
+        }
+        Ok(stream)
     }
 
     pub fn table(&self) -> &str {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use aws_sdk_dynamodb::types::AttributeValue;
 use uuid::Uuid;
 
-use super::items::{corrupt, n, position_item, s, stream_item};
+use super::items::{n, position_item, s, stream_item};
 use super::keys::{self, created_sort_key, status_counter};
 use super::positions::{self, BrandIndex};
 use super::requests::{backend, retrying};
@@ -43,16 +43,15 @@ struct PositionsSummary {
 }
 
 impl PositionsSummary {
-    /// `streams` oldest first, positions assigned.
-    fn of(streams: &[Stream]) -> Self {
+    /// `streams` oldest first, at consecutive positions from `first`.
+    fn of(streams: &[Stream], first: u64) -> Self {
         let mut summary = PositionsSummary {
             counts: BTreeMap::new(),
             active: Vec::new(),
             error_sets: BTreeMap::new(),
             firsts: BTreeMap::new(),
         };
-        for stream in streams {
-            let position = stream.position.unwrap_or_default();
+        for (position, stream) in (first..).zip(streams) {
             *summary
                 .counts
                 .entry(status_counter(stream.status))
@@ -107,16 +106,13 @@ impl DynamoStore {
         &self,
         brand_id: &str,
         index: &BrandIndex,
-        mut streams: Vec<Stream>,
+        streams: Vec<Stream>,
     ) -> StoreResult<()> {
         let Some(newest) = streams.last().map(|s| created_sort_key(s.created_at, s.id)) else {
             return Ok(());
         };
-        for (offset, stream) in streams.iter_mut().enumerate() {
-            stream.position = Some(index.total + offset as u64);
-        }
-        self.write_streams(&streams).await?;
-        let summary = PositionsSummary::of(&streams);
+        self.write_streams(&streams, index.total).await?;
+        let summary = PositionsSummary::of(&streams, index.total);
         let mut adds = summary.counts;
         adds.insert("streams_total".into(), streams.len() as i64);
         for (block, set) in &summary.error_sets {
@@ -180,10 +176,7 @@ impl DynamoStore {
         }
         let mut merged: Vec<Stream> = merged.into_values().collect();
         merged.sort_by_key(|s| (s.created_at, s.id));
-        for (position, stream) in merged.iter_mut().enumerate() {
-            stream.position = Some(position as u64);
-        }
-        self.write_streams(&merged).await?;
+        self.write_streams(&merged, 0).await?;
 
         let mut sets: Vec<(String, AttributeValue)> = vec![
             ("streams_total".into(), n(merged.len())),
@@ -195,7 +188,7 @@ impl DynamoStore {
                 s(created_sort_key(newest.created_at, newest.id)),
             ));
         }
-        let summary = PositionsSummary::of(&merged);
+        let summary = PositionsSummary::of(&merged, 0);
         // Absolute values: every status count, zero ones included, replaces the old.
         for status in StreamStatus::ALL {
             let name = status_counter(status);
@@ -241,14 +234,13 @@ impl DynamoStore {
         self.batch_write(puts, deletes).await
     }
 
-    /// Stream items, their position copies and room items, in batches.
-    async fn write_streams(&self, streams: &[Stream]) -> StoreResult<()> {
+    /// Stream items at consecutive positions from `first`, their position copies and room
+    /// items, in batches.
+    async fn write_streams(&self, streams: &[Stream], first: u64) -> StoreResult<()> {
         let mut items = Vec::with_capacity(streams.len() * 2);
-        for stream in streams {
-            let position = stream
-                .position
-                .ok_or_else(|| corrupt("stream without a position"))?;
-            items.push(stream_item(stream));
+        for (position, stream) in (first..).zip(streams) {
+            self.remember_position(stream.id, position);
+            items.push(stream_item(stream, position));
             items.push(position_item(stream, position));
             if let Some(room) = &stream.room_name {
                 items.push(room_item(room, stream.id));

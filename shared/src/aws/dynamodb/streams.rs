@@ -79,7 +79,6 @@ impl StreamStore for DynamoStore {
                 stored.place_after(newest_at.to_utc(), newest_id);
             }
             let position = index.total;
-            stored.position = Some(position);
             let total_condition = if position == 0 {
                 "(attribute_not_exists(streams_total) OR streams_total = :total)"
             } else {
@@ -91,6 +90,7 @@ impl StreamStore for DynamoStore {
             let mut items = vec![
                 self.counters_update(
                     &stored,
+                    position,
                     None,
                     Some(Creation {
                         condition: &condition,
@@ -100,7 +100,7 @@ impl StreamStore for DynamoStore {
                 )?,
                 put(
                     &self.table,
-                    stream_item(&stored),
+                    stream_item(&stored, position),
                     Some("attribute_not_exists(pk)"),
                 )?,
                 put(&self.table, position_item(&stored, position), None)?,
@@ -127,7 +127,10 @@ impl StreamStore for DynamoStore {
                 items.push(binding_item(&self.table, binding, &stored.id.to_string())?);
             }
             match self.transact(items).await {
-                Ok(()) => return Ok(CreateStreamOutcome::Created(Box::new(stored))),
+                Ok(()) => {
+                    self.remember_position(stored.id, position);
+                    return Ok(CreateStreamOutcome::Created(Box::new(stored)));
+                }
                 Err(err) if binding.is_some() && condition_failed_at(&err, binding_at) => {
                     return Ok(CreateStreamOutcome::KeyLost);
                 }
@@ -146,7 +149,7 @@ impl StreamStore for DynamoStore {
         self.get(keys::stream_key(stream_id))
             .await?
             .as_ref()
-            .map(Stream::try_from)
+            .map(|item| self.stream_from(item))
             .transpose()
     }
 
@@ -236,101 +239,111 @@ impl StreamStore for DynamoStore {
         if !stream.apply(transition, at) {
             return Ok(Outcome::Stale);
         }
-        let position = stream
-            .position
-            .ok_or_else(|| corrupt("stream without a position"))?;
-        let event = StreamEvent::new(transition.event_type(), &stream, at);
+        // A position remembered from before a seeding renumbered the brand is refused by the
+        // copy's condition; the second pass reads it afresh.
+        for fresh in [false, true] {
+            if fresh {
+                self.forget_position(stream.id);
+            }
+            let position = self.position(stream.id).await?;
+            let event = StreamEvent::new(transition.event_type(), &stream, at);
 
-        // The record's changes, shared by the stream item and its position copy.
-        let mut sets = vec!["#status = :to"];
-        let mut values = vec![(":to", s(stream.status.as_str()))];
-        if let Some(started) = stream
-            .started_at
-            .filter(|_| from == StreamStatus::Preparing && stream.status == StreamStatus::Live)
-        {
-            sets.push("started_at = :started_at");
-            values.push((":started_at", s(sortable(started))));
-        }
-        if let Some(ended) = stream.ended_at.filter(|_| !stream.status.is_active()) {
-            sets.push("ended_at = :ended_at");
-            values.push((":ended_at", s(sortable(ended))));
-        }
-        // The deadline moves with the status; only the stream item is in the due index.
-        let (stream_expression, copy_expression, mut stream_values) = match stream.deadline {
-            Some(deadline) => {
-                sets.push("deadline = :deadline");
-                values.push((":deadline", s(sortable(deadline))));
-                let mut stream_values = values.clone();
-                stream_values.push((":due_pk", s(keys::deadline_pk(stream.id))));
-                stream_values.push((":due_sk", s(keys::due_sk(deadline, &stream.id.to_string()))));
-                (
-                    format!(
-                        "SET {}, #due_pk = :due_pk, #due_sk = :due_sk",
-                        sets.join(", ")
-                    ),
-                    format!("SET {}", sets.join(", ")),
-                    stream_values,
-                )
+            // The record's changes, shared by the stream item and its position copy.
+            let mut sets = vec!["#status = :to"];
+            let mut values = vec![(":to", s(stream.status.as_str()))];
+            if let Some(started) = stream
+                .started_at
+                .filter(|_| from == StreamStatus::Preparing && stream.status == StreamStatus::Live)
+            {
+                sets.push("started_at = :started_at");
+                values.push((":started_at", s(sortable(started))));
             }
-            None => (
-                format!("SET {} REMOVE deadline, #due_pk, #due_sk", sets.join(", ")),
-                format!("SET {} REMOVE deadline", sets.join(", ")),
-                values.clone(),
-            ),
-        };
-        stream_values.push((":from", s(from.as_str())));
-        let mut items = vec![
-            update(
-                &self.table,
-                UpdateSpec {
-                    key: keys::stream_key(stream.id),
-                    expression: &stream_expression,
-                    condition: Some("#status = :from"),
-                    names: vec![
-                        ("#status", "status".to_owned()),
-                        ("#due_pk", keys::DUE_PK.to_owned()),
-                        ("#due_sk", keys::DUE_SK.to_owned()),
-                    ],
-                    values: stream_values,
-                },
-            )?,
-            update(
-                &self.table,
-                UpdateSpec {
-                    key: keys::position_key(&stream.brand_id, position),
-                    expression: &copy_expression,
-                    condition: None,
-                    names: vec![("#status", "status".to_owned())],
-                    values,
-                },
-            )?,
-            self.counters_update(&stream, Some(from), None)?,
-            put(&self.table, event_item(&event), None)?,
-        ];
-        if stream.status == StreamStatus::Error {
-            items.push(update(
-                &self.table,
-                UpdateSpec {
-                    key: keys::errors_key(&stream.brand_id, positions::block_of(position)),
-                    expression: "ADD #positions :position",
-                    condition: None,
-                    names: vec![("#positions", "positions".to_owned())],
-                    values: vec![(":position", AttributeValue::Ns(vec![position.to_string()]))],
-                },
-            )?);
-        }
-        let dedupe_at = items.len();
-        if let Some(event_id) = dedupe {
-            items.push(dedupe_item(&self.table, event_id, at)?);
-        }
-        match self.transact(items).await {
-            Ok(()) => Ok(Outcome::Applied((stream, event))),
-            Err(err) if dedupe.is_some() && condition_failed_at(&err, dedupe_at) => {
-                Ok(Outcome::Duplicate)
+            if let Some(ended) = stream.ended_at.filter(|_| !stream.status.is_active()) {
+                sets.push("ended_at = :ended_at");
+                values.push((":ended_at", s(sortable(ended))));
             }
-            Err(err) if condition_failed_at(&err, 0) => Ok(Outcome::Stale),
-            Err(err) => Err(backend(err)),
+            // The deadline moves with the status; only the stream item is in the due index.
+            let (stream_expression, copy_expression, mut stream_values) = match stream.deadline {
+                Some(deadline) => {
+                    sets.push("deadline = :deadline");
+                    values.push((":deadline", s(sortable(deadline))));
+                    let mut stream_values = values.clone();
+                    stream_values.push((":due_pk", s(keys::deadline_pk(stream.id))));
+                    stream_values
+                        .push((":due_sk", s(keys::due_sk(deadline, &stream.id.to_string()))));
+                    (
+                        format!(
+                            "SET {}, #due_pk = :due_pk, #due_sk = :due_sk",
+                            sets.join(", ")
+                        ),
+                        format!("SET {}", sets.join(", ")),
+                        stream_values,
+                    )
+                }
+                None => (
+                    format!("SET {} REMOVE deadline, #due_pk, #due_sk", sets.join(", ")),
+                    format!("SET {} REMOVE deadline", sets.join(", ")),
+                    values.clone(),
+                ),
+            };
+            stream_values.push((":from", s(from.as_str())));
+            let mut copy_values = values;
+            copy_values.push((":id", s(stream.id.to_string())));
+            let mut items = vec![
+                update(
+                    &self.table,
+                    UpdateSpec {
+                        key: keys::stream_key(stream.id),
+                        expression: &stream_expression,
+                        condition: Some("#status = :from"),
+                        names: vec![
+                            ("#status", "status".to_owned()),
+                            ("#due_pk", keys::DUE_PK.to_owned()),
+                            ("#due_sk", keys::DUE_SK.to_owned()),
+                        ],
+                        values: stream_values,
+                    },
+                )?,
+                update(
+                    &self.table,
+                    UpdateSpec {
+                        key: keys::position_key(&stream.brand_id, position),
+                        expression: &copy_expression,
+                        condition: Some("#id = :id"),
+                        names: vec![("#status", "status".to_owned()), ("#id", "id".to_owned())],
+                        values: copy_values,
+                    },
+                )?,
+                self.counters_update(&stream, position, Some(from), None)?,
+                put(&self.table, event_item(&event), None)?,
+            ];
+            if stream.status == StreamStatus::Error {
+                items.push(update(
+                    &self.table,
+                    UpdateSpec {
+                        key: keys::errors_key(&stream.brand_id, positions::block_of(position)),
+                        expression: "ADD #positions :position",
+                        condition: None,
+                        names: vec![("#positions", "positions".to_owned())],
+                        values: vec![(":position", AttributeValue::Ns(vec![position.to_string()]))],
+                    },
+                )?);
+            }
+            let dedupe_at = items.len();
+            if let Some(event_id) = dedupe {
+                items.push(dedupe_item(&self.table, event_id, at)?);
+            }
+            match self.transact(items).await {
+                Ok(()) => return Ok(Outcome::Applied((stream, event))),
+                Err(err) if dedupe.is_some() && condition_failed_at(&err, dedupe_at) => {
+                    return Ok(Outcome::Duplicate);
+                }
+                Err(err) if condition_failed_at(&err, 0) => return Ok(Outcome::Stale),
+                Err(err) if !fresh && condition_failed_at(&err, 1) => {}
+                Err(err) => return Err(backend(err)),
+            }
         }
+        Err(corrupt("the stream's position copy holds another stream"))
     }
 
     async fn adjust_viewer_count(
@@ -340,9 +353,7 @@ impl StreamStore for DynamoStore {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>> {
-        let position = stream
-            .position
-            .ok_or_else(|| corrupt("stream without a position"))?;
+        let position = self.position(stream.id).await?;
         // Each update raises `viewer_version`, and the position copy takes a count only if it
         // is newer than the one it holds, so copies of racing joins settle on the latest.
         let condition = if delta < 0 {
@@ -417,10 +428,13 @@ impl StreamStore for DynamoStore {
                 .table_name(&self.table)
                 .set_key(Some(keys::position_key(&stream.brand_id, position)))
                 .update_expression("SET viewer_count = :count, viewer_version = :version")
+                // The copy must hold this stream (a remembered position can be stale).
                 .condition_expression(
-                    "attribute_exists(pk) AND \
+                    "#id = :id AND \
                      (attribute_not_exists(viewer_version) OR viewer_version < :version)",
                 )
+                .expression_attribute_names("#id", "id")
+                .expression_attribute_values(":id", s(stream.id.to_string()))
                 .expression_attribute_values(":count", n(count))
                 .expression_attribute_values(":version", n(version))
                 .send()
@@ -458,7 +472,7 @@ impl StreamStore for DynamoStore {
             .batch_get(ids)
             .await?
             .iter()
-            .map(Stream::try_from)
+            .map(|item| self.stream_from(item))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
             .filter(|stream| stream.status.is_active() && stream.deadline.is_some_and(|d| d < now))
