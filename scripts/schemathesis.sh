@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 schemathesis="$(scripts/venv.sh schemathesis)/bin/schemathesis"
-cargo build --locked -p local-api
+# The workspace's feature set, as the test run built it: this reuses that build.
+cargo build --workspace --locked --bin local-api
 binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
 
 work=$(mktemp -d)

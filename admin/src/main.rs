@@ -16,7 +16,14 @@ use shared::seed::Seed;
 #[derive(Parser)]
 #[command(
     name = "admin",
-    about = "Operator commands for the Live Stream Hosting API"
+    about = "Operator commands for the Live Stream Hosting API",
+    long_about = "Operator commands for the Live Stream Hosting API: brands, plans, keys, \
+                  creators, seed files and the outbox, against its DynamoDB table.",
+    after_help = "Environment:\n  \
+        TABLE_NAME         the DynamoDB table (required; the stack output TableName)\n  \
+        AWS_REGION         and credentials, as the AWS SDK reads them (profile, env, SSO)\n  \
+        AWS_ENDPOINT_URL   a local emulator instead of AWS, e.g. http://127.0.0.1:5000\n\n\
+        Keys are printed once, at creation; only their SHA-256 is stored."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -29,26 +36,34 @@ enum Command {
     CreateTable,
     /// Creates or renames a brand.
     CreateBrand {
+        /// The brand's id, e.g. brand_acme (its keys and streams name it).
         #[arg(long)]
         id: String,
+        /// The brand's display name.
         #[arg(long)]
         name: String,
+        /// free, starter, growth, scale or enterprise (live keys need growth or above).
         #[arg(long, value_parser = parse_plan)]
         plan: Plan,
+        /// The brand's vertical; the API serves live-commerce.
         #[arg(long, default_value = LIVE_COMMERCE)]
         vertical: String,
     },
     /// Changes a brand's plan.
     SetPlan {
+        /// The brand's id.
         #[arg(long)]
         brand: String,
+        /// free, starter, growth, scale or enterprise.
         #[arg(long, value_parser = parse_plan)]
         plan: Plan,
     },
     /// Creates an API key and prints it; it cannot be shown again.
     CreateKey {
+        /// The brand's id.
         #[arg(long)]
         brand: String,
+        /// live (real streams, growth plan or above) or test (simulated, free).
         #[arg(long, value_parser = parse_environment)]
         env: KeyEnvironment,
         /// Comma-separated: streams:read,streams:write,analytics:read,webhooks:write
@@ -70,11 +85,15 @@ enum Command {
     },
     /// Deletes a creator; its streams then show `creator_id: null`.
     DeleteCreator {
+        /// The creator's avt_ id.
         #[arg(long)]
         id: String,
     },
-    /// Loads a seed file (brands, keys, creators, streams).
-    LoadSeed { file: String },
+    /// Loads a seed file (brands, keys, creators, streams; format: README, "Seed files").
+    LoadSeed {
+        /// The seed file (JSON).
+        file: String,
+    },
     /// Events the outbox relay set aside after its attempts, with the reason.
     OutboxSetAside {
         #[arg(long, default_value_t = 100)]
@@ -116,18 +135,40 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn dynamo(config: &Config) -> Result<DynamoStore, String> {
-    let table = config.table_name.clone().ok_or("TABLE_NAME is not set")?;
+async fn dynamo() -> Result<DynamoStore, String> {
+    let table = std::env::var("TABLE_NAME")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or("TABLE_NAME is not set: name the DynamoDB table to manage (see admin --help)")?;
+    let config = Config::from_env(StoreKind::DynamoDb).map_err(|e| e.to_string())?;
+    if config.store != StoreKind::DynamoDb {
+        return Err("admin works on the DynamoDB store: unset STORE, or set STORE=dynamodb".into());
+    }
     let sdk = shared::aws::sdk_config().await;
     Ok(DynamoStore::new(shared::aws::dynamodb_client(&sdk), table))
 }
 
+/// A file's JSON, its errors naming the file.
+fn read_json<T: serde::de::DeserializeOwned>(file: &str) -> Result<T, String> {
+    let json = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    serde_json::from_str(&json).map_err(|e| format!("{file}: {e}"))
+}
+
 async fn run(command: Command) -> Result<(), String> {
-    let config = Config::from_env(StoreKind::DynamoDb).map_err(|e| e.to_string())?;
-    if config.store != StoreKind::DynamoDb {
-        return Err("admin works on the DynamoDB store (STORE=dynamodb)".into());
-    }
-    let store = dynamo(&config).await?;
+    // Files first: a mistake in one is reported before anything about the environment.
+    let seed = match &command {
+        Command::LoadSeed { file } => {
+            let json = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            Some(Seed::from_json(&json).map_err(|e| format!("{file}: {e}"))?)
+        }
+        _ => None,
+    };
+    let creator: Option<Creator> = match &command {
+        Command::UpsertCreator { file } => Some(read_json(file)?),
+        _ => None,
+    };
+    let store = dynamo().await?;
+    // One line: the store's error, without the SDK's debug detail.
     let fail = |e: shared::error::StoreError| e.to_string();
     match command {
         Command::CreateTable => {
@@ -198,10 +239,8 @@ async fn run(command: Command) -> Result<(), String> {
             store.put_api_key(&found).await.map_err(fail)?;
             println!("revoked key {hash}");
         }
-        Command::UpsertCreator { file } => {
-            let json = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-            let creator: Creator =
-                serde_json::from_str(&json).map_err(|e| format!("{file}: {e}"))?;
+        Command::UpsertCreator { .. } => {
+            let creator = creator.expect("read above");
             store.put_creator(&creator).await.map_err(fail)?;
             println!("creator {}", creator.id);
         }
@@ -210,10 +249,11 @@ async fn run(command: Command) -> Result<(), String> {
             println!("deleted creator {id}");
         }
         Command::LoadSeed { file } => {
-            let json = std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))?;
-            let seed = Seed::from_json(&json).map_err(|e| e.to_string())?;
+            let seed = seed.expect("read above");
             let dyn_store: &dyn Store = &store;
-            seed.load(dyn_store).await.map_err(|e| e.to_string())?;
+            seed.load(dyn_store)
+                .await
+                .map_err(|e| format!("{file}: {e}"))?;
             println!(
                 "loaded {} brands, {} keys, {} creators, {} streams",
                 seed.brands.len(),

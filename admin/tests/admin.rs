@@ -145,3 +145,101 @@ async fn dynamodb_only_operator_commands() {
     assert!(!out.status.success());
     let _ = std::fs::remove_file(creator);
 }
+
+/// `admin` with only `env` set (no AWS settings, no table): (success, stdout, stderr).
+fn bare(env: &[(&str, &str)], args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_admin"))
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn help_states_the_environment_and_describes_every_option() {
+    let (ok, help, _) = bare(&[], &["--help"]);
+    assert!(ok);
+    for expected in [
+        "TABLE_NAME",
+        "AWS_REGION",
+        "AWS_ENDPOINT_URL",
+        "load-seed",
+        "outbox-replay",
+    ] {
+        assert!(help.contains(expected), "{expected} in:\n{help}");
+    }
+    let (_, help, _) = bare(&[], &["create-brand", "--help"]);
+    for expected in [
+        "brand_acme",
+        "display name",
+        "free, starter, growth, scale or enterprise",
+    ] {
+        assert!(help.contains(expected), "{expected} in:\n{help}");
+    }
+    let (_, help, _) = bare(&[], &["create-key", "--help"]);
+    assert!(
+        help.contains("live (real streams") && help.contains("test (simulated"),
+        "{help}"
+    );
+}
+
+#[test]
+fn errors_are_one_clear_line() {
+    // No table named: said as such, not as a configuration rule about STORE.
+    let (ok, _, stderr) = bare(&[], &["create-table"]);
+    assert!(!ok);
+    assert_eq!(
+        stderr.trim(),
+        "admin: TABLE_NAME is not set: name the DynamoDB table to manage (see admin --help)"
+    );
+    // A file's problem comes before the environment's.
+    let (ok, _, stderr) = bare(&[], &["load-seed", "/nonexistent/seed.json"]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("admin: /nonexistent/seed.json: "),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = bare(
+        &[],
+        &["create-brand", "--id", "b", "--name", "B", "--plan", "gold"],
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains("unknown plan `gold`: one of free, starter, growth, scale, enterprise"),
+        "{stderr}"
+    );
+    // An unreachable endpoint: one readable line, no debug dump of the SDK's error.
+    let (ok, _, stderr) = bare(
+        &[
+            ("TABLE_NAME", "t"),
+            ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+            ("AWS_REGION", "us-east-1"),
+            ("AWS_ACCESS_KEY_ID", "testing"),
+            ("AWS_SECRET_ACCESS_KEY", "testing"),
+            ("AWS_MAX_ATTEMPTS", "1"),
+        ],
+        &[
+            "create-brand",
+            "--id",
+            "b",
+            "--name",
+            "B",
+            "--plan",
+            "growth",
+        ],
+    );
+    assert!(!ok);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("admin: backend request failed: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(" { "), "no debug structures: {stderr}");
+}

@@ -1,5 +1,5 @@
-//! `local-api [--addr 127.0.0.1:3000] [--seed FILE]`: the whole API on one port, with embedded
-//! backends (decisions.md section 10).
+//! `local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]`: the whole API on one
+//! port, with embedded backends (decisions.md section 10).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -12,17 +12,43 @@ use shared::http::API_PREFIX;
 use shared::runtime::Runtime;
 use shared::seed::{self, Seed};
 
-const USAGE: &str = "usage: local-api [--addr 127.0.0.1:3000] [--seed FILE]";
+const USAGE: &str = "usage: local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]";
+
+const HELP: &str = "\
+The Live Stream Hosting API on one port, with every function's handlers and, by default,
+embedded backends: in-memory store, in-process delivery queue and timers.
+
+usage: local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]
+
+options:
+  --addr ADDR         where to listen (default 127.0.0.1:3000; port 0 picks a free one)
+  --seed FILE         load brands, keys, creators and streams from a seed file instead of
+                      the demo data (format: README, \"Seed files\")
+  --fixed-demo-keys   demo keys that stay the same across restarts (local use only):
+                      svc_test_demotestkey000000000000000000000
+                      svc_live_demolivekey000000000000000000000
+  -h, --help          this help
+
+environment (README, \"Configuration\", has them all):
+  STORE=memory|dynamodb      state backend (default memory; dynamodb needs TABLE_NAME)
+  TABLE_NAME, DELIVERY_QUEUE_URL, DELIVERY_DLQ_URL, SCHEDULER_*   AWS backends
+  LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   room provider (live-key starts)
+  WEBHOOK_ALLOW_PRIVATE_URLS=true   deliver webhooks to http:// and loopback receivers
+  PREPARING_TIMEOUT_SECS, SWEEP_INTERVAL_SECS, WEBHOOK_RETRY_DELAYS_SECS, LOG_LEVEL
+
+SIGINT or SIGTERM stops it cleanly.";
 
 struct Args {
     addr: SocketAddr,
     seed: Option<String>,
+    fixed_demo_keys: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
         seed: None,
+        fixed_demo_keys: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -34,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
                 })?;
             }
             "--seed" => args.seed = Some(it.next().ok_or("--seed needs a file")?),
+            "--fixed-demo-keys" => args.fixed_demo_keys = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -46,16 +73,14 @@ async fn main() -> ExitCode {
     shared::telemetry::init_text();
     let args = match parse_args() {
         Ok(args) => args,
+        Err(message) if message.is_empty() => {
+            println!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
         Err(message) => {
-            if !message.is_empty() {
-                eprintln!("local-api: {message}");
-            }
+            eprintln!("local-api: {message}");
             eprintln!("{USAGE}");
-            return if message.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(2)
-            };
+            return ExitCode::from(2);
         }
     };
     match run(args).await {
@@ -84,12 +109,14 @@ async fn run(args: Args) -> Result<(), String> {
         Some(path) => {
             let json = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read seed file {path}: {e}"))?;
-            let seed = Seed::from_json(&json).map_err(|e| e.to_string())?;
-            seed.load(&*store).await.map_err(|e| e.to_string())?;
+            let seed = Seed::from_json(&json).map_err(|e| format!("{path}: {e}"))?;
+            seed.load(&*store)
+                .await
+                .map_err(|e| format!("{path}: {e}"))?;
             None
         }
         None => {
-            let demo = seed::demo();
+            let demo = seed::demo(args.fixed_demo_keys);
             demo.seed.load(&*store).await.map_err(|e| e.to_string())?;
             Some((demo.test_key, demo.live_key))
         }

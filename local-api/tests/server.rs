@@ -181,3 +181,193 @@ fn bad_arguments_and_seed_files_fail_with_a_message() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("PREPARING_TIMEOUT_SECS"));
 }
+
+/// The README's "Try it" block, run as pasted against a started server, so it cannot drift.
+#[tokio::test]
+async fn the_readme_try_it_block_runs_as_pasted() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let block = readme
+        .split("<!-- try-it -->")
+        .nth(1)
+        .and_then(|rest| rest.split("```sh\n").nth(1))
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a ```sh block after <!-- try-it -->");
+    let server = start(&["--fixed-demo-keys"]);
+    assert!(
+        server
+            .lines
+            .iter()
+            .any(|l| l.ends_with(shared::seed::FIXED_DEMO_TEST_KEY)),
+        "{:?}",
+        server.lines
+    );
+    let output = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", block])
+        .env("API", &server.base)
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stream = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("stream: "))
+        .expect("the stream id was captured");
+    assert!(uuid::Uuid::parse_str(stream).is_ok(), "{stream}");
+    // Each answer on its own line, as JSON.
+    let answers: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("one JSON answer per line"))
+        .collect();
+    assert_eq!(
+        answers.len(),
+        10,
+        "one line per answer not captured: {stdout}"
+    );
+    assert!(answers.iter().any(|a| a["status"] == "ended"), "ended once");
+    assert!(
+        answers.iter().any(|a| a["error"]["code"] == "not_found"),
+        "then 404"
+    );
+    assert!(
+        answers.iter().any(|a| a["deleted"] == true),
+        "webhook deleted"
+    );
+    stop(server);
+}
+
+#[test]
+fn help_lists_options_environment_and_the_seed_format() {
+    let output = Command::new(env!("CARGO_BIN_EXE_local-api"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for expected in [
+        "--addr",
+        "--seed FILE",
+        "--fixed-demo-keys",
+        "STORE=memory|dynamodb",
+        "LIVEKIT_URL",
+        "WEBHOOK_ALLOW_PRIVATE_URLS",
+        "Seed files",
+        "SIGTERM",
+    ] {
+        assert!(help.contains(expected), "{expected} in:\n{help}");
+    }
+}
+
+/// `(exit code, stderr)` of a server that fails to start.
+fn fails_to_start(args: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_local-api"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .env("STORE", "memory")
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn seed_errors_name_the_file_and_refuse_keys_of_unknown_brands() {
+    let dir = std::env::temp_dir();
+    let broken = dir.join(format!("broken-{}.json", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&broken, "{\"brands\": [").unwrap();
+    let (code, stderr) = fails_to_start(&["--seed", broken.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains(broken.to_str().unwrap()), "{stderr}");
+
+    let orphan = dir.join(format!("orphan-{}.json", uuid::Uuid::new_v4().simple()));
+    let seed = json!({"api_keys": [{"key": key("test", "orphan"), "brand_id": "brand_nobody",
+                                    "scopes": ["streams:read"]}]});
+    std::fs::write(&orphan, seed.to_string()).unwrap();
+    let (code, stderr) = fails_to_start(&["--seed", orphan.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("brand `brand_nobody`") && stderr.contains(orphan.to_str().unwrap()),
+        "{stderr}"
+    );
+    let (code, stderr) = fails_to_start(&["--seed", "/nonexistent/seed.json"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("cannot read seed file /nonexistent/seed.json"),
+        "{stderr}"
+    );
+    for file in [broken, orphan] {
+        let _ = std::fs::remove_file(file);
+    }
+}
+
+#[test]
+fn logs_are_plain_when_not_a_terminal_and_one_line_per_request() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
+        .args(["--addr", "127.0.0.1:0", "--fixed-demo-keys"])
+        .env("STORE", "memory")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    let base = first
+        .trim_end()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let address = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    // A raw request: no client library between the test and the log line it should cause.
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    use std::io::{Read, Write};
+    write!(
+        stream,
+        "GET /api/v1/streams/00000000-0000-4000-8000-000000000000 HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+        shared::seed::FIXED_DEMO_TEST_KEY
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    let request_id = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("x-request-id: "))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let mut logged = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !logged.contains(&request_id) && std::time::Instant::now() < deadline {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        logged.push_str(&line);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = logged
+        .lines()
+        .find(|l| l.contains(&request_id))
+        .unwrap_or_else(|| panic!("no access line in:\n{logged}"));
+    assert!(!line.contains('\u{1b}'), "no colour codes: {line:?}");
+    for field in ["GET", "/api/v1/streams/{id}", "404", "latency_ms"] {
+        assert!(line.contains(field), "{field} in {line}");
+    }
+    assert!(!line.contains("demotestkey"), "never the key: {line}");
+}

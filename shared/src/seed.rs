@@ -9,7 +9,7 @@ use crate::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
 use crate::domain::stream::DEFAULT_PREPARING_TIMEOUT;
 use crate::domain::{ApiKey, Brand, Creator, Plan, Scope, Stream, StreamStatus};
 use crate::error::StoreError;
-use crate::ports::AdminStore;
+use crate::ports::Store;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -81,6 +81,10 @@ pub enum SeedError {
         "seed file: api key #{0} is not `svc_live_` or `svc_test_` followed by 32 letters or digits"
     )]
     MalformedKey(usize),
+    #[error(
+        "seed file: api key #{index} belongs to brand `{brand_id}`, which is neither in the file nor in the store"
+    )]
+    UnknownBrand { index: usize, brand_id: String },
     #[error("seed file: {0}")]
     Store(#[from] StoreError),
 }
@@ -90,7 +94,19 @@ impl Seed {
         Ok(serde_json::from_str(json)?)
     }
 
-    pub async fn load(&self, store: &dyn AdminStore) -> Result<(), SeedError> {
+    /// Loads everything, once every key is known to belong to a brand of the file or of the
+    /// store (nothing is written otherwise).
+    pub async fn load(&self, store: &dyn Store) -> Result<(), SeedError> {
+        for (index, key) in self.api_keys.iter().enumerate() {
+            account::parse_key(&key.key).ok_or(SeedError::MalformedKey(index))?;
+            let in_file = self.brands.iter().any(|brand| brand.id == key.brand_id);
+            if !in_file && store.get_brand(&key.brand_id).await?.is_none() {
+                return Err(SeedError::UnknownBrand {
+                    index,
+                    brand_id: key.brand_id.clone(),
+                });
+            }
+        }
         for brand in &self.brands {
             store.put_brand(brand).await?;
         }
@@ -152,10 +168,24 @@ pub struct DemoSeed {
 }
 
 pub const DEMO_BRAND_ID: &str = "brand_demo";
+/// Keys for `local-api --fixed-demo-keys`: the same on every start, for a local server only.
+pub const FIXED_DEMO_TEST_KEY: &str = "svc_test_demotestkey000000000000000000000";
+pub const FIXED_DEMO_LIVE_KEY: &str = "svc_live_demolivekey000000000000000000000";
 
-pub fn demo() -> DemoSeed {
-    let test_key = account::generate_key(KeyEnvironment::Test);
-    let live_key = account::generate_key(KeyEnvironment::Live);
+/// The demo brand, with new random keys (`fixed`: [`FIXED_DEMO_TEST_KEY`] and
+/// [`FIXED_DEMO_LIVE_KEY`]).
+pub fn demo(fixed: bool) -> DemoSeed {
+    let (test_key, live_key) = if fixed {
+        (
+            FIXED_DEMO_TEST_KEY.to_owned(),
+            FIXED_DEMO_LIVE_KEY.to_owned(),
+        )
+    } else {
+        (
+            account::generate_key(KeyEnvironment::Test),
+            account::generate_key(KeyEnvironment::Live),
+        )
+    };
     let key = |key: &str| SeedKey {
         key: key.to_owned(),
         brand_id: DEMO_BRAND_ID.to_owned(),

@@ -13,9 +13,11 @@ pub fn init_json() {
         .try_init();
 }
 
+/// Compact text; colours only on a terminal, so a log written to a file stays plain.
 pub fn init_text() {
     let _ = tracing_subscriber::fmt()
         .compact()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .with_env_filter(filter())
         .try_init();
 }

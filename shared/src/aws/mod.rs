@@ -29,7 +29,17 @@ pub fn dynamodb_client(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::Client 
     aws_sdk_dynamodb::Client::from_conf(config)
 }
 
-/// One line describing an SDK error with its cause, for logs and `StoreError`.
+/// One readable line describing an SDK error and its causes (their messages, without the
+/// SDK's debug detail), for logs and `StoreError`.
 pub fn describe<E: std::error::Error>(err: &E) -> String {
-    aws_sdk_dynamodb::error::DisplayErrorContext(err).to_string()
+    let mut parts = vec![err.to_string()];
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        source = cause.source();
+    }
+    parts.join(": ")
 }

@@ -40,8 +40,9 @@ impl Plan {
 impl FromStr for Plan {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        serde_json::from_value(serde_json::Value::String(s.to_owned()))
-            .map_err(|_| format!("unknown plan `{s}`"))
+        serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|_| {
+            format!("unknown plan `{s}`: one of free, starter, growth, scale, enterprise")
+        })
     }
 }
 

@@ -8,7 +8,7 @@ pub mod pipeline;
 pub mod query;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::{MatchedPath, Request};
 use axum::http::header::{CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::middleware::{self, Next};
@@ -26,13 +26,54 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Completes a router for serving: the 404 envelope for unknown paths and for methods a path
 /// does not serve, rate-limit counts settled (reads' deferred ones, and every counted
-/// request's headers), and `X-Request-Id` on every response.
+/// request's headers), `X-Request-Id` on every response, and one access-log line per request.
 pub fn finish(router: Router) -> Router {
     router
+        .route_layer(middleware::from_fn(remember_route))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(middleware::from_fn(pipeline::settle_count))
         .layer(middleware::from_fn(request_id))
+        .layer(middleware::from_fn(access_log))
+}
+
+/// The route template a request matched (`/api/v1/streams/{id}`), for the access log.
+#[derive(Debug, Clone)]
+struct Route(String);
+
+async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    if let Some(matched) = matched {
+        response
+            .extensions_mut()
+            .insert(Route(matched.as_str().to_owned()));
+    }
+    response
+}
+
+/// One line per request: method, route template, status, latency and request id. Never a
+/// key, a secret or a body.
+async fn access_log(request: Request, next: Next) -> Response {
+    let (method, started) = (request.method().clone(), std::time::Instant::now());
+    let response = next.run(request).await;
+    let route = response
+        .extensions()
+        .get::<Route>()
+        .map_or("(no route)", |route| route.0.as_str());
+    let request_id = response
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|id| id.to_str().ok())
+        .unwrap_or_default();
+    tracing::info!(
+        method = %method,
+        route,
+        status = response.status().as_u16(),
+        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+        request_id,
+        "request"
+    );
+    response
 }
 
 /// A create's answer: the stored status, body and `Location`, and `Idempotent-Replayed: true`
