@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 schemathesis="$(scripts/venv.sh schemathesis)/bin/schemathesis"
-# The workspace's feature set, as the test run built it: this reuses that build.
-cargo build --workspace --locked --bin local-api
+# The binary the test build makes for the server tests (dev-dependency features included):
+# after scripts/test.sh's cargo test this is a no-op, where a plain `cargo build` would
+# rebuild dozens of crates with other features.
+cargo test --workspace --locked --no-run --quiet
 binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
 
 work=$(mktemp -d)
