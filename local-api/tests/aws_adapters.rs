@@ -142,6 +142,21 @@ async fn queue(sdk: &aws_config::SdkConfig) -> SqsQueue {
     SqsQueue::new(client, urls[0].clone(), urls[1].clone())
 }
 
+/// Enqueues `delivery` for now and receives the raw message body SQS holds.
+async fn enqueue_and_receive(queue: &SqsQueue, delivery: Delivery) -> String {
+    shared::ports::DeliveryQueue::enqueue(queue, delivery, Duration::ZERO)
+        .await
+        .unwrap();
+    let out = queue
+        .client()
+        .receive_message()
+        .queue_url(queue.queue_url())
+        .send()
+        .await
+        .unwrap();
+    out.messages()[0].body().unwrap().to_owned()
+}
+
 async fn delayed_count(queue: &SqsQueue) -> (String, String) {
     let out = queue
         .client()
@@ -209,17 +224,8 @@ async fn dynamodb_only_delays_beyond_15_minutes_travel_in_the_message() {
 async fn dynamodb_only_short_delays_are_sqs_delays_and_dead_letters_are_intact() {
     let sdk = sdk().await;
     let queue = queue(&sdk).await;
-    shared::ports::DeliveryQueue::enqueue(&queue, delivery(), Duration::ZERO)
-        .await
-        .unwrap();
-    let out = queue
-        .client()
-        .receive_message()
-        .queue_url(queue.queue_url())
-        .send()
-        .await
-        .unwrap();
-    let message: QueuedDelivery = serde_json::from_str(out.messages()[0].body().unwrap()).unwrap();
+    let raw = enqueue_and_receive(&queue, delivery()).await;
+    let message: QueuedDelivery = serde_json::from_str(&raw).unwrap();
     assert_eq!(message.delivery, delivery());
 
     let dead = shared::ports::DeadLetter {
@@ -328,19 +334,9 @@ async fn dynamodb_only_bodies_sqs_refuses_are_escaped_and_read_back_exactly() {
         body: body.clone(),
         ..delivery()
     };
-    shared::ports::DeliveryQueue::enqueue(&queue, with_odd_text.clone(), Duration::ZERO)
-        .await
-        .unwrap();
-    let out = queue
-        .client()
-        .receive_message()
-        .queue_url(queue.queue_url())
-        .send()
-        .await
-        .unwrap();
-    let raw = out.messages()[0].body().unwrap();
+    let raw = enqueue_and_receive(&queue, with_odd_text).await;
     assert!(raw.is_ascii(), "{raw}");
-    let message: QueuedDelivery = serde_json::from_str(raw).unwrap();
+    let message: QueuedDelivery = serde_json::from_str(&raw).unwrap();
     assert_eq!(
         message.delivery.body, body,
         "the signed body, byte for byte"

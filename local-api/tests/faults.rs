@@ -70,8 +70,38 @@ struct Brand {
     started: BTreeSet<String>,
 }
 
-/// One brand's share of the workload: starts of both kinds, the agent joining live ones,
-/// reads, lists and ends, concurrently with the other brands'.
+/// A start with an `Idempotency-Key`, sent again with the same key while the answer is a
+/// `500` or a `409`, as a client retrying safely would.
+async fn start_with_key(
+    api: &TestApi,
+    seen: &Seen,
+    key: &str,
+    idempotency_key: &str,
+    body: &Value,
+) -> Response {
+    let mut last = None;
+    for _ in 0..10 {
+        let request = axum::http::Request::builder()
+            .method("POST")
+            .uri("/api/v1/streams")
+            .header("authorization", format!("Bearer {key}"))
+            .header("idempotency-key", idempotency_key)
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let r = api.send(request).await;
+        record(seen, "POST /streams", &r);
+        if !matches!(r.status.as_u16(), 500 | 409) {
+            return r;
+        }
+        last = Some(r);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    last.expect("at least one answer")
+}
+
+/// One brand's share of the workload: starts of both kinds (with idempotency keys, retried
+/// through failures), the agent joining live ones, reads, lists and ends, concurrently with
+/// the other brands'.
 async fn workload(
     api: Arc<TestApi>,
     seen: Seen,
@@ -84,10 +114,9 @@ async fn workload(
     for round in 0..rounds {
         for key in [&test_key, &live_key] {
             starts += 1;
-            let r = api
-                .start(key, json!({"product_name": format!("round {round}")}))
-                .await;
-            record(&seen, "POST /streams", &r);
+            let body = json!({"creator_id": CREATOR_AVA, "product_name": format!("round {round}"),
+                              "platform": "tiktok", "duration_minutes": 30});
+            let r = start_with_key(&api, &seen, key, &format!("{key}-{round}"), &body).await;
             if matches!(r.status.as_u16(), 201 | 502)
                 && let Some(id) = r.body["stream_id"].as_str()
             {

@@ -346,3 +346,51 @@ async fn without_a_key_every_start_creates() {
     assert_ne!(a.body["stream_id"], b.body["stream_id"]);
     assert!(!replayed(&a) && !replayed(&b));
 }
+
+#[tokio::test]
+async fn a_bound_key_is_kept_at_least_24_hours() {
+    let api = TestApi::new().await;
+    let bound_at = api.now();
+    let first = start(&api, &Keys::test_a(), "kept", START).await;
+    first.assert_status(201);
+    let id = first.body["stream_id"].as_str().unwrap().to_owned();
+    api.delete(&format!("/streams/{id}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    api.advance(chrono::Duration::hours(24) + chrono::Duration::seconds(1));
+    let again = start(&api, &Keys::test_a(), "kept", START).await;
+    assert!(replayed(&again));
+    assert_eq!(again.bytes, first.bytes);
+    assert_eq!(total(&api, &Keys::test_a()).await, 1);
+    // On DynamoDB, TTL removes it: not before 24 hours after binding.
+    if let Some(dynamo) = api.dynamo() {
+        let key_id = shared::domain::idempotency::key_id(
+            "brand_a",
+            shared::domain::KeyEnvironment::Test,
+            shared::domain::idempotency::Endpoint::StartStream,
+            "kept",
+        );
+        let item = dynamo
+            .client()
+            .get_item()
+            .table_name(dynamo.table())
+            .key(
+                "pk",
+                aws_sdk_dynamodb::types::AttributeValue::S(format!("IDEMPOTENCY#{key_id}")),
+            )
+            .key(
+                "sk",
+                aws_sdk_dynamodb::types::AttributeValue::S("IDEMPOTENCY".into()),
+            )
+            .send()
+            .await
+            .unwrap()
+            .item
+            .expect("the key's item");
+        let ttl: i64 = item["ttl"].as_n().unwrap().parse().unwrap();
+        assert!(
+            ttl >= (bound_at + chrono::Duration::hours(24)).timestamp(),
+            "{ttl}"
+        );
+    }
+}

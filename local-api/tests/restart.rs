@@ -5,8 +5,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::io::BufRead;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -83,25 +83,13 @@ impl Drop for Server {
 }
 
 fn start_server(environment: &Environment) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
-        .args(["--addr", "127.0.0.1:0", "--seed"])
-        .arg(&environment.seed.0)
-        .envs(environment.vars.iter().map(|(k, v)| (k, v)))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start local-api");
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    let base = line
-        .trim_end()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    let envs: Vec<(&str, &str)> = environment
+        .vars
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let seed = environment.seed.0.to_str().expect("a UTF-8 temp path");
+    let (child, _, base, reader) = spawn_local_api(&["--seed", seed], &envs);
     std::thread::spawn(move || for _ in reader.lines() {});
     Server { child, base }
 }

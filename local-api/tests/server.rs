@@ -3,8 +3,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::io::BufRead;
+use std::process::{Child, Command};
 
 use common::*;
 use serde_json::json;
@@ -22,32 +22,16 @@ impl Drop for Server {
 }
 
 fn start(args: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
-        .args(["--addr", "127.0.0.1:0"])
-        .args(args)
-        .env("STORE", "memory")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start local-api");
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
-    let mut lines = Vec::new();
+    let (child, first, base, mut reader) = spawn_local_api(args, &[("STORE", "memory")]);
+    let mut lines = vec![first];
     let mut line = String::new();
-    while reader.read_line(&mut line).unwrap() > 0 {
+    while !args.contains(&"--seed") && reader.read_line(&mut line).unwrap() > 0 {
         lines.push(line.trim_end().to_owned());
         line.clear();
-        if lines.last().unwrap().starts_with("  live key:")
-            || (args.contains(&"--seed") && lines.len() == 1)
-        {
+        if lines.last().unwrap().starts_with("  live key:") {
             break;
         }
     }
-    let base = lines[0]
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
     // Keep draining stdout so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in reader.lines() {});
     Server { child, base, lines }
@@ -309,23 +293,8 @@ fn seed_errors_name_the_file_and_refuse_keys_of_unknown_brands() {
 
 #[test]
 fn logs_are_plain_when_not_a_terminal_and_one_line_per_request() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_local-api"))
-        .args(["--addr", "127.0.0.1:0", "--fixed-demo-keys"])
-        .env("STORE", "memory")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    reader.read_line(&mut first).unwrap();
-    let base = first
-        .trim_end()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
+    let (mut child, _, base, mut reader) =
+        spawn_local_api(&["--fixed-demo-keys"], &[("STORE", "memory")]);
     let address = base
         .trim_start_matches("http://")
         .split('/')

@@ -433,6 +433,11 @@ impl TestApi {
         backend::set_failing(&self.runtime, self.dynamo.as_ref()).await
     }
 
+    /// The DynamoDB store, when that is the backend.
+    pub fn dynamo(&self) -> Option<&shared::aws::dynamodb::DynamoStore> {
+        self.dynamo.as_ref()
+    }
+
     /// The DynamoDB table, when that is the backend (its name scopes fault rules).
     pub fn table(&self) -> Option<&str> {
         self.dynamo.as_ref().map(|d| d.table())
@@ -527,6 +532,41 @@ pub mod contract;
 pub mod fake_livekit;
 pub mod faults;
 pub mod receiver;
+
+/// The `local-api` binary started on a free loopback port with `args` and `envs`: the process,
+/// the first line it printed, its base URL (`http://127.0.0.1:<port>/api/v1`) and the rest of
+/// its stdout.
+pub fn spawn_local_api(
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (
+    std::process::Child,
+    String,
+    String,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_local-api"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start local-api");
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    let first = first.trim_end().to_owned();
+    let base = first
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{first}");
+    (child, first, base, reader)
+}
 
 /// Runs `count` copies of `request` at once; returns how many answered each status.
 pub async fn concurrently<F, Fut>(count: usize, request: F) -> std::collections::HashMap<u16, usize>

@@ -134,13 +134,8 @@ pub async fn finish(app: &App, held: Option<Held>, outcome: &ApiResult<Answer>) 
                 .await
         }
         Err(err @ ApiError::LaunchFailed(_)) => {
-            let answer = StoredAnswer {
-                status: err.status().as_u16(),
-                body: err.body(),
-                location: None,
-            };
             app.store
-                .record_idempotent_answer(&held.key_id, &answer)
+                .record_idempotent_answer(&held.key_id, &error_answer(err))
                 .await
         }
         Err(_) => {
@@ -153,6 +148,15 @@ pub async fn finish(app: &App, held: Option<Held>, outcome: &ApiResult<Answer>) 
     // unrecorded answer is rebuilt from what was created.
     if let Err(err) = result {
         tracing::warn!(error = %err, "idempotency key not settled");
+    }
+}
+
+/// An error answer as sent (the `502 launch_failed` a start binds).
+pub fn error_answer(err: &ApiError) -> StoredAnswer {
+    StoredAnswer {
+        status: err.status().as_u16(),
+        body: err.body(),
+        location: None,
     }
 }
 

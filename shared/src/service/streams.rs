@@ -68,25 +68,21 @@ fn created_answer(stream: &Stream, created: &StreamCreated) -> StoredAnswer {
 /// launch that failed answers its `502`; a stream that got going answers its `201` (a live
 /// stream with a new viewer token).
 async fn rebuild(app: &App, caller: &Caller, key_id: &str, stream_id: &str) -> ApiResult<Answer> {
-    let stream = Uuid::parse_str(stream_id)
-        .ok()
-        .map(|id| app.store.get_stream(id));
-    let stream = match stream {
-        Some(read) => read.await?.filter(|s| s.brand_id == caller.brand.id),
-        None => None,
-    };
-    let Some(stream) = stream else {
+    let id = Uuid::parse_str(stream_id).map_err(|_| ApiError::IdempotencyKeyInUse)?;
+    let Some(stream) = app
+        .store
+        .get_stream(id)
+        .await?
+        .filter(|s| s.brand_id == caller.brand.id)
+    else {
         return Err(ApiError::IdempotencyKeyInUse);
     };
     let stored = match stream.status {
         StreamStatus::Preparing => return Err(ApiError::IdempotencyKeyInUse),
         StreamStatus::Error if !stream.test && stream.started_at.is_none() => {
-            let failed = ApiError::LaunchFailed(RoomError("the launch did not complete".into()));
-            StoredAnswer {
-                status: failed.status().as_u16(),
-                body: failed.body(),
-                location: None,
-            }
+            idempotency::error_answer(&ApiError::LaunchFailed(RoomError(
+                "the launch did not complete".into(),
+            )))
         }
         _ => {
             let access = match (stream.test, &app.rooms, &stream.room_name) {
