@@ -9,25 +9,64 @@ use chrono::Duration;
 use common::*;
 use serde_json::json;
 
-/// Every keyed endpoint with the scope it needs.
-const SCOPED: [(&str, &str, &str); 8] = [
+/// api-v1.md's table: every keyed endpoint with the scope it needs.
+const SPEC_SCOPES: [(&str, &str, &str); 8] = [
     ("POST", "/streams", "streams:write"),
     ("GET", "/streams", "streams:read"),
-    (
-        "GET",
-        "/streams/00000000-0000-4000-8000-000000000000",
-        "streams:read",
-    ),
-    (
-        "DELETE",
-        "/streams/00000000-0000-4000-8000-000000000000",
-        "streams:write",
-    ),
+    ("GET", "/streams/{id}", "streams:read"),
+    ("DELETE", "/streams/{id}", "streams:write"),
     ("GET", "/analytics", "analytics:read"),
     ("POST", "/webhooks", "webhooks:write"),
     ("GET", "/webhooks", "webhooks:write"),
-    ("DELETE", "/webhooks?id=x", "webhooks:write"),
+    ("DELETE", "/webhooks", "webhooks:write"),
 ];
+
+/// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
+/// with its required parameters, and its scope.
+fn scoped() -> Vec<(String, String, &'static str)> {
+    use shared::http::endpoints::{ENDPOINTS, In};
+    ENDPOINTS
+        .iter()
+        .filter_map(|endpoint| {
+            let scope = endpoint.scope()?;
+            let mut path = endpoint
+                .path
+                .replace("{id}", "00000000-0000-4000-8000-000000000000");
+            let query: Vec<String> = endpoint
+                .parameters
+                .iter()
+                .filter(|p| p.required && p.location == In::Query)
+                .map(|p| format!("{}=x", p.name))
+                .collect();
+            if !query.is_empty() {
+                path = format!("{path}?{}", query.join("&"));
+            }
+            Some((endpoint.method.to_string(), path, scope.as_str()))
+        })
+        .collect()
+}
+
+#[test]
+fn declared_scopes_are_the_specs() {
+    use shared::http::endpoints::ENDPOINTS;
+    let mut declared: Vec<(String, String, String)> = ENDPOINTS
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e.method.to_string(),
+                e.path.to_owned(),
+                e.scope()?.to_string(),
+            ))
+        })
+        .collect();
+    let mut spec: Vec<(String, String, String)> = SPEC_SCOPES
+        .iter()
+        .map(|(m, p, s)| (m.to_string(), p.to_string(), s.to_string()))
+        .collect();
+    declared.sort();
+    spec.sort();
+    assert_eq!(declared, spec);
+}
 
 async fn with_authorization(api: &TestApi, value: Option<&str>) -> Response {
     let mut request = Request::builder().uri("/api/v1/streams");
@@ -170,9 +209,11 @@ async fn trailing_slash_is_the_same_route() {
 #[tokio::test]
 async fn each_scoped_endpoint_needs_its_scope() {
     let api = TestApi::new().await;
-    for (method, path, needed) in SCOPED {
+    for (method, path, needed) in scoped() {
         for held in ALL_SCOPES {
-            let r = api.call(method, path, Some(&Keys::only(held)), None).await;
+            let r = api
+                .call(&method, &path, Some(&Keys::only(held)), None)
+                .await;
             if held == needed {
                 assert_ne!(r.code(), "insufficient_scope", "{method} {path}");
             } else {
@@ -192,7 +233,8 @@ async fn each_scoped_endpoint_needs_its_scope() {
 #[tokio::test]
 async fn plan_gate_stops_live_keys_below_growth_only() {
     let api = TestApi::new().await;
-    for (method, path, _) in SCOPED {
+    for (method, path, _) in scoped() {
+        let (method, path) = (method.as_str(), path.as_str());
         for key in [Keys::live_free(), Keys::live_starter()] {
             api.call(method, path, Some(&key), None)
                 .await
@@ -406,13 +448,7 @@ async fn discovery_document() {
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
     assert_eq!(endpoints.len(), 11);
-    for (method, path, scope) in SCOPED {
-        let path = path.split('?').next().unwrap();
-        let path = if path.starts_with("/streams/") {
-            "/streams/{id}"
-        } else {
-            path
-        };
+    for (method, path, scope) in SPEC_SCOPES {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");
     }

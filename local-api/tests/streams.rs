@@ -1054,7 +1054,7 @@ async fn lookup_failures_are_404_never_500() {
     let err = shared::service::streams::get(&api.runtime.app, &caller, &id)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "not_found");
+    assert_eq!(err.code().as_str(), "not_found");
 }
 
 // ---- DELETE /streams/{id} ---------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::domain::Scope;
 
@@ -56,25 +58,86 @@ pub enum ApiError {
     LaunchFailed(#[source] RoomError),
 }
 
-impl ApiError {
-    pub fn code(&self) -> &'static str {
+/// The `code` of an error: stable, for programs to match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    MissingFields,
+    InvalidFields,
+    InvalidCreator,
+    InvalidUrl,
+    InvalidEvents,
+    Unauthorized,
+    PlanRequired,
+    InsufficientScope,
+    VerticalMismatch,
+    NotFound,
+    RateLimited,
+    ConcurrencyLimit,
+    IdempotencyKeyInUse,
+    IdempotencyKeyMismatch,
+    DbError,
+    LaunchFailed,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
         match self {
-            ApiError::MissingFields(_) => "missing_fields",
-            ApiError::InvalidFields(_) => "invalid_fields",
-            ApiError::InvalidCreator => "invalid_creator",
-            ApiError::InvalidUrl(_) => "invalid_url",
-            ApiError::InvalidEvents(_) => "invalid_events",
-            ApiError::Unauthorized => "unauthorized",
-            ApiError::PlanRequired => "plan_required",
-            ApiError::InsufficientScope(_) => "insufficient_scope",
-            ApiError::VerticalMismatch(_) => "vertical_mismatch",
-            ApiError::NotFound => "not_found",
-            ApiError::RateLimited => "rate_limited",
-            ApiError::ConcurrencyLimit => "concurrency_limit",
-            ApiError::IdempotencyKeyInUse => "idempotency_key_in_use",
-            ApiError::IdempotencyKeyMismatch => "idempotency_key_mismatch",
-            ApiError::Db(_) => "db_error",
-            ApiError::LaunchFailed(_) => "launch_failed",
+            ErrorCode::MissingFields => "missing_fields",
+            ErrorCode::InvalidFields => "invalid_fields",
+            ErrorCode::InvalidCreator => "invalid_creator",
+            ErrorCode::InvalidUrl => "invalid_url",
+            ErrorCode::InvalidEvents => "invalid_events",
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::PlanRequired => "plan_required",
+            ErrorCode::InsufficientScope => "insufficient_scope",
+            ErrorCode::VerticalMismatch => "vertical_mismatch",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ConcurrencyLimit => "concurrency_limit",
+            ErrorCode::IdempotencyKeyInUse => "idempotency_key_in_use",
+            ErrorCode::IdempotencyKeyMismatch => "idempotency_key_mismatch",
+            ErrorCode::DbError => "db_error",
+            ErrorCode::LaunchFailed => "launch_failed",
+        }
+    }
+}
+
+/// The error envelope every failure answers with: `{"error": {"code", "message"}}`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "Error", deny_unknown_fields)]
+pub struct ErrorEnvelope {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ErrorDetail {
+    pub code: ErrorCode,
+    /// A sentence for people; match on `code`, never on this.
+    #[schemars(length(min = 1))]
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ApiError::MissingFields(_) => ErrorCode::MissingFields,
+            ApiError::InvalidFields(_) => ErrorCode::InvalidFields,
+            ApiError::InvalidCreator => ErrorCode::InvalidCreator,
+            ApiError::InvalidUrl(_) => ErrorCode::InvalidUrl,
+            ApiError::InvalidEvents(_) => ErrorCode::InvalidEvents,
+            ApiError::Unauthorized => ErrorCode::Unauthorized,
+            ApiError::PlanRequired => ErrorCode::PlanRequired,
+            ApiError::InsufficientScope(_) => ErrorCode::InsufficientScope,
+            ApiError::VerticalMismatch(_) => ErrorCode::VerticalMismatch,
+            ApiError::NotFound => ErrorCode::NotFound,
+            ApiError::RateLimited => ErrorCode::RateLimited,
+            ApiError::ConcurrencyLimit => ErrorCode::ConcurrencyLimit,
+            ApiError::IdempotencyKeyInUse => ErrorCode::IdempotencyKeyInUse,
+            ApiError::IdempotencyKeyMismatch => ErrorCode::IdempotencyKeyMismatch,
+            ApiError::Db(_) => ErrorCode::DbError,
+            ApiError::LaunchFailed(_) => ErrorCode::LaunchFailed,
         }
     }
 
@@ -104,10 +167,13 @@ impl ApiError {
 
     /// The envelope, `{"error": {"code", "message"}}`, as sent.
     pub fn body(&self) -> String {
-        serde_json::json!({
-            "error": { "code": self.code(), "message": self.message() }
-        })
-        .to_string()
+        let envelope = ErrorEnvelope {
+            error: ErrorDetail {
+                code: self.code(),
+                message: self.message(),
+            },
+        };
+        serde_json::to_string(&envelope).unwrap_or_default()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Field rules of request bodies. Start stream follows decisions.md section 2, steps 1 and 2:
 //! first every missing field, then every constraint, each in the spec's field order.
 
+use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use crate::domain::account::KeyEnvironment;
@@ -20,14 +21,27 @@ pub const PLATFORMS: [&str; 6] = [
     "instagram",
 ];
 
-/// A start-stream body that passed steps 1 and 2.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// A start-stream body that passed steps 1 and 2; its derived schema (the documented request
+// body) carries the limits `parse` enforces. Doc comments here are public text.
+/// Body of `POST /streams`.
+#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
 pub struct StartStreamRequest {
+    /// The `avt_` id of a creator from `GET /creators`.
+    #[schemars(length(max = CREATOR_ID_MAX_CHARS))]
     pub creator_id: String,
+    /// The product featured; not blank.
+    #[schemars(length(min = 1, max = PRODUCT_NAME_MAX_CHARS), pattern(r"\S"))]
     pub product_name: String,
+    #[schemars(length(max = PLATFORM_MAX_CHARS), extend("enum" = PLATFORMS))]
     pub platform: String,
+    /// Required for live keys; optional (and validated) for test keys, which then end after the
+    /// longest duration allowed.
+    #[schemars(range(min = *DURATION_MINUTES_RANGE.start(), max = *DURATION_MINUTES_RANGE.end()))]
     pub duration_minutes: Option<u32>,
+    /// Talking points for the host.
+    #[schemars(length(max = SCRIPT_MAX_CHARS))]
     pub script: Option<String>,
+    /// Must match the brand's vertical (`live-commerce`); the brand's when omitted.
     pub vertical: Option<String>,
 }
 
@@ -122,14 +136,16 @@ mod tests {
     }
 
     fn code(body: Value, env: KeyEnvironment) -> &'static str {
-        parse(body, env).map(|_| "ok").unwrap_or_else(|e| e.code())
+        parse(body, env)
+            .map(|_| "ok")
+            .unwrap_or_else(|e| e.code().as_str())
     }
 
     #[test]
     fn missing_comes_before_invalid() {
         let body = json!({"creator_id": "avt_x", "platform": "myspace"});
         let err = parse(body, KeyEnvironment::Test).unwrap_err();
-        assert_eq!(err.code(), "missing_fields");
+        assert_eq!(err.code().as_str(), "missing_fields");
         assert!(err.message().contains("product_name"));
     }
 

@@ -1,24 +1,24 @@
 //! `GET /analytics`.
 
 use axum::extract::State;
-use axum::routing::get;
 use axum::{Json, Router};
+use shared::domain::Caller;
 use shared::domain::analytics::Analytics;
-use shared::http::API_PREFIX;
-use shared::http::pipeline::{AnalyticsRead, Authorized};
+use shared::http::endpoints::GET_ANALYTICS;
 use shared::http::query::QueryParams;
+use shared::http::routes::Routes;
 use shared::service::analytics;
 use shared::{ApiResult, App};
 
 pub fn router(app: App) -> Router {
-    Router::new()
-        .route(&format!("{API_PREFIX}/analytics"), get(get_analytics))
-        .with_state(app)
+    Routes::new(app)
+        .serve(&GET_ANALYTICS, get_analytics)
+        .into_router()
 }
 
 async fn get_analytics(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<AnalyticsRead>,
+    caller: Caller,
     query: QueryParams,
 ) -> ApiResult<Json<Analytics>> {
     let analytics =

@@ -5,23 +5,24 @@ use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, HOST};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::IntoResponse;
-use axum::routing::get;
 use axum::{Json, Router};
+use shared::domain::creator::CreatorList;
 use shared::http::API_PREFIX;
-use shared::http::endpoints::discovery_document;
+use shared::http::endpoints::{self, Discovery, discovery_document};
 use shared::http::openapi;
+use shared::http::routes::Routes;
 use shared::service::creators;
 use shared::{ApiResult, App};
 
 pub fn router(app: App) -> Router {
-    Router::new()
-        .route(API_PREFIX, get(discovery))
-        .route(&format!("{API_PREFIX}/creators"), get(list_creators))
-        .route(&format!("{API_PREFIX}/openapi.json"), get(openapi))
-        .with_state(app)
+    Routes::new(app)
+        .serve(&endpoints::DISCOVERY, discovery)
+        .serve(&endpoints::LIST_CREATORS, list_creators)
+        .serve(&endpoints::OPENAPI, openapi)
+        .into_router()
 }
 
-async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<serde_json::Value> {
+async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<Discovery> {
     Json(discovery_document(&base_url(&app, &headers)))
 }
 
@@ -52,6 +53,8 @@ async fn list_creators(State(app): State<App>) -> ApiResult<impl IntoResponse> {
             CACHE_CONTROL,
             HeaderValue::from_static("public, max-age=60"),
         )],
-        Json(serde_json::json!({ "creators": *creators })),
+        Json(CreatorList {
+            creators: creators.as_ref().clone(),
+        }),
     ))
 }

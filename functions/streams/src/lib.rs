@@ -4,29 +4,29 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use axum::{Json, Router};
+use shared::domain::Caller;
 use shared::domain::paging::ListQuery;
 use shared::http::body::JsonObject;
-use shared::http::pipeline::{Authorized, StreamsRead, StreamsWrite};
+use shared::http::endpoints::{END_STREAM, GET_STREAM, LIST_STREAMS, START_STREAM};
+use shared::http::idempotency_key;
 use shared::http::query::QueryParams;
-use shared::http::{API_PREFIX, idempotency_key};
+use shared::http::routes::Routes;
 use shared::service::streams;
 use shared::{ApiError, ApiResult, App};
 
 pub fn router(app: App) -> Router {
-    Router::new()
-        .route(&format!("{API_PREFIX}/streams"), post(start).get(list))
-        .route(
-            &format!("{API_PREFIX}/streams/{{id}}"),
-            get(get_one).delete(end),
-        )
-        .with_state(app)
+    Routes::new(app)
+        .serve(&START_STREAM, start)
+        .serve(&LIST_STREAMS, list)
+        .serve(&GET_STREAM, get_one)
+        .serve(&END_STREAM, end)
+        .into_router()
 }
 
 async fn start(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<StreamsWrite>,
+    caller: Caller,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
@@ -35,7 +35,7 @@ async fn start(
 
 async fn list(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<StreamsRead>,
+    caller: Caller,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
     let query = ListQuery::new(query.get("status"), query.get("limit"), query.get("offset"));
@@ -44,7 +44,7 @@ async fn list(
 
 async fn get_one(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<StreamsRead>,
+    caller: Caller,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;
@@ -53,7 +53,7 @@ async fn get_one(
 
 async fn end(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<StreamsWrite>,
+    caller: Caller,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;

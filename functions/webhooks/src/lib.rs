@@ -3,43 +3,40 @@
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
-use axum::routing::post;
 use axum::{Json, Router};
+use shared::domain::Caller;
 use shared::http::body::JsonObject;
-use shared::http::pipeline::{Authorized, WebhooksWrite};
+use shared::http::endpoints::{DELETE_WEBHOOK, LIST_WEBHOOKS, REGISTER_WEBHOOK};
+use shared::http::idempotency_key;
 use shared::http::query::QueryParams;
-use shared::http::{API_PREFIX, idempotency_key};
+use shared::http::routes::Routes;
 use shared::service::webhooks;
 use shared::{ApiResult, App};
 
 pub fn router(app: App) -> Router {
-    Router::new()
-        .route(
-            &format!("{API_PREFIX}/webhooks"),
-            post(register).get(list).delete(delete),
-        )
-        .with_state(app)
+    Routes::new(app)
+        .serve(&REGISTER_WEBHOOK, register)
+        .serve(&LIST_WEBHOOKS, list)
+        .serve(&DELETE_WEBHOOK, delete)
+        .into_router()
 }
 
 async fn register(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<WebhooksWrite>,
+    caller: Caller,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
     webhooks::register(&app, &caller, &body, idempotency_key(&headers)).await
 }
 
-async fn list(
-    State(app): State<App>,
-    Authorized(caller, _): Authorized<WebhooksWrite>,
-) -> ApiResult<impl IntoResponse> {
+async fn list(State(app): State<App>, caller: Caller) -> ApiResult<impl IntoResponse> {
     Ok(Json(webhooks::list(&app, &caller).await?))
 }
 
 async fn delete(
     State(app): State<App>,
-    Authorized(caller, _): Authorized<WebhooksWrite>,
+    caller: Caller,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
     Ok(Json(

@@ -98,6 +98,13 @@ pub fn check(method: &str, uri_path: &str, status: u16, headers: &HeaderMap, bod
         errors.is_empty(),
         "{method} {template} {status}: the body does not match the document: {errors:?}\nbody: {body}"
     );
+    if let Some(codes) = response["x-error-codes"].as_array() {
+        assert!(
+            codes.contains(&body["error"]["code"]),
+            "{method} {template} {status}: code {} is not one of {codes:?}",
+            body["error"]["code"]
+        );
+    }
     if let Some(documented) = response["headers"].as_object() {
         for (name, header) in documented {
             let value = headers.get(name.as_str()).and_then(|v| v.to_str().ok());

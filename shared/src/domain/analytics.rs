@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use schemars::JsonSchema;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -14,7 +15,7 @@ use crate::error::{ApiError, ApiResult};
 /// At most this many streams are listed; the totals always cover the whole window.
 pub const MAX_LISTED_STREAMS: usize = 1_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub enum Period {
     #[serde(rename = "24h")]
     Day,
@@ -46,29 +47,40 @@ impl Period {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AnalyticsStream {
     pub id: Uuid,
     pub status: StreamStatus,
     pub viewer_count: u64,
     #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub started_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub ended_at: Option<DateTime<Utc>>,
     pub platform: String,
     pub vertical: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Response of `GET /analytics`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Analytics {
     pub period: Period,
     pub brand_id: String,
     pub total_streams: u64,
     pub total_viewers: u64,
+    /// Whole minutes of the window's completed streams.
     pub total_minutes: u64,
     pub live_now: u64,
+    /// Rounded to two decimals.
+    #[schemars(range(min = 0))]
     pub avg_viewers_per_stream: f64,
+    /// Streams per platform (`unknown` when none was recorded).
     pub by_platform: BTreeMap<String, u64>,
+    /// Newest first, at most 1,000; the totals cover every stream of the window.
+    #[schemars(length(max = MAX_LISTED_STREAMS))]
     pub streams: Vec<AnalyticsStream>,
 }
 

@@ -1,8 +1,13 @@
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A stock creator (AI host). Serialized as the spec's Creator summary: all nine fields, always.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Serialized as the spec's Creator summary: all nine fields, always.
+/// A stock creator (AI host).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Creator {
+    /// The value `POST /streams` takes as `creator_id`.
+    #[schemars(pattern("^avt_"))]
     pub id: String,
     pub name: String,
     pub status: Option<String>,
@@ -13,6 +18,13 @@ pub struct Creator {
     pub vibe: Option<String>,
     pub consent: Option<bool>,
     pub photo: Option<String>,
+}
+
+/// Response of `GET /creators`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct CreatorList {
+    pub creators: Vec<Creator>,
 }
 
 /// Sort order of `GET /creators`: by name case-insensitively, then by id.

@@ -1,13 +1,15 @@
 //! Webhook events (decisions.md section 7): one per lifecycle transition, test streams included.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::schema::only_v1;
 use super::stream::{Stream, StreamDetail};
-use crate::clock::format_timestamp;
+use crate::clock::timestamp;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum EventType {
     #[serde(rename = "stream.started")]
     StreamStarted,
@@ -49,6 +51,32 @@ pub struct StreamEvent {
     pub body: String,
 }
 
+/// The body POSTed to webhooks: the same bytes on every attempt.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WebhookEvent {
+    /// `evt_` and 32 hex digits; deduplicate on this.
+    #[schemars(pattern("^evt_[0-9a-f]{32}$"))]
+    pub id: String,
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    #[schemars(schema_with = "only_v1")]
+    pub api_version: &'static str,
+    /// Whether the stream was started with a test key.
+    pub test: bool,
+    pub data: WebhookEventData,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WebhookEventData {
+    /// The stream right after the change, as `GET /streams/{id}` shows it.
+    pub stream: StreamDetail,
+}
+
 /// `evt_` and 32 lowercase hex digits.
 pub fn new_event_id() -> String {
     format!("evt_{}", Uuid::new_v4().simple())
@@ -58,15 +86,17 @@ impl StreamEvent {
     /// The event for `stream` as it is right after the change; `creator_id` as stored.
     pub fn new(event_type: EventType, stream: &Stream, at: DateTime<Utc>) -> Self {
         let id = new_event_id();
-        let body = serde_json::json!({
-            "id": id,
-            "type": event_type.as_str(),
-            "created_at": format_timestamp(at),
-            "api_version": "v1",
-            "test": stream.test,
-            "data": { "stream": StreamDetail::new(stream, stream.creator_id.clone()) },
-        })
-        .to_string();
+        let body = WebhookEvent {
+            id: id.clone(),
+            event_type,
+            created_at: at,
+            api_version: "v1",
+            test: stream.test,
+            data: WebhookEventData {
+                stream: StreamDetail::new(stream, stream.creator_id.clone()),
+            },
+        };
+        let body = serde_json::to_string(&body).unwrap_or_default();
         Self {
             id,
             event_type,

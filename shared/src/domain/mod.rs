@@ -6,6 +6,7 @@ pub mod creator;
 pub mod event;
 pub mod idempotency;
 pub mod paging;
+pub mod schema;
 pub mod stream;
 pub mod webhook;
 

@@ -2,11 +2,14 @@
 //! four public representations.
 
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::event::EventType;
+use super::schema::only_true;
 use crate::clock::timestamp;
+use crate::domain::paging::MAX_LIST_LIMIT;
 
 /// Most streams a brand may have in `preparing` plus `live`.
 pub const MAX_ACTIVE_STREAMS: u32 = 3;
@@ -19,7 +22,7 @@ pub const SOURCE_API: &str = "api";
 /// `PREPARING_TIMEOUT_SECS` when unset: the spec's 5 minutes.
 pub const DEFAULT_PREPARING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StreamStatus {
     Preparing,
@@ -258,7 +261,8 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// Response of `POST /streams`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StreamCreated {
     pub stream_id: Uuid,
     pub status: StreamStatus,
@@ -266,9 +270,11 @@ pub struct StreamCreated {
     pub ws_url: Option<String>,
     pub viewer_token: Option<String>,
     #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
     /// Present only on test-key streams, where it is `true`.
     #[serde(skip_serializing_if = "is_false")]
+    #[schemars(schema_with = "only_true")]
     pub test: bool,
     /// Live keys only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -279,7 +285,8 @@ pub struct StreamCreated {
 }
 
 /// Item of `GET /streams`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StreamSummary {
     pub id: Uuid,
     pub status: StreamStatus,
@@ -290,13 +297,17 @@ pub struct StreamSummary {
     pub source: String,
     pub room_name: Option<String>,
     #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub started_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub ended_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
     pub viewer_count: u64,
     #[serde(skip_serializing_if = "is_false")]
+    #[schemars(schema_with = "only_true")]
     pub test: bool,
 }
 
@@ -322,7 +333,8 @@ impl StreamSummary {
 }
 
 /// Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StreamDetail {
     pub stream_id: Uuid,
     pub status: StreamStatus,
@@ -332,16 +344,20 @@ pub struct StreamDetail {
     pub vertical: String,
     pub viewer_count: u64,
     #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub started_at: Option<DateTime<Utc>>,
     #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
     pub ended_at: Option<DateTime<Utc>>,
-    /// The spec types it as a string: a stream that never had a room shows `""`.
+    /// `""` for a stream that never had a room.
     pub room_name: String,
-    /// Reserved; always empty in this release.
-    pub events: [(); 0],
+    /// Reserved: always empty in this release.
+    pub events: Vec<StreamEventEntry>,
     #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
     #[serde(skip_serializing_if = "is_false")]
+    #[schemars(schema_with = "only_true")]
     pub test: bool,
 }
 
@@ -358,7 +374,7 @@ impl StreamDetail {
             started_at: stream.started_at,
             ended_at: stream.ended_at,
             room_name: stream.room_name.clone().unwrap_or_default(),
-            events: [],
+            events: Vec::new(),
             created_at: stream.created_at,
             test: stream.test,
         }
@@ -366,20 +382,36 @@ impl StreamDetail {
 }
 
 /// Response of `GET /streams`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StreamList {
     pub streams: Vec<StreamSummary>,
+    /// Streams matching the filter, over every page.
     pub total: u64,
+    #[schemars(range(min = 1, max = MAX_LIST_LIMIT))]
     pub limit: u64,
     pub offset: u64,
 }
 
+/// An entry of `StreamDetail.events` (none are recorded in this release).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct StreamEventEntry {
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+}
+
 /// Response of `DELETE /streams/{id}`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StreamEnded {
     pub stream_id: Uuid,
     pub status: StreamStatus,
     #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub ended_at: DateTime<Utc>,
 }
 

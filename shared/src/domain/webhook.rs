@@ -1,9 +1,12 @@
 use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::event::EventType;
+use super::schema::only_true;
 use crate::clock::timestamp;
+use crate::webhook_url::MAX_URL_CHARS;
 
 /// Most webhooks one brand may hold.
 pub const MAX_WEBHOOKS_PER_BRAND: usize = 25;
@@ -37,35 +40,60 @@ pub fn generate_secret() -> String {
     )
 }
 
+// Checked in the order of decisions.md section 7.
+/// Body of `POST /webhooks`.
+#[derive(Debug, Clone, JsonSchema)]
+pub struct RegisterWebhookRequest {
+    /// HTTPS on a public host.
+    #[schemars(url, length(max = MAX_URL_CHARS))]
+    pub url: String,
+    /// Duplicates are dropped.
+    #[schemars(length(min = 1))]
+    pub events: Vec<EventType>,
+}
+
 /// Response of `POST /webhooks`: the only time the secret is shown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WebhookRegistered {
     pub webhook_id: Uuid,
     pub url: String,
+    #[schemars(length(min = 1))]
     pub events: Vec<EventType>,
+    /// `whsec_` and 32 base64 characters. Shown only here: keep it.
+    #[schemars(pattern("^whsec_[A-Za-z0-9+/]{32}$"))]
     pub secret: String,
     pub active: bool,
 }
 
 /// Item of `GET /webhooks`: never the secret.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WebhookListItem {
     pub webhook_id: Uuid,
     pub url: String,
+    #[schemars(length(min = 1))]
     pub events: Vec<EventType>,
+    /// `false` once the receiver answered `410 Gone`.
     pub active: bool,
     #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Response of `DELETE /webhooks`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WebhookDeleted {
+    /// The id as sent.
     pub webhook_id: String,
+    #[schemars(schema_with = "only_true")]
     pub deleted: bool,
 }
 
 /// Response of `GET /webhooks`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct WebhookList {
     pub webhooks: Vec<WebhookListItem>,
 }

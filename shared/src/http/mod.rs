@@ -6,6 +6,7 @@ pub mod endpoints;
 pub mod openapi;
 pub mod pipeline;
 pub mod query;
+pub mod routes;
 
 use axum::Router;
 use axum::extract::{MatchedPath, Request};

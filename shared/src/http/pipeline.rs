@@ -2,7 +2,8 @@
 //! authentication, rate limit, scope, plan gate. Routing has already happened; request
 //! validation and the operation come after.
 //!
-//! Handlers declare the scope they need in their signature: `Authorized<StreamsRead>`.
+//! Each endpoint's declaration ([`super::endpoints`]) names the scope it needs; the router
+//! runs this pipeline before the handler ([`super::routes`]).
 //!
 //! A read (`GET`, `HEAD`) that passes everything but the count is counted while its handler
 //! runs, and [`settle_count`] answers `429` in place of the handler's response when the count
@@ -12,12 +13,10 @@
 //! onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
 //! authentication, and no other.
 
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{FromRequestParts, Request};
+use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -29,43 +28,17 @@ use crate::domain::{Caller, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::ratelimit::{self, Standing};
 
-/// A scope an endpoint requires, as a type so handlers state it in their signature.
-pub trait RequiredScope: Send + Sync + 'static {
-    const SCOPE: Scope;
-}
-
-macro_rules! scope_marker {
-    ($name:ident, $scope:expr) => {
-        #[derive(Debug)]
-        pub struct $name;
-        impl RequiredScope for $name {
-            const SCOPE: Scope = $scope;
-        }
-    };
-}
-
-scope_marker!(StreamsRead, Scope::StreamsRead);
-scope_marker!(StreamsWrite, Scope::StreamsWrite);
-scope_marker!(AnalyticsRead, Scope::AnalyticsRead);
-scope_marker!(WebhooksWrite, Scope::WebhooksWrite);
-
-/// A caller that passed the whole pipeline for scope `S`.
-#[derive(Debug)]
-pub struct Authorized<S>(pub Caller, pub PhantomData<S>);
-
-impl<S: RequiredScope> FromRequestParts<App> for Authorized<S> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
-        let slot = parts
-            .extensions
-            .get::<RequestCount>()
-            .cloned()
-            .unwrap_or_default();
-        let defer = matches!(parts.method, Method::GET | Method::HEAD);
-        let caller = authorize_with(app, &parts.headers, S::SCOPE, &slot, defer).await?;
-        Ok(Authorized(caller, PhantomData))
-    }
+/// The pipeline of a keyed endpoint's request, recording its count in `slot`. A read (`GET`,
+/// `HEAD`) that passes everything else is counted while its handler runs.
+pub async fn admit(
+    app: &App,
+    headers: &HeaderMap,
+    method: &Method,
+    scope: Scope,
+    slot: &RequestCount,
+) -> ApiResult<Caller> {
+    let defer = matches!(*method, Method::GET | Method::HEAD);
+    authorize_with(app, headers, scope, slot, defer).await
 }
 
 /// Runs authentication, rate limit, scope check and plan gate, in that order.

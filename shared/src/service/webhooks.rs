@@ -9,8 +9,8 @@ use crate::domain::Webhook;
 use crate::domain::event::EventType;
 use crate::domain::idempotency::{Endpoint, StoredAnswer};
 use crate::domain::webhook::{
-    MAX_WEBHOOKS_PER_BRAND, WebhookDeleted, WebhookList, WebhookListItem, WebhookRegistered,
-    generate_secret,
+    MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, WebhookDeleted, WebhookList, WebhookListItem,
+    WebhookRegistered, generate_secret,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::ports::CreateWebhookOutcome;
@@ -43,7 +43,10 @@ pub async fn register(
     };
     webhook_url::validate(url, app.config.webhook_allow_private_urls)
         .map_err(|rejection| ApiError::InvalidUrl(rejection.to_string()))?;
-    let events = parse_events(&body["events"])?;
+    let request = RegisterWebhookRequest {
+        url: url.to_owned(),
+        events: parse_events(&body["events"])?,
+    };
     let key = idempotency::parse_key(key)?;
     let held = match idempotency::begin(app, caller, Endpoint::RegisterWebhook, key, body).await? {
         Begin::Run(held) => held,
@@ -51,7 +54,7 @@ pub async fn register(
         // The answer is bound with the webhook: a bound key always has one.
         Begin::Rebuild { .. } => return Err(ApiError::IdempotencyKeyInUse),
     };
-    let outcome = create(app, caller, url, events, held.as_ref()).await;
+    let outcome = create(app, caller, request, held.as_ref()).await;
     idempotency::finish(app, held, &outcome).await;
     outcome
 }
@@ -59,15 +62,14 @@ pub async fn register(
 async fn create(
     app: &App,
     caller: &Caller,
-    url: &str,
-    events: Vec<EventType>,
+    request: RegisterWebhookRequest,
     held: Option<&Held>,
 ) -> ApiResult<Answer> {
     let webhook = Webhook {
         id: Uuid::new_v4(),
         brand_id: caller.brand.id.clone(),
-        url: url.to_owned(),
-        events,
+        url: request.url,
+        events: request.events,
         secret: generate_secret(),
         active: true,
         created_at: app.clock.now(),

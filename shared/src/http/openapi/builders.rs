@@ -1,61 +1,34 @@
-//! The building blocks of the document: schema helpers, response and header shapes, and an
-//! operation with its common responses (401, 402, 403, 429, 500, rate-limit headers).
+//! One operation of the document from its endpoint declaration, with the responses every keyed
+//! operation shares (401, 402, 403, 429, 500), the idempotent creates' (409, 422) and the
+//! headers of each answer (request id, rate limit, replay).
 
+use schemars::SchemaGenerator;
 use serde_json::{Map, Value, json};
 
 use crate::domain::idempotency::MAX_KEY_CHARS;
-use crate::domain::{EventType, Scope, StreamStatus};
+use crate::domain::stream::MAX_ACTIVE_STREAMS;
+use crate::domain::webhook::MAX_WEBHOOKS_PER_BRAND;
+use crate::error::ErrorCode::{self, *};
+use crate::error::ErrorEnvelope;
+use crate::http::body::MAX_BODY_BYTES;
+use crate::http::endpoints::{Access, Body, Endpoint, In};
 use crate::ratelimit::{self, REQUESTS_PER_MINUTE, WINDOW_SECS};
 
-pub(super) fn schema_ref(name: &str) -> Value {
-    json!({ "$ref": format!("#/components/schemas/{name}") })
+/// The two generators of one document: responses are described as serialized, request
+/// bodies as deserialized (an optional field may be absent or `null`).
+pub(super) struct Generators {
+    pub(super) responses: SchemaGenerator,
+    pub(super) requests: SchemaGenerator,
 }
 
-pub(super) fn nullable(kind: &str) -> Value {
-    json!({ "type": [kind, "null"] })
-}
-
-pub(super) fn timestamp() -> Value {
-    json!({ "type": "string", "format": "date-time" })
-}
-
-pub(super) fn nullable_timestamp() -> Value {
-    json!({ "type": ["string", "null"], "format": "date-time" })
-}
-
-pub(super) fn uuid() -> Value {
-    json!({ "type": "string", "format": "uuid" })
-}
-
-pub(super) fn statuses() -> Value {
-    json!({ "type": "string", "enum": StreamStatus::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>() })
-}
-
-pub(super) fn event_types() -> Value {
-    json!({ "type": "string", "enum": EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>() })
-}
-
-/// An object schema whose listed properties are all required and nothing else is allowed.
-pub(super) fn closed(properties: Value, optional: &[&str]) -> Value {
-    let required: Vec<&String> = properties
-        .as_object()
-        .map(|p| {
-            p.keys()
-                .filter(|k| !optional.contains(&k.as_str()))
-                .collect()
-        })
-        .unwrap_or_default();
-    json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
-}
-
-pub(super) fn request_id_header() -> Value {
+fn request_id_header() -> Value {
     json!({ "description": "Identifies the request (the API gateway's id when there is one).",
             "required": true, "schema": { "type": "string" } })
 }
 
 /// The rate-limit headers (extensions.md E2) of an answer to a counted request: on every
 /// status of a keyed operation but 401; `required` unless the count itself may have failed.
-pub(super) fn rate_limit_headers(required: bool) -> [(&'static str, Value); 2] {
+fn rate_limit_headers(required: bool) -> [(&'static str, Value); 2] {
     [
         (
             "RateLimit-Policy",
@@ -72,165 +45,201 @@ pub(super) fn rate_limit_headers(required: bool) -> [(&'static str, Value); 2] {
     ]
 }
 
-pub(super) fn replayed_header() -> Value {
+fn replayed_header() -> Value {
     json!({ "description": "`true` on the replay of an earlier answer to the same Idempotency-Key.",
             "required": false, "schema": { "type": "string", "enum": ["true"] } })
 }
 
-pub(super) fn idempotency_parameter() -> Value {
+fn idempotency_parameter() -> Value {
     json!({ "name": "Idempotency-Key", "in": "header", "required": false,
             "description": format!("Makes the create safe to retry: 1 to {MAX_KEY_CHARS} visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`."),
             "schema": { "type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS, "pattern": "^[\\x21-\\x7E]+$" } })
 }
 
-pub(super) fn headers(extra: &[(&str, Value)]) -> Value {
-    let mut headers = Map::new();
-    headers.insert("X-Request-Id".into(), request_id_header());
-    for (name, header) in extra {
-        headers.insert((*name).into(), header.clone());
-    }
-    Value::Object(headers)
+/// `text` with its limit placeholders filled from the constants the rules use.
+pub(super) fn fill(text: &str) -> String {
+    [
+        ("{max_webhooks}", MAX_WEBHOOKS_PER_BRAND.to_string()),
+        ("{max_active_streams}", MAX_ACTIVE_STREAMS.to_string()),
+        ("{requests_per_minute}", REQUESTS_PER_MINUTE.to_string()),
+        (
+            "{max_body}",
+            format!("{} MiB", MAX_BODY_BYTES / (1024 * 1024)),
+        ),
+    ]
+    .iter()
+    .fold(text.to_owned(), |text, (placeholder, value)| {
+        text.replace(placeholder, value)
+    })
 }
 
-pub(super) fn ok(description: &str, schema: Value, extra_headers: &[(&str, Value)]) -> Value {
-    json!({ "description": description, "headers": headers(extra_headers),
+/// A response whose body is `schema`, with `X-Request-Id` and `headers`.
+fn response(description: &str, schema: Value, headers: Map<String, Value>) -> Value {
+    let mut all = Map::new();
+    all.insert("X-Request-Id".into(), request_id_header());
+    all.extend(headers);
+    json!({ "description": fill(description), "headers": all,
             "content": { "application/json": { "schema": schema } } })
 }
 
-/// An error response whose `code` is one of `codes`.
-pub(super) fn error(description: &str, codes: &[&str], extra_headers: &[(&str, Value)]) -> Value {
-    let schema = json!({
-        "type": "object",
-        "required": ["error"],
-        "additionalProperties": false,
-        "properties": { "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "additionalProperties": false,
-            "properties": {
-                "code": { "type": "string", "enum": codes },
-                "message": { "type": "string", "minLength": 1 },
-            },
-        }},
-    });
-    ok(description, schema, extra_headers)
+/// An error response: the `Error` envelope, and in `x-error-codes` the codes this status
+/// answers with here (the suite checks every error it receives against them).
+fn error(generators: &mut Generators, description: &str, codes: &[ErrorCode]) -> Value {
+    let schema = generators.responses.subschema_for::<ErrorEnvelope>();
+    let mut answer = response(description, schema.to_value(), Map::new());
+    answer["x-error-codes"] = json!(codes.iter().map(|c| c.as_str()).collect::<Vec<_>>());
+    answer
 }
 
-/// How an operation is reached: public, or with a key holding `scope`.
-#[derive(Clone, Copy)]
-pub(super) enum Access {
-    Public,
-    Keyed(Scope),
-}
-
-pub(super) struct Operation {
-    pub(super) method: &'static str,
-    pub(super) path: &'static str,
-    pub(super) summary: &'static str,
-    pub(super) description: &'static str,
-    pub(super) access: Access,
-    pub(super) parameters: Value,
-    pub(super) request_body: Option<Value>,
-    /// Status -> response, besides the common ones of keyed operations.
-    pub(super) responses: Vec<(&'static str, Value)>,
-    /// Codes of 403 and 429 beyond the common ones.
-    pub(super) extra_403: &'static [&'static str],
-    pub(super) extra_429: &'static [&'static str],
-    /// A create that takes `Idempotency-Key` (extensions.md E1).
-    pub(super) idempotent: bool,
-}
-
-impl Operation {
-    pub(super) fn to_json(&self) -> Value {
-        let mut responses = Map::new();
-        for (status, response) in &self.responses {
-            responses.insert((*status).into(), response.clone());
-        }
-        let mut parameters = self.parameters.clone();
-        if let (true, Some(list)) = (self.idempotent, parameters.as_array_mut()) {
-            list.push(idempotency_parameter());
-        }
-        let mut operation = json!({
-            "operationId": format!("{}{}", self.method.to_lowercase(), self.path.replace(['/', '{', '}', '.'], "_")),
-            "summary": self.summary,
-            "description": self.description,
-            "parameters": parameters,
-        });
-        match self.access {
-            Access::Public => {
-                operation["security"] = json!([]);
-            }
-            Access::Keyed(scope) => {
-                operation["security"] = json!([{ "bearerAuth": [scope.as_str()] }]);
-                operation["x-required-scope"] = json!(scope.as_str());
-                let mut forbidden = vec!["insufficient_scope"];
-                forbidden.extend_from_slice(self.extra_403);
-                let mut limited = vec!["rate_limited"];
-                limited.extend_from_slice(self.extra_429);
-                let www = json!({ "description": "Always `Bearer`.", "required": true,
-                                  "schema": { "type": "string", "enum": ["Bearer"] } });
-                responses.insert("401".into(), error("Missing, malformed, unknown, revoked or expired key (identical body in every case).", &["unauthorized"], &[("WWW-Authenticate", www)]));
-                responses.insert(
-                    "402".into(),
-                    error(
-                        "Live key of a brand below the Growth plan.",
-                        &["plan_required"],
-                        &[],
-                    ),
-                );
-                responses.insert("403".into(), error("The key lacks the scope (the message names it), or the request conflicts with the brand's vertical.", &forbidden, &[]));
-                responses.insert("429".into(), error("Over 100 requests in the current UTC minute for the brand, or (start) 3 active streams. No Retry-After.", &limited, &[]));
-                responses.entry("500").or_insert_with(|| {
-                    error(
-                        "Server-side database failure; safe to retry with backoff.",
-                        &["db_error"],
-                        &[],
-                    )
-                });
-                if self.idempotent {
-                    responses.insert(
-                        "409".into(),
-                        error(
-                            "Another request with this Idempotency-Key is still running.",
-                            &["idempotency_key_in_use"],
-                            &[],
-                        ),
+fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<String, Value> {
+    let mut responses = Map::new();
+    // A declared 403 or 429 adds its codes to the ones every keyed operation has.
+    let mut forbidden = vec![InsufficientScope];
+    let mut limited = vec![RateLimited];
+    let mut descriptions = Map::new();
+    for declared in endpoint.responses {
+        let status = declared.status.to_string();
+        let answer = match &declared.body {
+            Body::Json(schema) => {
+                let schema = schema(&mut generators.responses).to_value();
+                let mut headers = Map::new();
+                for header in declared.headers {
+                    let schema = (header.schema)(&mut generators.responses).to_value();
+                    headers.insert(
+                        header.name.into(),
+                        json!({ "description": header.description, "required": true, "schema": schema }),
                     );
-                    responses.insert(
-                        "422".into(),
-                        error(
-                            "This Idempotency-Key was used with another request body.",
-                            &["idempotency_key_mismatch"],
-                            &[],
-                        ),
-                    );
-                    for status in ["201", "502"] {
-                        if let Some(headers) = responses
-                            .get_mut(status)
-                            .and_then(|r| r["headers"].as_object_mut())
-                        {
-                            headers.insert("Idempotent-Replayed".into(), replayed_header());
-                        }
-                    }
                 }
-                // Every answer to a request that passed authentication was counted.
-                for (status, response) in responses.iter_mut().filter(|(s, _)| *s != "401") {
-                    if let Some(headers) = response["headers"].as_object_mut() {
-                        for (name, header) in rate_limit_headers(status != "500") {
-                            headers.insert(name.into(), header);
-                        }
-                    }
-                }
+                response(declared.description, schema, headers)
             }
-        }
-        operation["responses"] = Value::Object(responses);
-        if let Some(body) = &self.request_body {
-            operation["requestBody"] = body.clone();
-        }
-        operation
+            Body::Error(codes) if declared.status == 403 => {
+                forbidden.extend_from_slice(codes);
+                descriptions.insert(status, declared.description.into());
+                continue;
+            }
+            Body::Error(codes) if declared.status == 429 => {
+                limited.extend_from_slice(codes);
+                descriptions.insert(status, declared.description.into());
+                continue;
+            }
+            Body::Error(codes) => error(generators, declared.description, codes),
+        };
+        responses.insert(declared.status.to_string(), answer);
     }
+    let Access::Keyed(scope) = endpoint.access else {
+        return responses;
+    };
+    let described = |status: &str, default: String| {
+        descriptions
+            .get(status)
+            .and_then(Value::as_str)
+            .map_or(default, str::to_owned)
+    };
+    let mut unauthorized = error(
+        generators,
+        "Missing, malformed, unknown, revoked or expired key (identical body in every case).",
+        &[Unauthorized],
+    );
+    unauthorized["headers"]["WWW-Authenticate"] = json!({ "description": "Always `Bearer`.",
+        "required": true, "schema": { "type": "string", "enum": ["Bearer"] } });
+    responses.insert("401".into(), unauthorized);
+    responses.insert(
+        "402".into(),
+        error(
+            generators,
+            "Live key of a brand below the Growth plan.",
+            &[PlanRequired],
+        ),
+    );
+    let forbidden_text = described(
+        "403",
+        format!("The key lacks `{scope}` (the message names it)."),
+    );
+    responses.insert("403".into(), error(generators, &forbidden_text, &forbidden));
+    let limited_text = described(
+        "429",
+        "Over {requests_per_minute} requests in the current UTC minute for the brand. No Retry-After.".into(),
+    );
+    responses.insert("429".into(), error(generators, &limited_text, &limited));
+    if !responses.contains_key("500") {
+        let failure = error(
+            generators,
+            "Server-side database failure; safe to retry with backoff.",
+            &[DbError],
+        );
+        responses.insert("500".into(), failure);
+    }
+    if endpoint.idempotent {
+        let in_use = error(
+            generators,
+            "Another request with this Idempotency-Key is still running.",
+            &[IdempotencyKeyInUse],
+        );
+        responses.insert("409".into(), in_use);
+        let mismatch = error(
+            generators,
+            "This Idempotency-Key was used with another request body.",
+            &[IdempotencyKeyMismatch],
+        );
+        responses.insert("422".into(), mismatch);
+        // A replay answers with the stored status: the create's, or its launch failure.
+        for status in ["201", "502"] {
+            if let Some(headers) = responses
+                .get_mut(status)
+                .and_then(|r| r["headers"].as_object_mut())
+            {
+                headers.insert("Idempotent-Replayed".into(), replayed_header());
+            }
+        }
+    }
+    // Every answer to a request that passed authentication was counted.
+    for (status, response) in responses.iter_mut().filter(|(s, _)| *s != "401") {
+        if let Some(headers) = response["headers"].as_object_mut() {
+            for (name, header) in rate_limit_headers(status != "500") {
+                headers.insert(name.into(), header);
+            }
+        }
+    }
+    responses
 }
 
-pub(super) fn query(name: &str, description: &str, schema: Value) -> Value {
-    json!({ "name": name, "in": "query", "required": false, "description": description, "schema": schema })
+/// The document's operation for `endpoint`.
+pub(super) fn operation(endpoint: &Endpoint, generators: &mut Generators) -> Value {
+    let mut parameters: Vec<Value> = endpoint
+        .parameters
+        .iter()
+        .map(|p| {
+            let location = match p.location {
+                In::Path => "path",
+                In::Query => "query",
+            };
+            json!({ "name": p.name, "in": location, "required": p.required,
+                    "description": fill(p.description),
+                    "schema": (p.schema)(&mut generators.requests).to_value() })
+        })
+        .collect();
+    if endpoint.idempotent {
+        parameters.push(idempotency_parameter());
+    }
+    let mut operation = json!({
+        "operationId": endpoint.operation_id,
+        "summary": endpoint.summary,
+        "description": fill(endpoint.description),
+        "parameters": parameters,
+        "responses": operation_responses(endpoint, generators),
+    });
+    match endpoint.access {
+        Access::Public => operation["security"] = json!([]),
+        Access::Keyed(scope) => {
+            operation["security"] = json!([{ "bearerAuth": [scope.as_str()] }]);
+            operation["x-required-scope"] = json!(scope.as_str());
+        }
+    }
+    if let Some(body) = endpoint.request_body {
+        let schema = body(&mut generators.requests).to_value();
+        operation["requestBody"] = json!({ "required": true,
+            "description": fill("JSON, whatever the Content-Type; at most {max_body}."),
+            "content": { "application/json": { "schema": schema } } });
+    }
+    operation
 }

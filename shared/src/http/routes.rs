@@ -1,0 +1,98 @@
+//! The router, built from the endpoint declarations: each handler is mounted at its
+//! endpoint's method and path, behind the pipeline its access requires.
+
+use axum::Router;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::handler::Handler;
+use axum::http::request::Parts;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, on};
+
+use super::endpoints::{Access, Endpoint};
+use super::pipeline::{self, RequestCount};
+use crate::API_PREFIX;
+use crate::app::App;
+use crate::domain::{Caller, Scope};
+use crate::error::{ApiError, StoreError};
+
+/// The handlers of one function, each mounted as its declaration says.
+pub struct Routes {
+    app: App,
+    router: Router<App>,
+}
+
+impl Routes {
+    pub fn new(app: App) -> Self {
+        Self {
+            app,
+            router: Router::new(),
+        }
+    }
+
+    /// Mounts `handler` at `endpoint`'s method and path. A keyed endpoint's handler runs only
+    /// for a caller that passed the pipeline with its scope, and receives it as [`Caller`].
+    pub fn serve<H, T>(mut self, endpoint: &'static Endpoint, handler: H) -> Self
+    where
+        H: Handler<T, App>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(endpoint.method.clone())
+            .expect("endpoints use standard methods");
+        let mut method_router = on(filter, handler);
+        if let Access::Keyed(scope) = endpoint.access {
+            method_router = method_router.route_layer(middleware::from_fn_with_state(
+                self.app.clone(),
+                move |state: State<App>, request: Request, next: Next| {
+                    authorize(scope, state, request, next)
+                },
+            ));
+        }
+        let path = match endpoint.path {
+            "/" => API_PREFIX.to_owned(),
+            path => format!("{API_PREFIX}{path}"),
+        };
+        self.router = self.router.route(&path, method_router);
+        self
+    }
+
+    pub fn into_router(self) -> Router {
+        self.router.with_state(self.app)
+    }
+}
+
+/// The pipeline for `scope` (authentication, rate limit, scope, plan gate), before any
+/// extractor of the handler reads the request.
+async fn authorize(
+    scope: Scope,
+    State(app): State<App>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let count = request
+        .extensions()
+        .get::<RequestCount>()
+        .cloned()
+        .unwrap_or_default();
+    match pipeline::admit(&app, request.headers(), request.method(), scope, &count).await {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// The caller a keyed endpoint's pipeline admitted.
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts.extensions.remove::<Caller>().ok_or_else(|| {
+            // Only a public endpoint's handler asking for a caller gets here: a wiring bug.
+            ApiError::Db(StoreError::Backend(
+                "a public endpoint's handler asked for a caller".into(),
+            ))
+        })
+    }
+}
