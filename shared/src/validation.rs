@@ -34,8 +34,7 @@ pub struct StartStreamRequest {
     pub product_name: String,
     #[schemars(length(max = PLATFORM_MAX_CHARS), extend("enum" = PLATFORMS))]
     pub platform: String,
-    /// Required for live keys; optional (and validated) for test keys, which then end after the
-    /// longest duration allowed.
+    /// Required for live keys. Optional for test keys (validated when sent); without it a test stream ends after the longest duration allowed.
     #[schemars(range(min = *DURATION_MINUTES_RANGE.start(), max = *DURATION_MINUTES_RANGE.end()))]
     pub duration_minutes: Option<u32>,
     /// Talking points for the host.

@@ -4,7 +4,7 @@
 //!
 //! - `at()` has minute granularity (a schedule at 12:00:30 may run any time in 12:00), so the
 //!   expression is rounded up to the next whole minute and a timer never runs early; the
-//!   handler checks the due time anyway ([`crate::service::timers::fire`]).
+//!   handler checks the due time anyway (the timers service re-arms an early one).
 //! - Scheduler invokes the function asynchronously. Each target carries a retry policy and a
 //!   dead-letter queue, so an invocation Scheduler could not make is kept, not dropped; the
 //!   function's own failures go to its on-failure destination (`template.yaml`), and the

@@ -15,7 +15,10 @@ use crate::error::{ApiError, ApiResult};
 /// At most this many streams are listed; the totals always cover the whole window.
 pub const MAX_LISTED_STREAMS: usize = 1_000;
 
+/// The analytics window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+// Names for generated clients, as the values are not identifiers.
+#[schemars(extend("x-enum-varnames" = ["HOURS_24", "DAYS_7", "DAYS_30"]))]
 pub enum Period {
     #[serde(rename = "24h")]
     Day,

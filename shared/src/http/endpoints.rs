@@ -81,6 +81,8 @@ pub struct Response {
 pub struct Endpoint {
     /// The OpenAPI `operationId`, the name generated clients give the call.
     pub operation_id: &'static str,
+    /// The group generated clients file the call under (`streams`, `webhooks`, ...).
+    pub tag: &'static str,
     pub method: Method,
     /// Relative to the base URL (`/api/v1`), in axum's `{param}` syntax.
     pub path: &'static str,
@@ -150,6 +152,7 @@ const STREAM_ID: Parameter = Parameter {
 
 pub static DISCOVERY: Endpoint = Endpoint {
     operation_id: "getDiscovery",
+    tag: "discovery",
     method: Method::GET,
     path: "/",
     access: Access::Public,
@@ -168,6 +171,7 @@ pub static DISCOVERY: Endpoint = Endpoint {
 
 pub static OPENAPI: Endpoint = Endpoint {
     operation_id: "getOpenApi",
+    tag: "discovery",
     method: Method::GET,
     path: "/openapi.json",
     access: Access::Public,
@@ -186,6 +190,7 @@ pub static OPENAPI: Endpoint = Endpoint {
 
 pub static LIST_CREATORS: Endpoint = Endpoint {
     operation_id: "listCreators",
+    tag: "creators",
     method: Method::GET,
     path: "/creators",
     access: Access::Public,
@@ -216,6 +221,7 @@ pub static LIST_CREATORS: Endpoint = Endpoint {
 
 pub static START_STREAM: Endpoint = Endpoint {
     operation_id: "startStream",
+    tag: "streams",
     method: Method::POST,
     path: "/streams",
     access: Access::Keyed(Scope::StreamsWrite),
@@ -264,6 +270,7 @@ pub static START_STREAM: Endpoint = Endpoint {
 
 pub static LIST_STREAMS: Endpoint = Endpoint {
     operation_id: "listStreams",
+    tag: "streams",
     method: Method::GET,
     path: "/streams",
     access: Access::Keyed(Scope::StreamsRead),
@@ -304,6 +311,7 @@ pub static LIST_STREAMS: Endpoint = Endpoint {
 
 pub static GET_STREAM: Endpoint = Endpoint {
     operation_id: "getStream",
+    tag: "streams",
     method: Method::GET,
     path: "/streams/{id}",
     access: Access::Keyed(Scope::StreamsRead),
@@ -330,6 +338,7 @@ pub static GET_STREAM: Endpoint = Endpoint {
 
 pub static END_STREAM: Endpoint = Endpoint {
     operation_id: "endStream",
+    tag: "streams",
     method: Method::DELETE,
     path: "/streams/{id}",
     access: Access::Keyed(Scope::StreamsWrite),
@@ -356,6 +365,7 @@ pub static END_STREAM: Endpoint = Endpoint {
 
 pub static GET_ANALYTICS: Endpoint = Endpoint {
     operation_id: "getAnalytics",
+    tag: "analytics",
     method: Method::GET,
     path: "/analytics",
     access: Access::Keyed(Scope::AnalyticsRead),
@@ -397,6 +407,7 @@ pub static GET_ANALYTICS: Endpoint = Endpoint {
 
 pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
     operation_id: "registerWebhook",
+    tag: "webhooks",
     method: Method::POST,
     path: "/webhooks",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -423,6 +434,7 @@ pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
 
 pub static LIST_WEBHOOKS: Endpoint = Endpoint {
     operation_id: "listWebhooks",
+    tag: "webhooks",
     method: Method::GET,
     path: "/webhooks",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -441,6 +453,7 @@ pub static LIST_WEBHOOKS: Endpoint = Endpoint {
 
 pub static DELETE_WEBHOOK: Endpoint = Endpoint {
     operation_id: "deleteWebhook",
+    tag: "webhooks",
     method: Method::DELETE,
     path: "/webhooks",
     access: Access::Keyed(Scope::WebhooksWrite),

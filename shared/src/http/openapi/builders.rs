@@ -223,6 +223,7 @@ pub(super) fn operation(endpoint: &Endpoint, generators: &mut Generators) -> Val
     }
     let mut operation = json!({
         "operationId": endpoint.operation_id,
+        "tags": [endpoint.tag],
         "summary": endpoint.summary,
         "description": fill(endpoint.description),
         "parameters": parameters,

@@ -1,0 +1,65 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .analytics import Analytics
+from .analytics_by_platform import AnalyticsByPlatform
+from .analytics_stream import AnalyticsStream
+from .creator import Creator
+from .creator_list import CreatorList
+from .discovery import Discovery
+from .discovery_endpoints import DiscoveryEndpoints
+from .error import Error
+from .error_code import ErrorCode
+from .error_detail import ErrorDetail
+from .event_type import EventType
+from .get_open_api_response_200 import GetOpenApiResponse200
+from .period import Period
+from .register_webhook_request import RegisterWebhookRequest
+from .start_stream_request import StartStreamRequest
+from .start_stream_request_platform import StartStreamRequestPlatform
+from .stream_created import StreamCreated
+from .stream_detail import StreamDetail
+from .stream_ended import StreamEnded
+from .stream_event_entry import StreamEventEntry
+from .stream_list import StreamList
+from .stream_status import StreamStatus
+from .stream_summary import StreamSummary
+from .webhook_deleted import WebhookDeleted
+from .webhook_event import WebhookEvent
+from .webhook_event_api_version import WebhookEventApiVersion
+from .webhook_event_data import WebhookEventData
+from .webhook_list import WebhookList
+from .webhook_list_item import WebhookListItem
+from .webhook_registered import WebhookRegistered
+
+__all__ = (
+    "Analytics",
+    "AnalyticsByPlatform",
+    "AnalyticsStream",
+    "Creator",
+    "CreatorList",
+    "Discovery",
+    "DiscoveryEndpoints",
+    "Error",
+    "ErrorCode",
+    "ErrorDetail",
+    "EventType",
+    "GetOpenApiResponse200",
+    "Period",
+    "RegisterWebhookRequest",
+    "StartStreamRequest",
+    "StartStreamRequestPlatform",
+    "StreamCreated",
+    "StreamDetail",
+    "StreamEnded",
+    "StreamEventEntry",
+    "StreamList",
+    "StreamStatus",
+    "StreamSummary",
+    "WebhookDeleted",
+    "WebhookEvent",
+    "WebhookEventApiVersion",
+    "WebhookEventData",
+    "WebhookList",
+    "WebhookListItem",
+    "WebhookRegistered",
+)

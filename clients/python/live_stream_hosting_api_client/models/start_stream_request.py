@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.start_stream_request_platform import StartStreamRequestPlatform
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="StartStreamRequest")
+
+
+@_attrs_define
+class StartStreamRequest:
+    """Body of `POST /streams`.
+
+    Attributes:
+        creator_id (str): The `avt_` id of a creator from `GET /creators`.
+        platform (StartStreamRequestPlatform):
+        product_name (str): The product featured; not blank.
+        duration_minutes (int | None | Unset): Required for live keys. Optional for test keys (validated when sent);
+            without it a test stream ends after the longest duration allowed.
+        script (None | str | Unset): Talking points for the host.
+        vertical (None | str | Unset): Must match the brand's vertical (`live-commerce`); the brand's when omitted.
+    """
+
+    creator_id: str
+    platform: StartStreamRequestPlatform
+    product_name: str
+    duration_minutes: int | None | Unset = UNSET
+    script: None | str | Unset = UNSET
+    vertical: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        creator_id = self.creator_id
+
+        platform = self.platform.value
+
+        product_name = self.product_name
+
+        duration_minutes: int | None | Unset
+        if isinstance(self.duration_minutes, Unset):
+            duration_minutes = UNSET
+        else:
+            duration_minutes = self.duration_minutes
+
+        script: None | str | Unset
+        if isinstance(self.script, Unset):
+            script = UNSET
+        else:
+            script = self.script
+
+        vertical: None | str | Unset
+        if isinstance(self.vertical, Unset):
+            vertical = UNSET
+        else:
+            vertical = self.vertical
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "creator_id": creator_id,
+                "platform": platform,
+                "product_name": product_name,
+            }
+        )
+        if duration_minutes is not UNSET:
+            field_dict["duration_minutes"] = duration_minutes
+        if script is not UNSET:
+            field_dict["script"] = script
+        if vertical is not UNSET:
+            field_dict["vertical"] = vertical
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        creator_id = d.pop("creator_id")
+
+        platform = StartStreamRequestPlatform(d.pop("platform"))
+
+        product_name = d.pop("product_name")
+
+        def _parse_duration_minutes(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        duration_minutes = _parse_duration_minutes(d.pop("duration_minutes", UNSET))
+
+        def _parse_script(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        script = _parse_script(d.pop("script", UNSET))
+
+        def _parse_vertical(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        vertical = _parse_vertical(d.pop("vertical", UNSET))
+
+        start_stream_request = cls(
+            creator_id=creator_id,
+            platform=platform,
+            product_name=product_name,
+            duration_minutes=duration_minutes,
+            script=script,
+            vertical=vertical,
+        )
+
+        start_stream_request.additional_properties = d
+        return start_stream_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

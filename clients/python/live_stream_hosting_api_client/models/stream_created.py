@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+from uuid import UUID
+
+from attrs import define as _attrs_define
+
+from ..models.stream_status import StreamStatus
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="StreamCreated")
+
+
+@_attrs_define
+class StreamCreated:
+    """Response of `POST /streams`.
+
+    Attributes:
+        created_at (datetime.datetime):
+        room_name (str):
+        status (StreamStatus):
+        stream_id (UUID):
+        viewer_token (None | str):
+        ws_url (None | str):
+        agent_dispatched (bool | None | Unset): Live keys only.
+        dispatch_method (None | str | Unset): Live keys only.
+        test (bool | Unset): Present only on test-key streams, where it is `true`.
+    """
+
+    created_at: datetime.datetime
+    room_name: str
+    status: StreamStatus
+    stream_id: UUID
+    viewer_token: None | str
+    ws_url: None | str
+    agent_dispatched: bool | None | Unset = UNSET
+    dispatch_method: None | str | Unset = UNSET
+    test: bool | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        created_at = self.created_at.isoformat()
+
+        room_name = self.room_name
+
+        status = self.status.value
+
+        stream_id = str(self.stream_id)
+
+        viewer_token: None | str
+        viewer_token = self.viewer_token
+
+        ws_url: None | str
+        ws_url = self.ws_url
+
+        agent_dispatched: bool | None | Unset
+        if isinstance(self.agent_dispatched, Unset):
+            agent_dispatched = UNSET
+        else:
+            agent_dispatched = self.agent_dispatched
+
+        dispatch_method: None | str | Unset
+        if isinstance(self.dispatch_method, Unset):
+            dispatch_method = UNSET
+        else:
+            dispatch_method = self.dispatch_method
+
+        test = self.test
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "created_at": created_at,
+                "room_name": room_name,
+                "status": status,
+                "stream_id": stream_id,
+                "viewer_token": viewer_token,
+                "ws_url": ws_url,
+            }
+        )
+        if agent_dispatched is not UNSET:
+            field_dict["agent_dispatched"] = agent_dispatched
+        if dispatch_method is not UNSET:
+            field_dict["dispatch_method"] = dispatch_method
+        if test is not UNSET:
+            field_dict["test"] = test
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        room_name = d.pop("room_name")
+
+        status = StreamStatus(d.pop("status"))
+
+        stream_id = UUID(d.pop("stream_id"))
+
+        def _parse_viewer_token(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        viewer_token = _parse_viewer_token(d.pop("viewer_token"))
+
+        def _parse_ws_url(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        ws_url = _parse_ws_url(d.pop("ws_url"))
+
+        def _parse_agent_dispatched(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        agent_dispatched = _parse_agent_dispatched(d.pop("agent_dispatched", UNSET))
+
+        def _parse_dispatch_method(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        dispatch_method = _parse_dispatch_method(d.pop("dispatch_method", UNSET))
+
+        test = d.pop("test", UNSET)
+
+        stream_created = cls(
+            created_at=created_at,
+            room_name=room_name,
+            status=status,
+            stream_id=stream_id,
+            viewer_token=viewer_token,
+            ws_url=ws_url,
+            agent_dispatched=agent_dispatched,
+            dispatch_method=dispatch_method,
+            test=test,
+        )
+
+        return stream_created

@@ -1,0 +1,199 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from uuid import UUID
+
+from attrs import define as _attrs_define
+
+from ..models.stream_status import StreamStatus
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.stream_event_entry import StreamEventEntry
+
+
+T = TypeVar("T", bound="StreamDetail")
+
+
+@_attrs_define
+class StreamDetail:
+    """Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
+
+    Attributes:
+        created_at (datetime.datetime):
+        creator_id (None | str):
+        ended_at (datetime.datetime | None):
+        events (list[StreamEventEntry]): Reserved: always empty in this release.
+        platform (str):
+        product_name (str):
+        room_name (str): `""` for a stream that never had a room.
+        started_at (datetime.datetime | None):
+        status (StreamStatus):
+        stream_id (UUID):
+        vertical (str):
+        viewer_count (int):
+        test (bool | Unset):
+    """
+
+    created_at: datetime.datetime
+    creator_id: None | str
+    ended_at: datetime.datetime | None
+    events: list[StreamEventEntry]
+    platform: str
+    product_name: str
+    room_name: str
+    started_at: datetime.datetime | None
+    status: StreamStatus
+    stream_id: UUID
+    vertical: str
+    viewer_count: int
+    test: bool | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        created_at = self.created_at.isoformat()
+
+        creator_id: None | str
+        creator_id = self.creator_id
+
+        ended_at: None | str
+        if isinstance(self.ended_at, datetime.datetime):
+            ended_at = self.ended_at.isoformat()
+        else:
+            ended_at = self.ended_at
+
+        events = []
+        for events_item_data in self.events:
+            events_item = events_item_data.to_dict()
+            events.append(events_item)
+
+        platform = self.platform
+
+        product_name = self.product_name
+
+        room_name = self.room_name
+
+        started_at: None | str
+        if isinstance(self.started_at, datetime.datetime):
+            started_at = self.started_at.isoformat()
+        else:
+            started_at = self.started_at
+
+        status = self.status.value
+
+        stream_id = str(self.stream_id)
+
+        vertical = self.vertical
+
+        viewer_count = self.viewer_count
+
+        test = self.test
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "created_at": created_at,
+                "creator_id": creator_id,
+                "ended_at": ended_at,
+                "events": events,
+                "platform": platform,
+                "product_name": product_name,
+                "room_name": room_name,
+                "started_at": started_at,
+                "status": status,
+                "stream_id": stream_id,
+                "vertical": vertical,
+                "viewer_count": viewer_count,
+            }
+        )
+        if test is not UNSET:
+            field_dict["test"] = test
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.stream_event_entry import StreamEventEntry  # noqa: PLC0415
+
+        d = dict(src_dict)
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        def _parse_creator_id(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        creator_id = _parse_creator_id(d.pop("creator_id"))
+
+        def _parse_ended_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                ended_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return ended_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        ended_at = _parse_ended_at(d.pop("ended_at"))
+
+        events = []
+        _events = d.pop("events")
+        for events_item_data in _events:
+            events_item = StreamEventEntry.from_dict(events_item_data)
+
+            events.append(events_item)
+
+        platform = d.pop("platform")
+
+        product_name = d.pop("product_name")
+
+        room_name = d.pop("room_name")
+
+        def _parse_started_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                started_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return started_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        started_at = _parse_started_at(d.pop("started_at"))
+
+        status = StreamStatus(d.pop("status"))
+
+        stream_id = UUID(d.pop("stream_id"))
+
+        vertical = d.pop("vertical")
+
+        viewer_count = d.pop("viewer_count")
+
+        test = d.pop("test", UNSET)
+
+        stream_detail = cls(
+            created_at=created_at,
+            creator_id=creator_id,
+            ended_at=ended_at,
+            events=events,
+            platform=platform,
+            product_name=product_name,
+            room_name=room_name,
+            started_at=started_at,
+            status=status,
+            stream_id=stream_id,
+            vertical=vertical,
+            viewer_count=viewer_count,
+            test=test,
+        )
+
+        return stream_detail

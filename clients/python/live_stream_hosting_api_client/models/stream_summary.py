@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+from uuid import UUID
+
+from attrs import define as _attrs_define
+
+from ..models.stream_status import StreamStatus
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="StreamSummary")
+
+
+@_attrs_define
+class StreamSummary:
+    """Item of `GET /streams`.
+
+    Attributes:
+        created_at (datetime.datetime):
+        creator_id (None | str):
+        ended_at (datetime.datetime | None):
+        id (UUID):
+        platform (str):
+        product_name (str):
+        room_name (None | str):
+        source (str):
+        started_at (datetime.datetime | None):
+        status (StreamStatus):
+        vertical (str):
+        viewer_count (int):
+        test (bool | Unset):
+    """
+
+    created_at: datetime.datetime
+    creator_id: None | str
+    ended_at: datetime.datetime | None
+    id: UUID
+    platform: str
+    product_name: str
+    room_name: None | str
+    source: str
+    started_at: datetime.datetime | None
+    status: StreamStatus
+    vertical: str
+    viewer_count: int
+    test: bool | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        created_at = self.created_at.isoformat()
+
+        creator_id: None | str
+        creator_id = self.creator_id
+
+        ended_at: None | str
+        if isinstance(self.ended_at, datetime.datetime):
+            ended_at = self.ended_at.isoformat()
+        else:
+            ended_at = self.ended_at
+
+        id = str(self.id)
+
+        platform = self.platform
+
+        product_name = self.product_name
+
+        room_name: None | str
+        room_name = self.room_name
+
+        source = self.source
+
+        started_at: None | str
+        if isinstance(self.started_at, datetime.datetime):
+            started_at = self.started_at.isoformat()
+        else:
+            started_at = self.started_at
+
+        status = self.status.value
+
+        vertical = self.vertical
+
+        viewer_count = self.viewer_count
+
+        test = self.test
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "created_at": created_at,
+                "creator_id": creator_id,
+                "ended_at": ended_at,
+                "id": id,
+                "platform": platform,
+                "product_name": product_name,
+                "room_name": room_name,
+                "source": source,
+                "started_at": started_at,
+                "status": status,
+                "vertical": vertical,
+                "viewer_count": viewer_count,
+            }
+        )
+        if test is not UNSET:
+            field_dict["test"] = test
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        def _parse_creator_id(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        creator_id = _parse_creator_id(d.pop("creator_id"))
+
+        def _parse_ended_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                ended_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return ended_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        ended_at = _parse_ended_at(d.pop("ended_at"))
+
+        id = UUID(d.pop("id"))
+
+        platform = d.pop("platform")
+
+        product_name = d.pop("product_name")
+
+        def _parse_room_name(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        room_name = _parse_room_name(d.pop("room_name"))
+
+        source = d.pop("source")
+
+        def _parse_started_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                started_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return started_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        started_at = _parse_started_at(d.pop("started_at"))
+
+        status = StreamStatus(d.pop("status"))
+
+        vertical = d.pop("vertical")
+
+        viewer_count = d.pop("viewer_count")
+
+        test = d.pop("test", UNSET)
+
+        stream_summary = cls(
+            created_at=created_at,
+            creator_id=creator_id,
+            ended_at=ended_at,
+            id=id,
+            platform=platform,
+            product_name=product_name,
+            room_name=room_name,
+            source=source,
+            started_at=started_at,
+            status=status,
+            vertical=vertical,
+            viewer_count=viewer_count,
+            test=test,
+        )
+
+        return stream_summary

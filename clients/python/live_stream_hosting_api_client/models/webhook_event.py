@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..models.event_type import EventType
+from ..models.webhook_event_api_version import WebhookEventApiVersion
+
+if TYPE_CHECKING:
+    from ..models.webhook_event_data import WebhookEventData
+
+
+T = TypeVar("T", bound="WebhookEvent")
+
+
+@_attrs_define
+class WebhookEvent:
+    """The body POSTed to webhooks: the same bytes on every attempt.
+
+    Attributes:
+        api_version (WebhookEventApiVersion):
+        created_at (datetime.datetime):
+        data (WebhookEventData):
+        id (str): `evt_` and 32 hex digits; deduplicate on this.
+        test (bool): Whether the stream was started with a test key.
+        type_ (EventType):
+    """
+
+    api_version: WebhookEventApiVersion
+    created_at: datetime.datetime
+    data: WebhookEventData
+    id: str
+    test: bool
+    type_: EventType
+
+    def to_dict(self) -> dict[str, Any]:
+        api_version = self.api_version.value
+
+        created_at = self.created_at.isoformat()
+
+        data = self.data.to_dict()
+
+        id = self.id
+
+        test = self.test
+
+        type_ = self.type_.value
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "api_version": api_version,
+                "created_at": created_at,
+                "data": data,
+                "id": id,
+                "test": test,
+                "type": type_,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.webhook_event_data import WebhookEventData  # noqa: PLC0415
+
+        d = dict(src_dict)
+        api_version = WebhookEventApiVersion(d.pop("api_version"))
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        data = WebhookEventData.from_dict(d.pop("data"))
+
+        id = d.pop("id")
+
+        test = d.pop("test")
+
+        type_ = EventType(d.pop("type"))
+
+        webhook_event = cls(
+            api_version=api_version,
+            created_at=created_at,
+            data=data,
+            id=id,
+            test=test,
+            type_=type_,
+        )
+
+        return webhook_event

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, TypeVar
+from uuid import UUID
+
+from attrs import define as _attrs_define
+
+from ..models.event_type import EventType
+
+T = TypeVar("T", bound="WebhookListItem")
+
+
+@_attrs_define
+class WebhookListItem:
+    """Item of `GET /webhooks`: never the secret.
+
+    Attributes:
+        active (bool): `false` once the receiver answered `410 Gone`.
+        created_at (datetime.datetime):
+        events (list[EventType]):
+        url (str):
+        webhook_id (UUID):
+    """
+
+    active: bool
+    created_at: datetime.datetime
+    events: list[EventType]
+    url: str
+    webhook_id: UUID
+
+    def to_dict(self) -> dict[str, Any]:
+        active = self.active
+
+        created_at = self.created_at.isoformat()
+
+        events = []
+        for events_item_data in self.events:
+            events_item = events_item_data.value
+            events.append(events_item)
+
+        url = self.url
+
+        webhook_id = str(self.webhook_id)
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "active": active,
+                "created_at": created_at,
+                "events": events,
+                "url": url,
+                "webhook_id": webhook_id,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        active = d.pop("active")
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        events = []
+        _events = d.pop("events")
+        for events_item_data in _events:
+            events_item = EventType(events_item_data)
+
+            events.append(events_item)
+
+        url = d.pop("url")
+
+        webhook_id = UUID(d.pop("webhook_id"))
+
+        webhook_list_item = cls(
+            active=active,
+            created_at=created_at,
+            events=events,
+            url=url,
+            webhook_id=webhook_id,
+        )
+
+        return webhook_list_item

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+from uuid import UUID
+
+from attrs import define as _attrs_define
+
+from ..models.event_type import EventType
+
+T = TypeVar("T", bound="WebhookRegistered")
+
+
+@_attrs_define
+class WebhookRegistered:
+    """Response of `POST /webhooks`: the only time the secret is shown.
+
+    Attributes:
+        active (bool):
+        events (list[EventType]):
+        secret (str): `whsec_` and 32 base64 characters. Shown only here: keep it.
+        url (str):
+        webhook_id (UUID):
+    """
+
+    active: bool
+    events: list[EventType]
+    secret: str
+    url: str
+    webhook_id: UUID
+
+    def to_dict(self) -> dict[str, Any]:
+        active = self.active
+
+        events = []
+        for events_item_data in self.events:
+            events_item = events_item_data.value
+            events.append(events_item)
+
+        secret = self.secret
+
+        url = self.url
+
+        webhook_id = str(self.webhook_id)
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "active": active,
+                "events": events,
+                "secret": secret,
+                "url": url,
+                "webhook_id": webhook_id,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        active = d.pop("active")
+
+        events = []
+        _events = d.pop("events")
+        for events_item_data in _events:
+            events_item = EventType(events_item_data)
+
+            events.append(events_item)
+
+        secret = d.pop("secret")
+
+        url = d.pop("url")
+
+        webhook_id = UUID(d.pop("webhook_id"))
+
+        webhook_registered = cls(
+            active=active,
+            events=events,
+            secret=secret,
+            url=url,
+            webhook_id=webhook_id,
+        )
+
+        return webhook_registered

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Generates the typed clients under clients/ from the OpenAPI document the local server
+# serves: clients/python with openapi-python-client, clients/typescript/src/schema.d.ts with
+# openapi-typescript. Any warning of a generator is a failure.
+#
+#   scripts/generate-clients.sh           regenerate the checked-in clients
+#   scripts/generate-clients.sh --check   fail when the checked-in clients differ from what
+#                                         the served document generates (CI runs this)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-write}"
+case "$mode" in write | --check) ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;; esac
+
+venv="$(scripts/venv.sh clients)"
+# The binary of the test build (see scripts/schemathesis.sh): a no-op after the tests.
+cargo test --workspace --locked --no-run --quiet
+binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
+
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The document names the server's default local address, wherever it was generated.
+PUBLIC_BASE_URL=http://127.0.0.1:3000/api/v1 STORE=memory \
+    "$binary" --addr "127.0.0.1:$port" --fixed-demo-keys > "$work/server.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/api/v1/openapi.json" -o "$work/openapi.json" && break
+    sleep 0.1
+done
+[ -s "$work/openapi.json" ] || { cat "$work/server.log" >&2; echo "the server did not answer" >&2; exit 1; }
+
+fail_on_warnings() { # name, output file
+    if grep -qiE 'warn|⚠' "$2"; then
+        cat "$2" >&2
+        echo "$1 reported warnings" >&2
+        exit 1
+    fi
+}
+
+# Python: ruff (from the same virtualenv) formats the output, so it is deterministic.
+RUFF_NO_CACHE=true PATH="$venv/bin:$PATH" openapi-python-client generate \
+    --path "$work/openapi.json" \
+    --config clients/python-generator.yaml \
+    --custom-template-path clients/templates/python \
+    --meta uv \
+    --output-path "$work/python" > "$work/python.log" 2>&1 || { cat "$work/python.log" >&2; exit 1; }
+fail_on_warnings openapi-python-client "$work/python.log"
+
+# TypeScript: the generator is a pinned dev dependency of the package.
+(cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error > /dev/null)
+clients/typescript/node_modules/.bin/openapi-typescript "$work/openapi.json" \
+    --output "$work/schema.d.ts" > "$work/typescript.log" 2>&1 || { cat "$work/typescript.log" >&2; exit 1; }
+fail_on_warnings openapi-typescript "$work/typescript.log"
+
+if [ "$mode" = --check ]; then
+    if ! diff -r clients/python "$work/python" > "$work/diff" ||
+        ! diff clients/typescript/src/schema.d.ts "$work/schema.d.ts" >> "$work/diff"; then
+        head -n 60 "$work/diff" >&2
+        echo "clients/ is not what the served OpenAPI document generates: run scripts/generate-clients.sh and commit the result" >&2
+        exit 1
+    fi
+    echo "clients/ matches the served OpenAPI document"
+else
+    rm -rf clients/python
+    cp -r "$work/python" clients/python
+    cp "$work/schema.d.ts" clients/typescript/src/schema.d.ts
+    echo "regenerated clients/python and clients/typescript/src/schema.d.ts"
+fi
