@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generates the typed clients under clients/ from the OpenAPI document the local server
 # serves: clients/python with openapi-python-client, clients/typescript/src/schema.d.ts with
-# openapi-typescript. Any warning of a generator is a failure.
+# openapi-typescript, clients/rust/src/api with oas3-gen (installed under ~/.cache on first
+# use, a few minutes). Any warning of a generator is a failure.
 #
 #   scripts/generate-clients.sh           regenerate the checked-in clients
 #   scripts/generate-clients.sh --check   fail when the checked-in clients differ from what
@@ -52,9 +53,22 @@ clients/typescript/node_modules/.bin/openapi-typescript "$work/openapi.json" \
     --output "$work/schema.d.ts" > "$work/typescript.log" 2>&1 || { cat "$work/typescript.log" >&2; exit 1; }
 fail_on_warnings openapi-typescript "$work/typescript.log"
 
+# Rust: oas3-gen, pinned to the version of the support crate clients/rust depends on.
+oas3_version=0.29.0
+tools="${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api/tools/oas3-gen-$oas3_version"
+if [ ! -x "$tools/bin/oas3-gen" ]; then
+    echo "installing oas3-gen $oas3_version under $tools (once)" >&2
+    cargo install --quiet --locked --root "$tools" --version "$oas3_version" oas3-gen
+fi
+# Run from the work directory: the files name their source as given.
+(cd "$work" && "$tools/bin/oas3-gen" generate client-mod -i openapi.json -o rust \
+    --all-schemas -q --color never > rust.log 2>&1) || { cat "$work/rust.log" >&2; exit 1; }
+fail_on_warnings oas3-gen "$work/rust.log"
+
 if [ "$mode" = --check ]; then
     if ! diff -r clients/python "$work/python" > "$work/diff" ||
-        ! diff clients/typescript/src/schema.d.ts "$work/schema.d.ts" >> "$work/diff"; then
+        ! diff clients/typescript/src/schema.d.ts "$work/schema.d.ts" >> "$work/diff" ||
+        ! diff -r clients/rust/src/api "$work/rust" >> "$work/diff"; then
         head -n 60 "$work/diff" >&2
         echo "clients/ is not what the served OpenAPI document generates: run scripts/generate-clients.sh and commit the result" >&2
         exit 1
@@ -64,5 +78,7 @@ else
     rm -rf clients/python
     cp -r "$work/python" clients/python
     cp "$work/schema.d.ts" clients/typescript/src/schema.d.ts
-    echo "regenerated clients/python and clients/typescript/src/schema.d.ts"
+    rm -rf clients/rust/src/api
+    cp -r "$work/rust" clients/rust/src/api
+    echo "regenerated clients/python, clients/typescript/src/schema.d.ts and clients/rust/src/api"
 fi

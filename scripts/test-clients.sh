@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The generated clients, used as integrators would, against the local server: the Python
-# client installed from clients/python, the TypeScript one compiled with strict settings.
+# client installed from clients/python (and type-checked), the TypeScript one compiled with
+# strict settings, the Rust one with clippy's warnings as errors.
 # First checks that the checked-in clients are what the served document generates.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,3 +31,7 @@ venv="$(scripts/venv.sh client-tests)"
 echo "== typescript client"
 (cd clients/typescript && npm run --silent build)
 node clients/typescript/dist/test/smoke.js "$base" "$key"
+
+echo "== rust client"
+cargo clippy --quiet --locked --manifest-path clients/rust/Cargo.toml --all-targets -- -D warnings
+cargo run --quiet --locked --manifest-path clients/rust/Cargo.toml --example smoke -- "$base" "$key"

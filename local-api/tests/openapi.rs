@@ -174,3 +174,20 @@ fn an_undocumented_status_fails_the_contract_check() {
     let headers = axum::http::HeaderMap::new();
     common::contract::check("GET", "/api/v1/streams", 418, &headers, &Value::Null);
 }
+
+/// The published schemas stay open for clients, yet the suite refuses undocumented fields.
+#[test]
+#[should_panic(expected = "does not match the document")]
+fn an_undocumented_field_fails_the_contract_check() {
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert("content-type", "application/json".parse().unwrap());
+    headers.insert("x-request-id", "x".parse().unwrap());
+    let extra = serde_json::json!({"stream_id": "00000000-0000-4000-8000-000000000000", "status": "ended", "ended_at": "2026-01-01T00:00:00.000Z", "billing": 1});
+    common::contract::check(
+        "DELETE",
+        "/api/v1/streams/00000000-0000-4000-8000-000000000000",
+        200,
+        &headers,
+        &extra,
+    );
+}

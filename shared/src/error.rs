@@ -105,13 +105,12 @@ impl ErrorCode {
 
 /// The error envelope every failure answers with: `{"error": {"code", "message"}}`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(rename = "Error", deny_unknown_fields)]
+#[schemars(rename = "Error")]
 pub struct ErrorEnvelope {
     pub error: ErrorDetail,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct ErrorDetail {
     pub code: ErrorCode,
     /// A sentence for people; match on `code`, never on this.

@@ -271,7 +271,6 @@ export interface components {
             consent: boolean | null;
             /** @description The value `POST /streams` takes as `creator_id`. */
             id: string;
-            /** @default [] */
             languages: string[];
             name: string;
             personality: string | null;
@@ -341,15 +340,15 @@ export interface components {
              * Format: uint32
              * @description Required for live keys. Optional for test keys (validated when sent); without it a test stream ends after the longest duration allowed.
              */
-            duration_minutes?: number | null;
+            duration_minutes?: number;
             /** @enum {string} */
             platform: "youtube" | "tiktok" | "twitch" | "kick" | "facebook" | "instagram";
             /** @description The product featured; not blank. */
             product_name: string;
             /** @description Talking points for the host. */
-            script?: string | null;
+            script?: string;
             /** @description Must match the brand's vertical (`live-commerce`); the brand's when omitted. */
-            vertical?: string | null;
+            vertical?: string;
         };
         /** @description Response of `POST /streams`. */
         StreamCreated: {
@@ -363,11 +362,8 @@ export interface components {
             status: components["schemas"]["StreamStatus"];
             /** Format: uuid */
             stream_id: string;
-            /**
-             * @description Present only on test-key streams, where it is `true`.
-             * @enum {boolean}
-             */
-            test?: true;
+            /** @description Present, and `true`, only on test-key streams. */
+            test?: boolean;
             viewer_token: string | null;
             ws_url: string | null;
         };
@@ -389,8 +385,8 @@ export interface components {
             status: components["schemas"]["StreamStatus"];
             /** Format: uuid */
             stream_id: string;
-            /** @enum {boolean} */
-            test?: true;
+            /** @description Present, and `true`, only on test-key streams. */
+            test?: boolean;
             vertical: string;
             /** Format: uint64 */
             viewer_count: number;
@@ -440,23 +436,23 @@ export interface components {
             /** Format: date-time */
             started_at: string | null;
             status: components["schemas"]["StreamStatus"];
-            /** @enum {boolean} */
-            test?: true;
+            /** @description Present, and `true`, only on test-key streams. */
+            test?: boolean;
             vertical: string;
             /** Format: uint64 */
             viewer_count: number;
         };
         /** @description Response of `DELETE /webhooks`. */
         WebhookDeleted: {
-            /** @enum {boolean} */
-            deleted: true;
+            /** @description Always `true`: deleting is idempotent. */
+            deleted: boolean;
             /** @description The id as sent. */
             webhook_id: string;
         };
         /** @description The body POSTed to webhooks: the same bytes on every attempt. */
         WebhookEvent: {
-            /** @enum {string} */
-            api_version: "v1";
+            /** @description `v1`. */
+            api_version: string;
             /** Format: date-time */
             created_at: string;
             data: components["schemas"]["WebhookEventData"];

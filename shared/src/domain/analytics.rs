@@ -51,7 +51,6 @@ impl Period {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct AnalyticsStream {
     pub id: Uuid,
     pub status: StreamStatus,
@@ -68,7 +67,6 @@ pub struct AnalyticsStream {
 
 /// Response of `GET /analytics`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct Analytics {
     pub period: Period,
     pub brand_id: String,

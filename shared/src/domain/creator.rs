@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 // Serialized as the spec's Creator summary: all nine fields, always.
 /// A stock creator (AI host).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct Creator {
     /// The value `POST /streams` takes as `creator_id`.
     #[schemars(pattern("^avt_"))]
@@ -22,7 +21,6 @@ pub struct Creator {
 
 /// Response of `GET /creators`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct CreatorList {
     pub creators: Vec<Creator>,
 }

@@ -5,7 +5,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::schema::only_v1;
 use super::stream::{Stream, StreamDetail};
 use crate::clock::timestamp;
 
@@ -53,7 +52,6 @@ pub struct StreamEvent {
 
 /// The body POSTed to webhooks: the same bytes on every attempt.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct WebhookEvent {
     /// `evt_` and 32 hex digits; deduplicate on this.
     #[schemars(pattern("^evt_[0-9a-f]{32}$"))]
@@ -63,7 +61,7 @@ pub struct WebhookEvent {
     #[serde(with = "timestamp")]
     #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
-    #[schemars(schema_with = "only_v1")]
+    /// `v1`.
     pub api_version: &'static str,
     /// Whether the stream was started with a test key.
     pub test: bool,
@@ -71,7 +69,6 @@ pub struct WebhookEvent {
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct WebhookEventData {
     /// The stream right after the change, as `GET /streams/{id}` shows it.
     pub stream: StreamDetail,

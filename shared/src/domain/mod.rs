@@ -6,7 +6,6 @@ pub mod creator;
 pub mod event;
 pub mod idempotency;
 pub mod paging;
-pub mod schema;
 pub mod stream;
 pub mod webhook;
 

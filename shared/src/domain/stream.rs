@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::event::EventType;
-use super::schema::only_true;
 use crate::clock::timestamp;
 use crate::domain::paging::MAX_LIST_LIMIT;
 
@@ -262,7 +261,6 @@ fn is_false(b: &bool) -> bool {
 
 /// Response of `POST /streams`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct StreamCreated {
     pub stream_id: Uuid,
     pub status: StreamStatus,
@@ -272,9 +270,8 @@ pub struct StreamCreated {
     #[serde(with = "timestamp")]
     #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
-    /// Present only on test-key streams, where it is `true`.
+    /// Present, and `true`, only on test-key streams.
     #[serde(skip_serializing_if = "is_false")]
-    #[schemars(schema_with = "only_true")]
     pub test: bool,
     /// Live keys only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -286,7 +283,6 @@ pub struct StreamCreated {
 
 /// Item of `GET /streams`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct StreamSummary {
     pub id: Uuid,
     pub status: StreamStatus,
@@ -306,8 +302,8 @@ pub struct StreamSummary {
     #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
     pub viewer_count: u64,
+    /// Present, and `true`, only on test-key streams.
     #[serde(skip_serializing_if = "is_false")]
-    #[schemars(schema_with = "only_true")]
     pub test: bool,
 }
 
@@ -334,7 +330,6 @@ impl StreamSummary {
 
 /// Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct StreamDetail {
     pub stream_id: Uuid,
     pub status: StreamStatus,
@@ -356,8 +351,8 @@ pub struct StreamDetail {
     #[serde(with = "timestamp")]
     #[schemars(with = "DateTime<Utc>")]
     pub created_at: DateTime<Utc>,
+    /// Present, and `true`, only on test-key streams.
     #[serde(skip_serializing_if = "is_false")]
-    #[schemars(schema_with = "only_true")]
     pub test: bool,
 }
 
@@ -383,7 +378,6 @@ impl StreamDetail {
 
 /// Response of `GET /streams`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct StreamList {
     pub streams: Vec<StreamSummary>,
     /// Streams matching the filter, over every page.
@@ -395,7 +389,6 @@ pub struct StreamList {
 
 /// An entry of `StreamDetail.events` (none are recorded in this release).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct StreamEventEntry {
     #[serde(rename = "type")]
     pub event_type: EventType,
@@ -406,7 +399,6 @@ pub struct StreamEventEntry {
 
 /// Response of `DELETE /streams/{id}`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct StreamEnded {
     pub stream_id: Uuid,
     pub status: StreamStatus,

@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::event::EventType;
-use super::schema::only_true;
 use crate::clock::timestamp;
 use crate::webhook_url::MAX_URL_CHARS;
 
@@ -54,7 +53,6 @@ pub struct RegisterWebhookRequest {
 
 /// Response of `POST /webhooks`: the only time the secret is shown.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct WebhookRegistered {
     pub webhook_id: Uuid,
     pub url: String,
@@ -68,7 +66,6 @@ pub struct WebhookRegistered {
 
 /// Item of `GET /webhooks`: never the secret.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct WebhookListItem {
     pub webhook_id: Uuid,
     pub url: String,
@@ -83,17 +80,15 @@ pub struct WebhookListItem {
 
 /// Response of `DELETE /webhooks`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct WebhookDeleted {
     /// The id as sent.
     pub webhook_id: String,
-    #[schemars(schema_with = "only_true")]
+    /// Always `true`: deleting is idempotent.
     pub deleted: bool,
 }
 
 /// Response of `GET /webhooks`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct WebhookList {
     pub webhooks: Vec<WebhookListItem>,
 }

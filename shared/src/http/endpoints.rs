@@ -502,7 +502,6 @@ pub static ENDPOINTS: &[&Endpoint] = &[
 // api-v1.md "Discovery document".
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
 pub struct Discovery {
     pub name: &'static str,
     pub version: &'static str,

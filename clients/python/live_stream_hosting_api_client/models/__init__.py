@@ -25,7 +25,6 @@ from .stream_status import StreamStatus
 from .stream_summary import StreamSummary
 from .webhook_deleted import WebhookDeleted
 from .webhook_event import WebhookEvent
-from .webhook_event_api_version import WebhookEventApiVersion
 from .webhook_event_data import WebhookEventData
 from .webhook_list import WebhookList
 from .webhook_list_item import WebhookListItem
@@ -57,7 +56,6 @@ __all__ = (
     "StreamSummary",
     "WebhookDeleted",
     "WebhookEvent",
-    "WebhookEventApiVersion",
     "WebhookEventData",
     "WebhookList",
     "WebhookListItem",

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
+from attrs import field as _attrs_field
 
 from ..models.period import Period
 
@@ -40,6 +41,7 @@ class Analytics:
     total_minutes: int
     total_streams: int
     total_viewers: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         avg_viewers_per_stream = self.avg_viewers_per_stream
@@ -64,7 +66,7 @@ class Analytics:
         total_viewers = self.total_viewers
 
         field_dict: dict[str, Any] = {}
-
+        field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "avg_viewers_per_stream": avg_viewers_per_stream,
@@ -122,4 +124,21 @@ class Analytics:
             total_viewers=total_viewers,
         )
 
+        analytics.additional_properties = d
         return analytics
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -6,6 +6,7 @@ from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
+from attrs import field as _attrs_field
 
 from ..models.stream_status import StreamStatus
 
@@ -32,6 +33,7 @@ class AnalyticsStream:
     status: StreamStatus
     vertical: str
     viewer_count: int
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         ended_at: None | str
@@ -57,7 +59,7 @@ class AnalyticsStream:
         viewer_count = self.viewer_count
 
         field_dict: dict[str, Any] = {}
-
+        field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "ended_at": ended_at,
@@ -126,4 +128,21 @@ class AnalyticsStream:
             viewer_count=viewer_count,
         )
 
+        analytics_stream.additional_properties = d
         return analytics_stream
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -20,18 +20,18 @@ class StartStreamRequest:
         creator_id (str): The `avt_` id of a creator from `GET /creators`.
         platform (StartStreamRequestPlatform):
         product_name (str): The product featured; not blank.
-        duration_minutes (int | None | Unset): Required for live keys. Optional for test keys (validated when sent);
-            without it a test stream ends after the longest duration allowed.
-        script (None | str | Unset): Talking points for the host.
-        vertical (None | str | Unset): Must match the brand's vertical (`live-commerce`); the brand's when omitted.
+        duration_minutes (int | Unset): Required for live keys. Optional for test keys (validated when sent); without it
+            a test stream ends after the longest duration allowed.
+        script (str | Unset): Talking points for the host.
+        vertical (str | Unset): Must match the brand's vertical (`live-commerce`); the brand's when omitted.
     """
 
     creator_id: str
     platform: StartStreamRequestPlatform
     product_name: str
-    duration_minutes: int | None | Unset = UNSET
-    script: None | str | Unset = UNSET
-    vertical: None | str | Unset = UNSET
+    duration_minutes: int | Unset = UNSET
+    script: str | Unset = UNSET
+    vertical: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -41,23 +41,11 @@ class StartStreamRequest:
 
         product_name = self.product_name
 
-        duration_minutes: int | None | Unset
-        if isinstance(self.duration_minutes, Unset):
-            duration_minutes = UNSET
-        else:
-            duration_minutes = self.duration_minutes
+        duration_minutes = self.duration_minutes
 
-        script: None | str | Unset
-        if isinstance(self.script, Unset):
-            script = UNSET
-        else:
-            script = self.script
+        script = self.script
 
-        vertical: None | str | Unset
-        if isinstance(self.vertical, Unset):
-            vertical = UNSET
-        else:
-            vertical = self.vertical
+        vertical = self.vertical
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -86,32 +74,11 @@ class StartStreamRequest:
 
         product_name = d.pop("product_name")
 
-        def _parse_duration_minutes(data: object) -> int | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(int | None | Unset, data)
+        duration_minutes = d.pop("duration_minutes", UNSET)
 
-        duration_minutes = _parse_duration_minutes(d.pop("duration_minutes", UNSET))
+        script = d.pop("script", UNSET)
 
-        def _parse_script(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        script = _parse_script(d.pop("script", UNSET))
-
-        def _parse_vertical(data: object) -> None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            return cast(None | str | Unset, data)
-
-        vertical = _parse_vertical(d.pop("vertical", UNSET))
+        vertical = d.pop("vertical", UNSET)
 
         start_stream_request = cls(
             creator_id=creator_id,

@@ -6,6 +6,7 @@ from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
+from attrs import field as _attrs_field
 
 from ..models.stream_status import StreamStatus
 from ..types import UNSET, Unset
@@ -26,7 +27,7 @@ class StreamCreated:
         ws_url (None | str):
         agent_dispatched (bool | None | Unset): Live keys only.
         dispatch_method (None | str | Unset): Live keys only.
-        test (bool | Unset): Present only on test-key streams, where it is `true`.
+        test (bool | Unset): Present, and `true`, only on test-key streams.
     """
 
     created_at: datetime.datetime
@@ -38,6 +39,7 @@ class StreamCreated:
     agent_dispatched: bool | None | Unset = UNSET
     dispatch_method: None | str | Unset = UNSET
     test: bool | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         created_at = self.created_at.isoformat()
@@ -69,7 +71,7 @@ class StreamCreated:
         test = self.test
 
         field_dict: dict[str, Any] = {}
-
+        field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "created_at": created_at,
@@ -146,4 +148,21 @@ class StreamCreated:
             test=test,
         )
 
+        stream_created.additional_properties = d
         return stream_created
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -6,6 +6,7 @@ from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
+from attrs import field as _attrs_field
 
 from ..models.stream_status import StreamStatus
 from ..types import UNSET, Unset
@@ -30,7 +31,7 @@ class StreamSummary:
         status (StreamStatus):
         vertical (str):
         viewer_count (int):
-        test (bool | Unset):
+        test (bool | Unset): Present, and `true`, only on test-key streams.
     """
 
     created_at: datetime.datetime
@@ -46,6 +47,7 @@ class StreamSummary:
     vertical: str
     viewer_count: int
     test: bool | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         created_at = self.created_at.isoformat()
@@ -85,7 +87,7 @@ class StreamSummary:
         test = self.test
 
         field_dict: dict[str, Any] = {}
-
+        field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "created_at": created_at,
@@ -188,4 +190,21 @@ class StreamSummary:
             test=test,
         )
 
+        stream_summary.additional_properties = d
         return stream_summary
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

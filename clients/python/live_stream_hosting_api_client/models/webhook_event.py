@@ -5,9 +5,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
+from attrs import field as _attrs_field
 
 from ..models.event_type import EventType
-from ..models.webhook_event_api_version import WebhookEventApiVersion
 
 if TYPE_CHECKING:
     from ..models.webhook_event_data import WebhookEventData
@@ -21,7 +21,7 @@ class WebhookEvent:
     """The body POSTed to webhooks: the same bytes on every attempt.
 
     Attributes:
-        api_version (WebhookEventApiVersion):
+        api_version (str): `v1`.
         created_at (datetime.datetime):
         data (WebhookEventData):
         id (str): `evt_` and 32 hex digits; deduplicate on this.
@@ -29,15 +29,16 @@ class WebhookEvent:
         type_ (EventType):
     """
 
-    api_version: WebhookEventApiVersion
+    api_version: str
     created_at: datetime.datetime
     data: WebhookEventData
     id: str
     test: bool
     type_: EventType
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        api_version = self.api_version.value
+        api_version = self.api_version
 
         created_at = self.created_at.isoformat()
 
@@ -50,7 +51,7 @@ class WebhookEvent:
         type_ = self.type_.value
 
         field_dict: dict[str, Any] = {}
-
+        field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "api_version": api_version,
@@ -69,7 +70,7 @@ class WebhookEvent:
         from ..models.webhook_event_data import WebhookEventData  # noqa: PLC0415
 
         d = dict(src_dict)
-        api_version = WebhookEventApiVersion(d.pop("api_version"))
+        api_version = d.pop("api_version")
 
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
 
@@ -90,4 +91,21 @@ class WebhookEvent:
             type_=type_,
         )
 
+        webhook_event.additional_properties = d
         return webhook_event
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -5,6 +5,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from attrs import define as _attrs_define
+from attrs import field as _attrs_field
 
 from ..models.event_type import EventType
 
@@ -28,6 +29,7 @@ class WebhookRegistered:
     secret: str
     url: str
     webhook_id: UUID
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         active = self.active
@@ -44,7 +46,7 @@ class WebhookRegistered:
         webhook_id = str(self.webhook_id)
 
         field_dict: dict[str, Any] = {}
-
+        field_dict.update(self.additional_properties)
         field_dict.update(
             {
                 "active": active,
@@ -83,4 +85,21 @@ class WebhookRegistered:
             webhook_id=webhook_id,
         )
 
+        webhook_registered.additional_properties = d
         return webhook_registered
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -6,6 +6,7 @@
 
 mod builders;
 
+use schemars::Schema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -22,8 +23,61 @@ fn generators() -> Generators {
         s.meta_schema = None;
     });
     Generators {
-        responses: settings.clone().for_serialize().into_generator(),
-        requests: settings.for_deserialize().into_generator(),
+        responses: settings
+            .clone()
+            .for_serialize()
+            .with_transform(drop_defaults_of_required as fn(&mut Schema))
+            .into_generator(),
+        requests: settings
+            .for_deserialize()
+            .with_transform(optional_means_omitted as fn(&mut Schema))
+            .into_generator(),
+    }
+}
+
+/// The properties of an object schema, with whether each is required.
+fn properties(schema: &mut Schema) -> Vec<(bool, &mut Value)> {
+    let Some(object) = schema.as_object_mut() else {
+        return Vec::new();
+    };
+    let required: Vec<Value> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    match object.get_mut("properties").and_then(Value::as_object_mut) {
+        Some(properties) => properties
+            .iter_mut()
+            .map(|(name, property)| (required.contains(&Value::from(name.as_str())), property))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// A field that is always sent has no default to speak of (serde's `default` on reading
+/// stored records is no promise to clients); generators read a default as "may be absent".
+fn drop_defaults_of_required(schema: &mut Schema) {
+    for (required, property) in properties(schema) {
+        if let (true, Some(property)) = (required, property.as_object_mut()) {
+            property.remove("default");
+        }
+    }
+}
+
+/// An optional request field is documented as "omit it" rather than "omit it or send null"
+/// (both are accepted): generators keep the constraints of a plain type, and drop them from a
+/// nullable one.
+fn optional_means_omitted(schema: &mut Schema) {
+    for (required, property) in properties(schema) {
+        if required {
+            continue;
+        }
+        if let Some(types) = property.get_mut("type").and_then(Value::as_array_mut) {
+            types.retain(|t| t != "null");
+            if let [only] = types.as_slice() {
+                property["type"] = only.clone();
+            }
+        }
     }
 }
 
