@@ -2,7 +2,8 @@
 # Runs every test: unit tests and the HTTP-level suite on the embedded backends, then the same
 # HTTP-level suite on DynamoDB and SQS served by moto behind the fault-injecting proxy
 # (scripts/fault_proxy.py: the AWS behaviours moto lacks), then schemathesis against the local
-# server and its OpenAPI document, then the generated clients against the local server.
+# server and its OpenAPI document, then the generated clients, the reference page (in headless
+# Chromium) and the example receivers against the local server.
 # Installs what it needs (Python virtualenvs under ~/.cache),
 # starts moto and the proxy and stops them on exit. Extra arguments go to both cargo test runs
 # (before their `--`).
@@ -71,6 +72,12 @@ scripts/schemathesis.sh
 
 echo "== generated clients (Python, TypeScript, Rust) against the local server"
 scripts/test-clients.sh
+
+echo "== the reference page in headless Chromium"
+scripts/test-docs-page.sh
+
+echo "== the quickstart and the example webhook receivers against the local server"
+scripts/test-examples.sh
 
 # One closing line over both cargo passes.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

@@ -447,7 +447,7 @@ async fn discovery_document() {
         );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
-    assert_eq!(endpoints.len(), 11);
+    assert_eq!(endpoints.len(), 12);
     for (method, path, scope) in SPEC_SCOPES {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");

@@ -64,6 +64,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This reference as a web page.
+         * @description HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -288,7 +308,7 @@ export interface components {
             authentication: string;
             /**
              * Format: uri
-             * @description The OpenAPI document.
+             * @description The reference page, for people.
              */
             docs: string;
             /** @description `"<METHOD> <path>"` -> what it does and the scope it needs. */
@@ -296,7 +316,10 @@ export interface components {
                 [key: string]: string;
             };
             name: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The OpenAPI document, for programs.
+             */
             openapi: string;
             status: string;
             version: string;
@@ -672,6 +695,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reference page. */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=300`. */
+                    "Cache-Control": "public, max-age=300";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
         };

@@ -1,16 +1,17 @@
 //! Public endpoints: the discovery document (`GET /`), the OpenAPI description
-//! (`GET /openapi.json`) and the creators catalog (`GET /creators`).
+//! (`GET /openapi.json`), the reference page rendered from it (`GET /docs`) and the creators
+//! catalog (`GET /creators`).
 
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, HOST};
 use axum::http::{HeaderMap, HeaderValue};
-use axum::response::IntoResponse;
+use axum::response::{Html, IntoResponse};
 use axum::{Json, Router};
 use shared::domain::creator::CreatorList;
 use shared::http::API_PREFIX;
-use shared::http::endpoints::{self, Discovery, discovery_document};
-use shared::http::openapi;
+use shared::http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, discovery_document};
 use shared::http::routes::Routes;
+use shared::http::{docs_page, openapi};
 use shared::service::creators;
 use shared::{ApiResult, App};
 
@@ -19,6 +20,7 @@ pub fn router(app: App) -> Router {
         .serve(&endpoints::DISCOVERY, discovery)
         .serve(&endpoints::LIST_CREATORS, list_creators)
         .serve(&endpoints::OPENAPI, openapi)
+        .serve(&endpoints::DOCS, docs)
         .into_router()
 }
 
@@ -28,6 +30,14 @@ async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<Discovery
 
 async fn openapi(State(app): State<App>, headers: HeaderMap) -> Json<serde_json::Value> {
     Json(openapi::document(&base_url(&app, &headers)))
+}
+
+async fn docs(State(app): State<App>, headers: HeaderMap) -> impl IntoResponse {
+    let page = docs_page::render(&openapi::document(&base_url(&app, &headers)));
+    (
+        [(CACHE_CONTROL, HeaderValue::from_static(DOCS_CACHE_CONTROL))],
+        Html(page),
+    )
 }
 
 /// `PUBLIC_BASE_URL` when set, else what the request was addressed to.

@@ -63,6 +63,8 @@ pub enum Body {
     Json(SchemaFn),
     /// The error envelope, with one of these codes.
     Error(&'static [ErrorCode]),
+    /// A web page.
+    Html,
 }
 
 pub struct Header {
@@ -138,6 +140,13 @@ fn cache_control(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "string", "enum": ["public, max-age=60"] })
 }
 
+fn docs_cache_control(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string", "enum": [DOCS_CACHE_CONTROL] })
+}
+
+/// The reference page changes only with a release.
+pub const DOCS_CACHE_CONTROL: &str = "public, max-age=300";
+
 fn openapi_document(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "object", "required": ["openapi", "paths"] })
 }
@@ -184,6 +193,29 @@ pub static OPENAPI: Endpoint = Endpoint {
         description: "The OpenAPI document.",
         body: Body::Json(openapi_document),
         headers: &[],
+    }],
+    idempotent: false,
+};
+
+pub static DOCS: Endpoint = Endpoint {
+    operation_id: "getDocs",
+    tag: "discovery",
+    method: Method::GET,
+    path: "/docs",
+    access: Access::Public,
+    summary: "This reference as a web page.",
+    description: "HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.",
+    parameters: &[],
+    request_body: None,
+    responses: &[Response {
+        status: 200,
+        description: "The reference page.",
+        body: Body::Html,
+        headers: &[Header {
+            name: "Cache-Control",
+            description: "Always `public, max-age=300`.",
+            schema: docs_cache_control,
+        }],
     }],
     idempotent: false,
 };
@@ -488,6 +520,7 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
 pub static ENDPOINTS: &[&Endpoint] = &[
     &DISCOVERY,
     &OPENAPI,
+    &DOCS,
     &LIST_CREATORS,
     &START_STREAM,
     &LIST_STREAMS,
@@ -506,9 +539,10 @@ pub struct Discovery {
     pub name: &'static str,
     pub version: &'static str,
     pub status: &'static str,
-    /// The OpenAPI document.
+    /// The reference page, for people.
     #[schemars(url)]
     pub docs: String,
+    /// The OpenAPI document, for programs.
     #[schemars(url)]
     pub openapi: String,
     /// `"<METHOD> <path>"` -> what it does and the scope it needs.
@@ -521,15 +555,15 @@ pub fn discovery_document(base_url: &str) -> Discovery {
     let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
     let public: Vec<String> = ENDPOINTS
         .iter()
-        .filter(|e| e.access == Access::Public && e.path != "/openapi.json")
+        .filter(|e| e.access == Access::Public && !matches!(e.path, "/openapi.json" | "/docs"))
         .map(|e| format!("{} {}", e.method, e.path))
         .collect();
     Discovery {
         name: "Live Stream Hosting API",
         version: "v1",
         status: "early_access",
-        docs: format!("{base_url}/openapi.json"),
-        openapi: format!("{base_url}/openapi.json"),
+        docs: format!("{base_url}{}", DOCS.path),
+        openapi: format!("{base_url}{}", OPENAPI.path),
         endpoints: ENDPOINTS
             .iter()
             .map(|e| {

@@ -19,10 +19,10 @@ class Discovery:
 
     Attributes:
         authentication (str):
-        docs (str): The OpenAPI document.
+        docs (str): The reference page, for people.
         endpoints (DiscoveryEndpoints): `"<METHOD> <path>"` -> what it does and the scope it needs.
         name (str):
-        openapi (str):
+        openapi (str): The OpenAPI document, for programs.
         status (str):
         version (str):
     """

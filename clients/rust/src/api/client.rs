@@ -159,6 +159,25 @@ impl LiveStreamHostingApiClient {
         let response = self.client.get(url).send().await?;
         Ok(ListCreatorsRequest::parse_response(response).await?)
     }
+    /// This reference as a web page.
+    ///
+    /// HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.
+    ///
+    /// * Path: `GET /docs`
+    pub async fn get_docs(
+        &self,
+        request: GetDocsRequest,
+    ) -> anyhow::Result<
+        ApiResponse<WithHeaders<CacheControlAndXRequestIdHeaders, String>, ()>,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("docs");
+        let response = self.client.get(url).send().await?;
+        Ok(GetDocsRequest::parse_response(response).await?)
+    }
     /// This API's OpenAPI 3.1 description.
     ///
     /// The machine-readable description of every operation, built from the same declarations that route requests.

@@ -97,11 +97,12 @@ pub struct CreatorList {
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct Discovery {
     pub authentication: String,
-    /// The OpenAPI document.
+    /// The reference page, for people.
     pub docs: String,
     /// `"<METHOD> <path>"` -> what it does and the scope it needs.
     pub endpoints: indexmap::IndexMap<String, String>,
     pub name: String,
+    /// The OpenAPI document, for programs.
     pub openapi: String,
     pub status: String,
     pub version: String,
@@ -769,6 +770,36 @@ impl ListCreatorsRequest {
                 return Ok(
                     ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
                 );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+/// HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetDocsRequest {}
+impl GetDocsRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<WithHeaders<CacheControlAndXRequestIdHeaders, String>, ()>,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type == "text/html" {
+                let headers = CacheControlAndXRequestIdHeaders::try_from(req.headers())?;
+                let data = req.text().await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
             }
             return Ok(ApiResponse::Other(Box::new(req)));
         }

@@ -73,20 +73,20 @@ pub(super) fn fill(text: &str) -> String {
     })
 }
 
-/// A response whose body is `schema`, with `X-Request-Id` and `headers`.
-fn response(description: &str, schema: Value, headers: Map<String, Value>) -> Value {
+/// A response with `content` (media type -> schema), `X-Request-Id` and `headers`.
+fn response(description: &str, content: Value, headers: Map<String, Value>) -> Value {
     let mut all = Map::new();
     all.insert("X-Request-Id".into(), request_id_header());
     all.extend(headers);
-    json!({ "description": fill(description), "headers": all,
-            "content": { "application/json": { "schema": schema } } })
+    json!({ "description": fill(description), "headers": all, "content": content })
 }
 
 /// An error response: the `Error` envelope, and in `x-error-codes` the codes this status
 /// answers with here (the suite checks every error it receives against them).
 fn error(generators: &mut Generators, description: &str, codes: &[ErrorCode]) -> Value {
     let schema = generators.responses.subschema_for::<ErrorEnvelope>();
-    let mut answer = response(description, schema.to_value(), Map::new());
+    let content = json!({ "application/json": { "schema": schema.to_value() } });
+    let mut answer = response(description, content, Map::new());
     answer["x-error-codes"] = json!(codes.iter().map(|c| c.as_str()).collect::<Vec<_>>());
     answer
 }
@@ -99,19 +99,11 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
     let mut descriptions = Map::new();
     for declared in endpoint.responses {
         let status = declared.status.to_string();
-        let answer = match &declared.body {
+        let content = match &declared.body {
             Body::Json(schema) => {
-                let schema = schema(&mut generators.responses).to_value();
-                let mut headers = Map::new();
-                for header in declared.headers {
-                    let schema = (header.schema)(&mut generators.responses).to_value();
-                    headers.insert(
-                        header.name.into(),
-                        json!({ "description": header.description, "required": true, "schema": schema }),
-                    );
-                }
-                response(declared.description, schema, headers)
+                json!({ "application/json": { "schema": schema(&mut generators.responses).to_value() } })
             }
+            Body::Html => json!({ "text/html": { "schema": { "type": "string" } } }),
             Body::Error(codes) if declared.status == 403 => {
                 forbidden.extend_from_slice(codes);
                 descriptions.insert(status, declared.description.into());
@@ -122,9 +114,20 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
                 descriptions.insert(status, declared.description.into());
                 continue;
             }
-            Body::Error(codes) => error(generators, declared.description, codes),
+            Body::Error(codes) => {
+                responses.insert(status, error(generators, declared.description, codes));
+                continue;
+            }
         };
-        responses.insert(declared.status.to_string(), answer);
+        let mut headers = Map::new();
+        for header in declared.headers {
+            let schema = (header.schema)(&mut generators.responses).to_value();
+            headers.insert(
+                header.name.into(),
+                json!({ "description": header.description, "required": true, "schema": schema }),
+            );
+        }
+        responses.insert(status, response(declared.description, content, headers));
     }
     let Access::Keyed(scope) = endpoint.access else {
         return responses;

@@ -13,7 +13,11 @@ use serde_json::{Map, Value, json};
 use self::builders::{Generators, operation};
 use crate::config::DEFAULT_RETRY_DELAYS_SECS;
 use crate::delivery::retry::JITTER;
-use crate::domain::event::WebhookEvent;
+use chrono::{TimeZone, Utc};
+use uuid::Uuid;
+
+use crate::domain::event::{EventType, WebhookEvent, WebhookEventData};
+use crate::domain::stream::{SOURCE_API, Stream, StreamDetail, StreamStatus};
 use crate::domain::{Plan, Scope};
 use crate::http::endpoints::ENDPOINTS;
 
@@ -81,6 +85,76 @@ fn optional_means_omitted(schema: &mut Schema) {
     }
 }
 
+/// One sample body of each event type (fixed ids and times, so the document never changes
+/// between requests).
+fn event_examples() -> Value {
+    let at = |minute: u32| {
+        Utc.with_ymd_and_hms(2026, 3, 14, 18, minute, 0)
+            .single()
+            .unwrap_or_default()
+    };
+    let mut examples = Map::new();
+    for (n, event_type) in EventType::ALL.into_iter().enumerate() {
+        let (status, started_at, ended_at, viewers, summary) = match event_type {
+            EventType::StreamStarted => (
+                StreamStatus::Live,
+                Some(at(1)),
+                None,
+                0,
+                "The agent joined the room: the stream is live (for a test key, at once).",
+            ),
+            EventType::StreamEnded => (
+                StreamStatus::Ended,
+                Some(at(1)),
+                Some(at(31)),
+                184,
+                "Ended: by `DELETE`, at the end of its duration, or by the host.",
+            ),
+            EventType::StreamError => (
+                StreamStatus::Error,
+                None,
+                None,
+                0,
+                "Failed: the host never joined within the preparing timeout, or the stream failed while live.",
+            ),
+        };
+        let stream = Stream {
+            id: Uuid::from_u128(0x0f8e2a51_7c3b_4d6e_9a10_2b3c4d5e6f70),
+            brand_id: "brand_demo".into(),
+            status,
+            platform: Some("tiktok".into()),
+            vertical: "live-commerce".into(),
+            creator_id: Some("avt_ava000000001".into()),
+            product_name: "Glow Serum".into(),
+            source: SOURCE_API.into(),
+            room_name: Some("stream-0f8e2a51".into()),
+            viewer_count: viewers,
+            test: false,
+            created_at: at(0),
+            started_at,
+            ended_at,
+            duration_minutes: Some(30),
+            script: None,
+            deadline: None,
+        };
+        let event = WebhookEvent {
+            id: format!("evt_{:032x}", n + 1),
+            event_type,
+            created_at: ended_at.or(started_at).unwrap_or(at(5)),
+            api_version: "v1",
+            test: false,
+            data: WebhookEventData {
+                stream: StreamDetail::new(&stream, stream.creator_id.clone()),
+            },
+        };
+        examples.insert(
+            event_type.as_str().into(),
+            json!({ "summary": summary, "value": event }),
+        );
+    }
+    Value::Object(examples)
+}
+
 /// `90` -> `90 s`, `300` -> `5 min`, `7200` -> `2 h`.
 fn human_delay(secs: u64) -> String {
     match secs {
@@ -113,7 +187,7 @@ fn webhooks(generators: &mut Generators) -> Value {
                 header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
                 header("webhook-signature", "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"<id>.<t>.<raw body>\" keyed with the base64-decoded secret after whsec_>`."),
             ],
-            "requestBody": { "required": true, "content": { "application/json": { "schema": event } } },
+            "requestBody": { "required": true, "content": { "application/json": { "schema": event, "examples": event_examples() } } },
             "responses": { "2XX": { "description": "Received." }, "410": { "description": "Gone: no more deliveries to this webhook." } },
         }},
     })
@@ -130,6 +204,12 @@ pub fn document(base_url: &str) -> Value {
         entry[endpoint.method.as_str().to_lowercase()] = operation(endpoint, &mut generators);
     }
     let webhooks = webhooks(&mut generators);
+    let mut tags: Vec<Value> = Vec::new();
+    for endpoint in ENDPOINTS {
+        if !tags.iter().any(|t| t["name"] == endpoint.tag) {
+            tags.push(json!({ "name": endpoint.tag }));
+        }
+    }
     // Request and response types share only enumerations, which read the same both ways.
     let mut schemas = generators.requests.take_definitions(true);
     schemas.extend(generators.responses.take_definitions(true));
@@ -151,6 +231,7 @@ pub fn document(base_url: &str) -> Value {
             "description": format!("AI-hosted live streams for live-commerce brands. Keys: `svc_live_` (real dispatch and billing; plan {} or above) and `svc_test_` (simulated, free). Every error is `{{\"error\": {{\"code\", \"message\"}}}}`; an unknown path or method answers 404 `not_found`. Plans in order: {}.", plans[2], plans.join(", ")),
         },
         "servers": [{ "url": base_url }],
+        "tags": tags,
         "paths": paths,
         "webhooks": webhooks,
         "components": {
