@@ -4,13 +4,12 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine;
-use common::receiver::{Behaviour, Hit, Receiver};
+use common::receiver::{Behaviour, Hit, Receiver, run_verifier};
 use common::*;
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
@@ -383,6 +382,9 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
         secret: shared::domain::webhook::generate_secret(),
         active: true,
         created_at: api.now(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        secret_rotated_at: None,
     };
     api.runtime
         .app
@@ -393,46 +395,6 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
     api.start_test_stream(&Keys::test_a()).await;
     api.wait_for_dead_letters(WAIT).await;
     assert!(receiver.hits().is_empty());
-}
-
-fn verifier_python() -> String {
-    std::env::var("WEBHOOK_VERIFIER_PYTHON").unwrap_or_else(|_| {
-        panic!("WEBHOOK_VERIFIER_PYTHON is not set: run the suite with scripts/test.sh, which installs the stripe and standardwebhooks verifiers")
-    })
-}
-
-fn run_verifier(secret: &str, hit: &Hit) -> (bool, String) {
-    use std::io::Write;
-    let headers: HashMap<String, String> = hit
-        .headers
-        .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap().to_owned()))
-        .collect();
-    let capture = json!({"secret": secret, "body": hit.body, "headers": headers});
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/verifiers/verify_signatures.py"
-    );
-    let mut child = std::process::Command::new(verifier_python())
-        .arg(script)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the verifier");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(capture.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

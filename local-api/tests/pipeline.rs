@@ -9,8 +9,8 @@ use chrono::Duration;
 use common::*;
 use serde_json::json;
 
-/// api-v1.md's table: every keyed endpoint with the scope it needs.
-const SPEC_SCOPES: [(&str, &str, &str); 8] = [
+/// api-v1.md's table, then extensions.md E3's: every keyed endpoint with the scope it needs.
+const SPEC_SCOPES: [(&str, &str, &str); 11] = [
     ("POST", "/streams", "streams:write"),
     ("GET", "/streams", "streams:read"),
     ("GET", "/streams/{id}", "streams:read"),
@@ -19,6 +19,9 @@ const SPEC_SCOPES: [(&str, &str, &str); 8] = [
     ("POST", "/webhooks", "webhooks:write"),
     ("GET", "/webhooks", "webhooks:write"),
     ("DELETE", "/webhooks", "webhooks:write"),
+    ("GET", "/webhooks/{id}", "webhooks:write"),
+    ("PATCH", "/webhooks/{id}", "webhooks:write"),
+    ("POST", "/webhooks/{id}/rotate-secret", "webhooks:write"),
 ];
 
 /// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
@@ -447,7 +450,7 @@ async fn discovery_document() {
         );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
-    assert_eq!(endpoints.len(), 12);
+    assert_eq!(endpoints.len(), 15);
     for (method, path, scope) in SPEC_SCOPES {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::idempotency::StoredAnswer;
 use crate::domain::stream::Transition;
+use crate::domain::webhook::WebhookChanges;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, TimerKind, Webhook,
 };
@@ -53,6 +54,18 @@ pub enum CreateWebhookOutcome {
     Limit,
     /// The idempotency key is no longer held by this request; nothing was written.
     KeyLost,
+}
+
+/// The result of [`WebhookStore::update_webhook`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookUpdate {
+    /// The webhook as it is after the change.
+    Updated(Webhook),
+    /// No such webhook for the brand; nothing was written.
+    Absent,
+    /// A rotation found another secret than the one it replaces (a rotation raced it);
+    /// nothing was written.
+    SecretChanged,
 }
 
 /// An idempotency key bound in the same atomic step as a creation (extensions.md E1): the
@@ -217,6 +230,15 @@ pub trait WebhookStore: Send + Sync {
     /// Deletes the brand's webhook if it exists; nothing otherwise.
     async fn delete_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
     async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
+    /// Applies `changes` to the brand's webhook in one atomic step: only the fields they name
+    /// (so a concurrent `410` deactivation is not undone by an unrelated change), and a
+    /// rotation only while the secret is still the one it replaces.
+    async fn update_webhook(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        changes: &WebhookChanges,
+    ) -> StoreResult<WebhookUpdate>;
 }
 
 /// A relay's hold on one outbox event (see [`Outbox::claim_event`]).

@@ -180,6 +180,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one webhook.
+         * @description Never the secret; `secret_rotated_at` tells when it last changed.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook's URL, events or active state.
+         * @description Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret without downtime.
+         * @description A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     streamEvent: {
@@ -355,6 +399,26 @@ export interface components {
              */
             url: string;
         };
+        /** @description Body of `POST /webhooks/{id}/rotate-secret`; the body itself is optional. */
+        RotateSecretRequest: {
+            /**
+             * Format: uint32
+             * @description How long the replaced secret keeps signing beside the new one; 86400 when absent.
+             */
+            expire_previous_in_seconds?: number;
+        };
+        /** @description Response of `POST /webhooks/{id}/rotate-secret`: the only time the new secret is shown. */
+        SecretRotated: {
+            /**
+             * Format: date-time
+             * @description Until then every delivery is signed with both secrets.
+             */
+            previous_secret_expires_at: string;
+            /** @description `whsec_` and 32 base64 characters. */
+            secret: string;
+            /** Format: uuid */
+            webhook_id: string;
+        };
         /** @description Body of `POST /streams`. */
         StartStreamRequest: {
             /** @description The `avt_` id of a creator from `GET /creators`. */
@@ -465,11 +529,39 @@ export interface components {
             /** Format: uint64 */
             viewer_count: number;
         };
+        /** @description Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored. */
+        UpdateWebhookRequest: {
+            /** @description `true` re-enables a webhook a `410 Gone` turned off. */
+            active?: boolean;
+            /** @description As at registration; replaces the list. */
+            events?: components["schemas"]["EventType"][];
+            /**
+             * Format: uri
+             * @description HTTPS on a public host, as at registration.
+             */
+            url?: string;
+        };
         /** @description Response of `DELETE /webhooks`. */
         WebhookDeleted: {
             /** @description Always `true`: deleting is idempotent. */
             deleted: boolean;
             /** @description The id as sent. */
+            webhook_id: string;
+        };
+        /** @description Response of `GET /webhooks/{id}` and `PATCH /webhooks/{id}`: never the secret. */
+        WebhookDetail: {
+            /** @description `false` once the receiver answered `410 Gone`, or after `PATCH` with `active: false`. */
+            active: boolean;
+            /** Format: date-time */
+            created_at: string;
+            events: components["schemas"]["EventType"][];
+            /**
+             * Format: date-time
+             * @description When the secret was last rotated; `null` if never.
+             */
+            secret_rotated_at: string | null;
+            url: string;
+            /** Format: uuid */
             webhook_id: string;
         };
         /** @description The body POSTed to webhooks: the same bytes on every attempt. */
@@ -1583,6 +1675,397 @@ export interface operations {
             };
             /** @description The key lacks `webhooks:write` (the message names it). */
             403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `webhook_id`. Absent, another brand's or not a UUID: 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDetail"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `webhooks:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such webhook for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `webhook_id`. Absent, another brand's or not a UUID: 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook as changed. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDetail"];
+                };
+            };
+            /** @description Invalid JSON, not an object or none of the three fields (`missing_fields`), a URL that is not HTTPS on a public host (`invalid_url`), bad events (`invalid_events`), or an `active` that is not a boolean (`invalid_fields`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `webhooks:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such webhook for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `webhook_id`. Absent, another brand's or not a UUID: 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretRotated"];
+                };
+            };
+            /** @description `expire_previous_in_seconds` is not a whole number from 0 to 86400, or the body is not a JSON object. */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `webhooks:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such webhook for this brand. */
+            404: {
                 headers: {
                     /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
                     RateLimit: string;

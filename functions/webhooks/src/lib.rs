@@ -1,12 +1,19 @@
-//! `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks?id=`.
+//! `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks?id=`, and one webhook's operations:
+//! `GET` and `PATCH /webhooks/{id}`, `POST /webhooks/{id}/rotate-secret`.
 
+use axum::extract::Path;
 use axum::extract::State;
+use axum::extract::rejection::PathRejection;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::{Json, Router};
+use shared::ApiError;
 use shared::domain::Caller;
-use shared::http::body::JsonObject;
-use shared::http::endpoints::{DELETE_WEBHOOK, LIST_WEBHOOKS, REGISTER_WEBHOOK};
+use shared::http::body::{JsonObject, OptionalJsonObject};
+use shared::http::endpoints::{
+    DELETE_WEBHOOK, GET_WEBHOOK, LIST_WEBHOOKS, REGISTER_WEBHOOK, ROTATE_WEBHOOK_SECRET,
+    UPDATE_WEBHOOK,
+};
 use shared::http::idempotency_key;
 use shared::http::query::QueryParams;
 use shared::http::routes::Routes;
@@ -18,6 +25,9 @@ pub fn router(app: App) -> Router {
         .serve(&REGISTER_WEBHOOK, register)
         .serve(&LIST_WEBHOOKS, list)
         .serve(&DELETE_WEBHOOK, delete)
+        .serve(&GET_WEBHOOK, get_one)
+        .serve(&UPDATE_WEBHOOK, update)
+        .serve(&ROTATE_WEBHOOK_SECRET, rotate_secret)
         .into_router()
 }
 
@@ -41,5 +51,44 @@ async fn delete(
 ) -> ApiResult<impl IntoResponse> {
     Ok(Json(
         webhooks::delete(&app, &caller, query.get("id")).await?,
+    ))
+}
+
+/// The webhook the path names; a path that names nothing is `404` whatever the body.
+fn webhook_id(id: Result<Path<String>, PathRejection>) -> ApiResult<uuid::Uuid> {
+    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
+    webhooks::webhook_id(&id)
+}
+
+async fn get_one(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(webhooks::get(&app, &caller, webhook_id(id)?).await?))
+}
+
+async fn update(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+    body: Result<JsonObject, ApiError>,
+) -> ApiResult<impl IntoResponse> {
+    // The path first, then the body, then the lookup.
+    let id = webhook_id(id)?;
+    let JsonObject(body) = body?;
+    Ok(Json(webhooks::update(&app, &caller, id, &body).await?))
+}
+
+async fn rotate_secret(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+    body: Result<OptionalJsonObject, ApiError>,
+) -> ApiResult<impl IntoResponse> {
+    let id = webhook_id(id)?;
+    let OptionalJsonObject(body) = body?;
+    Ok(Json(
+        webhooks::rotate_secret(&app, &caller, id, body.as_ref()).await?,
     ))
 }

@@ -145,3 +145,45 @@ impl Receiver {
         }
     }
 }
+
+pub fn verifier_python() -> String {
+    std::env::var("WEBHOOK_VERIFIER_PYTHON").unwrap_or_else(|_| {
+        panic!("WEBHOOK_VERIFIER_PYTHON is not set: run the suite with scripts/test.sh, which installs the stripe and standardwebhooks verifiers")
+    })
+}
+
+/// Verifies `hit` with the published Stripe and Standard Webhooks libraries keyed with
+/// `secret`: (both verified, what the verifier printed).
+pub fn run_verifier(secret: &str, hit: &Hit) -> (bool, String) {
+    use std::io::Write;
+    let headers: std::collections::HashMap<String, String> = hit
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+        .collect();
+    let capture = serde_json::json!({"secret": secret, "body": hit.body, "headers": headers});
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/verifiers/verify_signatures.py"
+    );
+    let mut child = std::process::Command::new(verifier_python())
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the verifier");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(capture.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}

@@ -135,6 +135,7 @@ impl Deliverer {
         }
 
         let timestamp = now.timestamp();
+        let secrets = webhook.signing_secrets(now);
         let mut headers = HeaderMap::new();
         let mut put = |name: &'static str, value: String| {
             if let Ok(value) = value.parse() {
@@ -146,16 +147,13 @@ impl Deliverer {
         put("x-service-event-type", delivery.event_type.as_str().into());
         put(
             "x-service-signature",
-            signing::service_signature(&webhook.secret, timestamp, &delivery.body),
+            signing::service_signature(&secrets, timestamp, &delivery.body),
         );
         put("webhook-id", delivery.event_id.clone());
         put("webhook-timestamp", timestamp.to_string());
-        if let Some(signature) = signing::standard_signature(
-            &webhook.secret,
-            &delivery.event_id,
-            timestamp,
-            &delivery.body,
-        ) {
+        if let Some(signature) =
+            signing::standard_signature(&secrets, &delivery.event_id, timestamp, &delivery.body)
+        {
             put("webhook-signature", signature);
         }
 

@@ -5,6 +5,10 @@
 //!   verify it.
 //! - Standard Webhooks: `webhook-signature: v1,<base64>` of HMAC-SHA256 over
 //!   `"<id>.<t>.<body>"`, keyed with the base64-decoded part of the secret after `whsec_`.
+//!
+//! While a rotated-out secret still signs (extensions.md E3), each header carries one
+//! signature per secret, the current one first: `t=..,v1=<new>,v1=<old>` and
+//! `v1,<new> v1,<old>`, which both schemes' libraries accept with either secret.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -24,33 +28,45 @@ fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
-/// Value of `X-Service-Signature`.
-pub fn service_signature(secret: &str, timestamp: i64, body: &str) -> String {
+/// Value of `X-Service-Signature`, one `v1=` per secret.
+pub fn service_signature(secrets: &[&str], timestamp: i64, body: &str) -> String {
     let t = timestamp.to_string();
-    let digest = hmac(secret.as_bytes(), &[t.as_bytes(), b".", body.as_bytes()]);
-    format!("t={t},v1={}", hex::encode(digest))
+    let mut value = format!("t={t}");
+    for secret in secrets {
+        let digest = hmac(secret.as_bytes(), &[t.as_bytes(), b".", body.as_bytes()]);
+        value.push_str(",v1=");
+        value.push_str(&hex::encode(digest));
+    }
+    value
 }
 
-/// Value of `webhook-signature`, or `None` when the secret is not `whsec_` + base64.
+/// Value of `webhook-signature`, one `v1,` per secret that is `whsec_` + base64; `None` when
+/// none is.
 pub fn standard_signature(
-    secret: &str,
+    secrets: &[&str],
     event_id: &str,
     timestamp: i64,
     body: &str,
 ) -> Option<String> {
-    let key = STANDARD.decode(secret.strip_prefix(SECRET_PREFIX)?).ok()?;
     let t = timestamp.to_string();
-    let digest = hmac(
-        &key,
-        &[
-            event_id.as_bytes(),
-            b".",
-            t.as_bytes(),
-            b".",
-            body.as_bytes(),
-        ],
-    );
-    Some(format!("v1,{}", STANDARD.encode(digest)))
+    let signatures: Vec<String> = secrets
+        .iter()
+        .filter_map(|secret| STANDARD.decode(secret.strip_prefix(SECRET_PREFIX)?).ok())
+        .map(|key| {
+            let digest = hmac(
+                &key,
+                &[
+                    event_id.as_bytes(),
+                    b".",
+                    t.as_bytes(),
+                    b".",
+                    body.as_bytes(),
+                ],
+            );
+            format!("v1,{}", STANDARD.encode(digest))
+        })
+        .collect();
+    (!signatures.is_empty()).then(|| signatures.join(" "))
 }
 
 #[cfg(test)]
@@ -60,7 +76,7 @@ mod tests {
     #[test]
     fn service_signature_matches_a_known_vector() {
         // HMAC-SHA256(key="whsec_test", "1700000000.{}"), computed independently.
-        let sig = service_signature("whsec_test", 1_700_000_000, "{}");
+        let sig = service_signature(&["whsec_test"], 1_700_000_000, "{}");
         let expected = hex::encode(hmac(b"whsec_test", &[b"1700000000.{}"]));
         assert_eq!(sig, format!("t=1700000000,v1={expected}"));
         assert_eq!(sig.len(), "t=1700000000,v1=".len() + 64);
@@ -71,11 +87,30 @@ mod tests {
         // The Standard Webhooks specification's example.
         let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
         let body = r#"{"test": 2432232314}"#;
-        let sig = standard_signature(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1_614_265_330, body);
+        let sig = standard_signature(
+            &[secret],
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1_614_265_330,
+            body,
+        );
         assert_eq!(
             sig.as_deref(),
             Some("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
         );
-        assert_eq!(standard_signature("nope", "id", 1, body), None);
+        assert_eq!(standard_signature(&["nope"], "id", 1, body), None);
+    }
+
+    #[test]
+    fn during_an_overlap_each_secret_signs_the_current_one_first() {
+        let (new, old) = ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_test");
+        let both = service_signature(&[new, old], 7, "{}");
+        let first = service_signature(&[new], 7, "{}");
+        let second = service_signature(&[old], 7, "{}");
+        assert_eq!(both, format!("{first},{}", &second["t=7,".len()..]));
+        // The old secret here is not base64: only the new one signs in that scheme.
+        let standard = standard_signature(&[new, old], "id", 7, "{}").unwrap();
+        assert_eq!(standard, standard_signature(&[new], "id", 7, "{}").unwrap());
+        let two = standard_signature(&[new, new], "id", 7, "{}").unwrap();
+        assert_eq!(two, format!("{standard} {standard}"));
     }
 }

@@ -47,3 +47,25 @@ pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
         )),
     }
 }
+
+/// An optional request body: absent (empty or blank) is `None`; present, it must be a JSON
+/// object, and anything else is `invalid_fields` (there is no field to be missing).
+#[derive(Debug, Clone)]
+pub struct OptionalJsonObject(pub Option<Map<String, Value>>);
+
+impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, ApiError> {
+        let bytes = read_limited(request.into_body()).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJsonObject(None));
+        }
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(object)) => Ok(OptionalJsonObject(Some(object))),
+            _ => Err(ApiError::InvalidFields(
+                "The request body, when sent, must be a JSON object.".into(),
+            )),
+        }
+    }
+}

@@ -20,7 +20,8 @@ use crate::domain::creator::CreatorList;
 use crate::domain::paging::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 use crate::domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
 use crate::domain::webhook::{
-    RegisterWebhookRequest, WebhookDeleted, WebhookList, WebhookRegistered,
+    RegisterWebhookRequest, RotateSecretRequest, SecretRotated, UpdateWebhookRequest,
+    WebhookDeleted, WebhookDetail, WebhookList, WebhookRegistered,
 };
 use crate::domain::{Scope, StreamStatus};
 use crate::error::ErrorCode::{self, *};
@@ -94,6 +95,8 @@ pub struct Endpoint {
     pub description: &'static str,
     pub parameters: &'static [Parameter],
     pub request_body: Option<SchemaFn>,
+    /// The request body may be left out entirely.
+    pub body_optional: bool,
     pub responses: &'static [Response],
     /// A create that takes `Idempotency-Key` (extensions.md E1).
     pub idempotent: bool,
@@ -169,6 +172,7 @@ pub static DISCOVERY: Endpoint = Endpoint {
     description: "Names the API and lists every endpoint with the scope it needs.",
     parameters: &[],
     request_body: None,
+    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The discovery document.",
@@ -188,6 +192,7 @@ pub static OPENAPI: Endpoint = Endpoint {
     description: "The machine-readable description of every operation, built from the same declarations that route requests.",
     parameters: &[],
     request_body: None,
+    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The OpenAPI document.",
@@ -207,6 +212,7 @@ pub static DOCS: Endpoint = Endpoint {
     description: "HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.",
     parameters: &[],
     request_body: None,
+    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The reference page.",
@@ -230,6 +236,7 @@ pub static LIST_CREATORS: Endpoint = Endpoint {
     description: "Sorted by name (case-insensitive), then id. Never rate limited.",
     parameters: &[],
     request_body: None,
+    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -261,6 +268,7 @@ pub static START_STREAM: Endpoint = Endpoint {
     description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.",
     parameters: &[],
     request_body: Some(schema_of::<StartStreamRequest>),
+    body_optional: false,
     responses: &[
         Response {
             status: 201,
@@ -332,6 +340,7 @@ pub static LIST_STREAMS: Endpoint = Endpoint {
         },
     ],
     request_body: None,
+    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "A page of streams.",
@@ -351,6 +360,7 @@ pub static GET_STREAM: Endpoint = Endpoint {
     description: "Missing, another brand's, or a failed lookup: 404.",
     parameters: &[STREAM_ID],
     request_body: None,
+    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -378,6 +388,7 @@ pub static END_STREAM: Endpoint = Endpoint {
     description: "Only `live` streams end; anything else is not found. Safe to retry.",
     parameters: &[STREAM_ID],
     request_body: None,
+    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -420,6 +431,7 @@ pub static GET_ANALYTICS: Endpoint = Endpoint {
         },
     ],
     request_body: None,
+    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -447,6 +459,7 @@ pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
     description: "The secret is returned only here (and in a replay of this answer). At most {max_webhooks} webhooks per brand.",
     parameters: &[],
     request_body: Some(schema_of::<RegisterWebhookRequest>),
+    body_optional: false,
     responses: &[
         Response {
             status: 201,
@@ -474,6 +487,7 @@ pub static LIST_WEBHOOKS: Endpoint = Endpoint {
     description: "Newest first; never the secret.",
     parameters: &[],
     request_body: None,
+    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The brand's webhooks.",
@@ -499,6 +513,7 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
         schema: string,
     }],
     request_body: None,
+    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -512,6 +527,102 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
             body: Body::Error(&[MissingFields]),
             headers: &[],
         },
+    ],
+    idempotent: false,
+};
+
+const WEBHOOK_ID: Parameter = Parameter {
+    name: "id",
+    location: In::Path,
+    required: true,
+    description: "The `webhook_id`. Absent, another brand's or not a UUID: 404.",
+    schema: string,
+};
+
+const WEBHOOK_NOT_FOUND: Response = Response {
+    status: 404,
+    description: "No such webhook for this brand.",
+    body: Body::Error(&[NotFound]),
+    headers: &[],
+};
+
+pub static GET_WEBHOOK: Endpoint = Endpoint {
+    operation_id: "getWebhook",
+    tag: "webhooks",
+    method: Method::GET,
+    path: "/webhooks/{id}",
+    access: Access::Keyed(Scope::WebhooksWrite),
+    summary: "Get one webhook.",
+    description: "Never the secret; `secret_rotated_at` tells when it last changed.",
+    parameters: &[WEBHOOK_ID],
+    request_body: None,
+    body_optional: false,
+    responses: &[
+        Response {
+            status: 200,
+            description: "The webhook.",
+            body: Body::Json(schema_of::<WebhookDetail>),
+            headers: &[],
+        },
+        WEBHOOK_NOT_FOUND,
+    ],
+    idempotent: false,
+};
+
+pub static UPDATE_WEBHOOK: Endpoint = Endpoint {
+    operation_id: "updateWebhook",
+    tag: "webhooks",
+    method: Method::PATCH,
+    path: "/webhooks/{id}",
+    access: Access::Keyed(Scope::WebhooksWrite),
+    summary: "Change a webhook's URL, events or active state.",
+    description: "Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.",
+    parameters: &[WEBHOOK_ID],
+    request_body: Some(schema_of::<UpdateWebhookRequest>),
+    body_optional: false,
+    responses: &[
+        Response {
+            status: 200,
+            description: "The webhook as changed.",
+            body: Body::Json(schema_of::<WebhookDetail>),
+            headers: &[],
+        },
+        Response {
+            status: 400,
+            description: "Invalid JSON, not an object or none of the three fields (`missing_fields`), a URL that is not HTTPS on a public host (`invalid_url`), bad events (`invalid_events`), or an `active` that is not a boolean (`invalid_fields`).",
+            body: Body::Error(&[MissingFields, InvalidUrl, InvalidEvents, InvalidFields]),
+            headers: &[],
+        },
+        WEBHOOK_NOT_FOUND,
+    ],
+    idempotent: false,
+};
+
+pub static ROTATE_WEBHOOK_SECRET: Endpoint = Endpoint {
+    operation_id: "rotateWebhookSecret",
+    tag: "webhooks",
+    method: Method::POST,
+    path: "/webhooks/{id}/rotate-secret",
+    access: Access::Keyed(Scope::WebhooksWrite),
+    summary: "Rotate a webhook's secret without downtime.",
+    description: "A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.",
+    parameters: &[WEBHOOK_ID],
+    request_body: Some(schema_of::<RotateSecretRequest>),
+    body_optional: true,
+    responses: &[
+        Response {
+            status: 200,
+            description: "The new secret.",
+            body: Body::Json(schema_of::<SecretRotated>),
+            headers: &[],
+        },
+        Response {
+            status: 400,
+            description: "`expire_previous_in_seconds` is not a whole number from 0 to 86400, or the body is not a JSON object.",
+            body: Body::Error(&[InvalidFields]),
+            headers: &[],
+        },
+        WEBHOOK_NOT_FOUND,
     ],
     idempotent: false,
 };
@@ -530,6 +641,9 @@ pub static ENDPOINTS: &[&Endpoint] = &[
     &REGISTER_WEBHOOK,
     &LIST_WEBHOOKS,
     &DELETE_WEBHOOK,
+    &GET_WEBHOOK,
+    &UPDATE_WEBHOOK,
+    &ROTATE_WEBHOOK_SECRET,
 ];
 
 // api-v1.md "Discovery document".

@@ -10,6 +10,7 @@ use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
 use crate::domain::idempotency::RETENTION;
 use crate::domain::stream::Transition;
+use crate::domain::webhook::WebhookChanges;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, Webhook,
 };
@@ -533,6 +534,31 @@ impl WebhookStore for MemoryStore {
             webhook.active = false;
         }
         Ok(())
+    }
+
+    async fn update_webhook(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        changes: &WebhookChanges,
+    ) -> StoreResult<WebhookUpdate> {
+        let mut state = self.lock()?;
+        let Some(webhook) = state
+            .webhooks
+            .get_mut(&webhook_id)
+            .filter(|w| w.brand_id == brand_id)
+        else {
+            return Ok(WebhookUpdate::Absent);
+        };
+        if changes
+            .rotation
+            .as_ref()
+            .is_some_and(|rotation| rotation.replaced != webhook.secret)
+        {
+            return Ok(WebhookUpdate::SecretChanged);
+        }
+        webhook.apply(changes);
+        Ok(WebhookUpdate::Updated(webhook.clone()))
     }
 }
 

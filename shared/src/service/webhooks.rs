@@ -1,5 +1,7 @@
-//! Webhook registration, listing and deletion (decisions.md section 7).
+//! Webhooks (decisions.md section 7): registration, listing and deletion, and the operations
+//! of extensions.md E3 on one webhook: reading, changing and rotating its secret.
 
+use chrono::TimeDelta;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -9,11 +11,12 @@ use crate::domain::Webhook;
 use crate::domain::event::EventType;
 use crate::domain::idempotency::{Endpoint, StoredAnswer};
 use crate::domain::webhook::{
-    MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, WebhookDeleted, WebhookList, WebhookListItem,
-    WebhookRegistered, generate_secret,
+    MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
+    WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
+    generate_secret,
 };
-use crate::error::{ApiError, ApiResult};
-use crate::ports::CreateWebhookOutcome;
+use crate::error::{ApiError, ApiResult, StoreError};
+use crate::ports::{CreateWebhookOutcome, WebhookUpdate};
 use crate::service::idempotency::{self, Answer, Begin, Held};
 use crate::webhook_url;
 
@@ -37,14 +40,8 @@ pub async fn register(
             missing.join(", ")
         )));
     }
-    let url = match &body["url"] {
-        Value::String(url) => url,
-        _ => return Err(ApiError::InvalidUrl("url must be a string.".into())),
-    };
-    webhook_url::validate(url, app.config.webhook_allow_private_urls)
-        .map_err(|rejection| ApiError::InvalidUrl(rejection.to_string()))?;
     let request = RegisterWebhookRequest {
-        url: url.to_owned(),
+        url: parse_url(app, &body["url"])?,
         events: parse_events(&body["events"])?,
     };
     let key = idempotency::parse_key(key)?;
@@ -73,6 +70,9 @@ async fn create(
         secret: generate_secret(),
         active: true,
         created_at: app.clock.now(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        secret_rotated_at: None,
     };
     let registered = WebhookRegistered {
         webhook_id: webhook.id,
@@ -98,6 +98,16 @@ async fn create(
         ))),
         CreateWebhookOutcome::KeyLost => Err(ApiError::IdempotencyKeyInUse),
     }
+}
+
+/// A URL by the registration rules.
+fn parse_url(app: &App, value: &Value) -> ApiResult<String> {
+    let Value::String(url) = value else {
+        return Err(ApiError::InvalidUrl("url must be a string.".into()));
+    };
+    webhook_url::validate(url, app.config.webhook_allow_private_urls)
+        .map_err(|rejection| ApiError::InvalidUrl(rejection.to_string()))?;
+    Ok(url.clone())
 }
 
 /// A non-empty array of known event types; duplicates dropped, order kept.
@@ -145,4 +155,109 @@ pub async fn delete(app: &App, caller: &Caller, id: Option<&str>) -> ApiResult<W
         webhook_id: id.to_owned(),
         deleted: true,
     })
+}
+
+/// A webhook id from the path: anything but a UUID names nothing (`404`), whatever else the
+/// request holds.
+pub fn webhook_id(raw: &str) -> ApiResult<Uuid> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound)
+}
+
+/// `GET /webhooks/{id}`.
+pub async fn get(app: &App, caller: &Caller, id: Uuid) -> ApiResult<WebhookDetail> {
+    match app.store.get_webhook(&caller.brand.id, id).await? {
+        Some(webhook) => Ok(webhook.into()),
+        None => Err(ApiError::NotFound),
+    }
+}
+
+/// `PATCH /webhooks/{id}`: any of `url`, `events`, `active`, each checked as at registration,
+/// in that order; unknown fields ignored. `active: true` re-enables a webhook a `410` turned
+/// off.
+pub async fn update(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    body: &Map<String, Value>,
+) -> ApiResult<WebhookDetail> {
+    let present = |field: &str| body.get(field).filter(|v| !v.is_null());
+    let (url, events, active) = (present("url"), present("events"), present("active"));
+    if url.is_none() && events.is_none() && active.is_none() {
+        return Err(ApiError::MissingFields(
+            "Send at least one of: url, events, active.".into(),
+        ));
+    }
+    let changes = WebhookChanges {
+        url: url.map(|url| parse_url(app, url)).transpose()?,
+        events: events.map(parse_events).transpose()?,
+        active: active
+            .map(|active| {
+                active
+                    .as_bool()
+                    .ok_or_else(|| ApiError::InvalidFields("active must be a boolean.".into()))
+            })
+            .transpose()?,
+        rotation: None,
+    };
+    match app
+        .store
+        .update_webhook(&caller.brand.id, id, &changes)
+        .await?
+    {
+        WebhookUpdate::Updated(webhook) => Ok(webhook.into()),
+        WebhookUpdate::Absent | WebhookUpdate::SecretChanged => Err(ApiError::NotFound),
+    }
+}
+
+/// `POST /webhooks/{id}/rotate-secret`: a new secret; the replaced one keeps signing for
+/// `expire_previous_in_seconds` (default and most: a day), and an older one stops.
+pub async fn rotate_secret(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    body: Option<&Map<String, Value>>,
+) -> ApiResult<SecretRotated> {
+    let overlap = match body.and_then(|b| b.get("expire_previous_in_seconds")) {
+        None => MAX_SECRET_OVERLAP_SECS,
+        Some(value) => value
+            .as_u64()
+            .and_then(|secs| u32::try_from(secs).ok())
+            .filter(|secs| *secs <= MAX_SECRET_OVERLAP_SECS)
+            .ok_or_else(|| {
+                ApiError::InvalidFields(format!(
+                    "expire_previous_in_seconds must be a whole number from 0 to {MAX_SECRET_OVERLAP_SECS}."
+                ))
+            })?,
+    };
+    let overlap = TimeDelta::seconds(i64::from(overlap));
+    // A rotation applies only to the secret it read; one racing it wins, and this one
+    // rotates again from the secret that one left.
+    for _ in 0..5 {
+        let Some(webhook) = app.store.get_webhook(&caller.brand.id, id).await? else {
+            return Err(ApiError::NotFound);
+        };
+        let rotation = webhook.rotation(generate_secret(), overlap, app.clock.now());
+        let changes = WebhookChanges {
+            rotation: Some(rotation.clone()),
+            ..WebhookChanges::default()
+        };
+        match app
+            .store
+            .update_webhook(&caller.brand.id, id, &changes)
+            .await?
+        {
+            WebhookUpdate::Updated(_) => {
+                return Ok(SecretRotated {
+                    webhook_id: id,
+                    secret: rotation.secret,
+                    previous_secret_expires_at: rotation.replaced_expires_at,
+                });
+            }
+            WebhookUpdate::Absent => return Err(ApiError::NotFound),
+            WebhookUpdate::SecretChanged => continue,
+        }
+    }
+    Err(ApiError::Db(StoreError::Backend(
+        "secret rotations kept racing".into(),
+    )))
 }

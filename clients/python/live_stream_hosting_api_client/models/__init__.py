@@ -14,6 +14,8 @@ from .event_type import EventType
 from .get_open_api_response_200 import GetOpenApiResponse200
 from .period import Period
 from .register_webhook_request import RegisterWebhookRequest
+from .rotate_secret_request import RotateSecretRequest
+from .secret_rotated import SecretRotated
 from .start_stream_request import StartStreamRequest
 from .start_stream_request_platform import StartStreamRequestPlatform
 from .stream_created import StreamCreated
@@ -23,7 +25,9 @@ from .stream_event_entry import StreamEventEntry
 from .stream_list import StreamList
 from .stream_status import StreamStatus
 from .stream_summary import StreamSummary
+from .update_webhook_request import UpdateWebhookRequest
 from .webhook_deleted import WebhookDeleted
+from .webhook_detail import WebhookDetail
 from .webhook_event import WebhookEvent
 from .webhook_event_data import WebhookEventData
 from .webhook_list import WebhookList
@@ -45,6 +49,8 @@ __all__ = (
     "GetOpenApiResponse200",
     "Period",
     "RegisterWebhookRequest",
+    "RotateSecretRequest",
+    "SecretRotated",
     "StartStreamRequest",
     "StartStreamRequestPlatform",
     "StreamCreated",
@@ -54,7 +60,9 @@ __all__ = (
     "StreamList",
     "StreamStatus",
     "StreamSummary",
+    "UpdateWebhookRequest",
     "WebhookDeleted",
+    "WebhookDetail",
     "WebhookEvent",
     "WebhookEventData",
     "WebhookList",

@@ -424,5 +424,93 @@ impl LiveStreamHostingApiClient {
         let response = req_builder.send().await?;
         Ok(DeleteWebhookRequest::parse_response(response).await?)
     }
+    /// Get one webhook.
+    ///
+    /// Never the secret; `secret_rotated_at` tells when it last changed.
+    ///
+    /// * Path: `GET /webhooks/{id}`
+    pub async fn get_webhook(
+        &self,
+        request: GetWebhookRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, WebhookDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("webhooks")
+            .push(&request.path.id.to_string());
+        let mut req_builder = self.client.get(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(GetWebhookRequest::parse_response(response).await?)
+    }
+    /// Change a webhook's URL, events or active state.
+    ///
+    /// Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+    ///
+    /// * Path: `PATCH /webhooks/{id}`
+    pub async fn update_webhook(
+        &self,
+        request: UpdateWebhookRequestParams,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, WebhookDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("webhooks")
+            .push(&request.path.id.to_string());
+        let mut req_builder = self.client.patch(url).json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(UpdateWebhookRequestParams::parse_response(response).await?)
+    }
+    /// Rotate a webhook's secret without downtime.
+    ///
+    /// A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
+    ///
+    /// * Path: `POST /webhooks/{id}/rotate-secret`
+    pub async fn rotate_webhook_secret(
+        &self,
+        request: RotateWebhookSecretRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, SecretRotated>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("webhooks")
+            .push(&request.path.id.to_string())
+            .push("rotate-secret");
+        let mut req_builder = self.client.post(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        if let Some(body) = request.body.as_ref() {
+            req_builder = req_builder.json(body);
+        }
+        let response = req_builder.send().await?;
+        Ok(RotateWebhookSecretRequest::parse_response(response).await?)
+    }
 }
 

@@ -318,6 +318,30 @@ pub struct RegisterWebhookRequest {
     #[validate(url, length(max = 2_048u64))]
     pub url: String,
 }
+/// Body of `POST /webhooks/{id}/rotate-secret`; the body itself is optional.
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct RotateSecretRequest {
+    /// How long the replaced secret keeps signing beside the new one; 86400 when absent.
+    #[validate(range(min = 0, max = 86400))]
+    pub expire_previous_in_seconds: Option<u32>,
+}
+/// Response of `POST /webhooks/{id}/rotate-secret`: the only time the new secret is shown.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct SecretRotated {
+    /// Until then every delivery is signed with both secrets.
+    pub previous_secret_expires_at: chrono::DateTime<chrono::Utc>,
+    /// `whsec_` and 32 base64 characters.
+    pub secret: String,
+    pub webhook_id: uuid::Uuid,
+}
 /// Body of `POST /streams`.
 #[serde_with::skip_serializing_none]
 #[derive(
@@ -489,6 +513,26 @@ pub struct StreamSummary {
     pub vertical: String,
     pub viewer_count: u64,
 }
+/// Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored.
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct UpdateWebhookRequest {
+    /// `true` re-enables a webhook a `410 Gone` turned off.
+    pub active: Option<bool>,
+    /// As at registration; replaces the list.
+    #[validate(length(min = 1u64))]
+    pub events: Option<Vec<EventType>>,
+    /// HTTPS on a public host, as at registration.
+    #[validate(url, length(max = 2_048u64))]
+    pub url: Option<String>,
+}
 /// Response of `DELETE /webhooks`.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct WebhookDeleted {
@@ -496,6 +540,18 @@ pub struct WebhookDeleted {
     pub deleted: bool,
     /// The id as sent.
     pub webhook_id: String,
+}
+/// Response of `GET /webhooks/{id}` and `PATCH /webhooks/{id}`: never the secret.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct WebhookDetail {
+    /// `false` once the receiver answered `410 Gone`, or after `PATCH` with `active: false`.
+    pub active: bool,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub events: Vec<EventType>,
+    /// When the secret was last rotated; `null` if never.
+    pub secret_rotated_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub url: String,
+    pub webhook_id: uuid::Uuid,
 }
 /// The body POSTed to webhooks: the same bytes on every attempt.
 #[derive(
@@ -1871,6 +1927,446 @@ impl DeleteWebhookRequest {
                 >::json_with_diagnostics(req)
                     .await?;
                 return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct GetWebhookRequestPath {
+    /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Never the secret; `secret_rotated_at` tells when it last changed.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetWebhookRequest {
+    #[validate(nested)]
+    pub path: GetWebhookRequestPath,
+}
+impl GetWebhookRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, WebhookDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    WebhookDetail,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct UpdateWebhookRequestParamsPath {
+    /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct UpdateWebhookRequestParams {
+    #[validate(nested)]
+    pub path: UpdateWebhookRequestParamsPath,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: UpdateWebhookRequest,
+}
+impl UpdateWebhookRequestParams {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, WebhookDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    WebhookDetail,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct RotateWebhookSecretRequestPath {
+    /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct RotateWebhookSecretRequest {
+    #[validate(nested)]
+    pub path: RotateWebhookSecretRequestPath,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: Option<RotateSecretRequest>,
+}
+impl RotateWebhookSecretRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, SecretRotated>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    SecretRotated,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
             }
             return Ok(ApiResponse::Other(Box::new(req)));
         }

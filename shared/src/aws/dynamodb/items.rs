@@ -255,6 +255,20 @@ pub(super) fn webhook_item(webhook: &Webhook) -> Item {
     item.insert("secret".into(), s(&webhook.secret));
     item.insert("active".into(), AttributeValue::Bool(webhook.active));
     item.insert("created_at".into(), s(sortable(webhook.created_at)));
+    if let Some(previous) = &webhook.previous_secret {
+        item.insert("previous_secret".into(), s(previous));
+    }
+    for (name, at) in [
+        (
+            "previous_secret_expires_at",
+            webhook.previous_secret_expires_at,
+        ),
+        ("secret_rotated_at", webhook.secret_rotated_at),
+    ] {
+        if let Some(at) = at {
+            item.insert(name.into(), s(sortable(at)));
+        }
+    }
     item
 }
 
@@ -273,6 +287,9 @@ pub(super) fn webhook_from_item(item: &Item) -> Result<Webhook, StoreError> {
         secret: item.string("secret")?,
         active: item.boolean("active"),
         created_at: item.time("created_at")?,
+        previous_secret: item.opt_string("previous_secret"),
+        previous_secret_expires_at: item.opt_time("previous_secret_expires_at")?,
+        secret_rotated_at: item.opt_time("secret_rotated_at")?,
     })
 }
 

@@ -2,18 +2,24 @@
 //! webhook is listed (and receives deliveries) as soon as its registration answered.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, ReturnValue, TransactWriteItem};
 use uuid::Uuid;
 
 use super::DynamoStore;
 use super::idempotency::binding_item;
 use super::items::{n, webhook_from_item, webhook_item};
+use super::keys::sortable;
 use super::keys::{self, WEBHOOK_SK_PREFIX};
 use super::requests::{
-    UpdateSpec, any_condition_failed, applied, backend, condition_failed_at, put, retrying, update,
+    UpdateSpec, any_condition_failed, applied, backend, condition_failed, condition_failed_at, put,
+    retrying, update,
 };
 use crate::domain::Webhook;
-use crate::ports::{CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookStore};
+use crate::domain::webhook::WebhookChanges;
+use crate::error::StoreError;
+use crate::ports::{
+    CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookStore, WebhookUpdate,
+};
 
 #[async_trait]
 impl WebhookStore for DynamoStore {
@@ -113,5 +119,90 @@ impl WebhookStore for DynamoStore {
         })
         .await;
         applied(result).map(drop)
+    }
+
+    async fn update_webhook(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        changes: &WebhookChanges,
+    ) -> StoreResult<WebhookUpdate> {
+        // Only the named fields are set, so a concurrent deactivation by a `410` survives an
+        // unrelated change.
+        let mut sets: Vec<&str> = Vec::new();
+        let mut values: Vec<(&str, AttributeValue)> = Vec::new();
+        let mut condition = String::from("attribute_exists(pk)");
+        if let Some(url) = &changes.url {
+            sets.push("#url = :url");
+            values.push((":url", AttributeValue::S(url.clone())));
+        }
+        if let Some(events) = &changes.events {
+            sets.push("events = :events");
+            let events = events.iter().map(|e| AttributeValue::S(e.as_str().into()));
+            values.push((":events", AttributeValue::L(events.collect())));
+        }
+        if let Some(active) = changes.active {
+            sets.push("active = :active");
+            values.push((":active", AttributeValue::Bool(active)));
+        }
+        if let Some(rotation) = &changes.rotation {
+            sets.extend([
+                "secret = :secret",
+                "previous_secret = :replaced",
+                "previous_secret_expires_at = :expires",
+                "secret_rotated_at = :rotated",
+            ]);
+            values.extend([
+                (":secret", AttributeValue::S(rotation.secret.clone())),
+                (":replaced", AttributeValue::S(rotation.replaced.clone())),
+                (
+                    ":expires",
+                    AttributeValue::S(sortable(rotation.replaced_expires_at)),
+                ),
+                (":rotated", AttributeValue::S(sortable(rotation.rotated_at))),
+            ]);
+            condition.push_str(" AND secret = :replaced");
+        }
+        if sets.is_empty() {
+            return Ok(match self.get_webhook(brand_id, webhook_id).await? {
+                Some(webhook) => WebhookUpdate::Updated(webhook),
+                None => WebhookUpdate::Absent,
+            });
+        }
+        let expression = format!("SET {}", sets.join(", "));
+        let result = retrying(|| {
+            let mut request = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(keys::webhook_key(brand_id, webhook_id)))
+                .update_expression(&expression)
+                .condition_expression(&condition)
+                .return_values(ReturnValue::AllNew);
+            if changes.url.is_some() {
+                request = request.expression_attribute_names("#url", "url");
+            }
+            for (name, value) in &values {
+                request = request.expression_attribute_values(*name, value.clone());
+            }
+            request.send()
+        })
+        .await;
+        match result {
+            Ok(output) => match output.attributes {
+                Some(item) => webhook_from_item(&item).map(WebhookUpdate::Updated),
+                None => Err(StoreError::Backend(
+                    "an update returned no attributes".into(),
+                )),
+            },
+            // The condition failed: absent, or (a rotation) the secret moved on.
+            Err(err) if condition_failed(&err) => {
+                Ok(match self.get_webhook(brand_id, webhook_id).await? {
+                    Some(_) => WebhookUpdate::SecretChanged,
+                    None => WebhookUpdate::Absent,
+                })
+            }
+            Err(err) => Err(backend(err)),
+        }
     }
 }

@@ -241,7 +241,7 @@ pub(super) fn operation(endpoint: &Endpoint, generators: &mut Generators) -> Val
     }
     if let Some(body) = endpoint.request_body {
         let schema = body(&mut generators.requests).to_value();
-        operation["requestBody"] = json!({ "required": true,
+        operation["requestBody"] = json!({ "required": !endpoint.body_optional,
             "description": fill("JSON, whatever the Content-Type; at most {max_body}."),
             "content": { "application/json": { "schema": schema } } });
     }

@@ -1,0 +1,226 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.update_webhook_request import UpdateWebhookRequest
+from ...models.webhook_detail import WebhookDetail
+from ...types import Response
+
+
+def _get_kwargs(
+    id: str,
+    *,
+    body: UpdateWebhookRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "patch",
+        "url": "/webhooks/{id}".format(
+            id=quote(str(id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | WebhookDetail | None:
+    if response.status_code == 200:
+        response_200 = WebhookDetail.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 402:
+        response_402 = Error.from_dict(response.json())
+
+        return response_402
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Error.from_dict(response.json())
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | WebhookDetail]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: UpdateWebhookRequest,
+) -> Response[Error | WebhookDetail]:
+    """Change a webhook's URL, events or active state.
+
+     Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
+    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+
+    Args:
+        id (str):
+        body (UpdateWebhookRequest): Body of `PATCH /webhooks/{id}`: at least one of the three;
+            unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | WebhookDetail]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: UpdateWebhookRequest,
+) -> Error | WebhookDetail | None:
+    """Change a webhook's URL, events or active state.
+
+     Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
+    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+
+    Args:
+        id (str):
+        body (UpdateWebhookRequest): Body of `PATCH /webhooks/{id}`: at least one of the three;
+            unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | WebhookDetail
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: UpdateWebhookRequest,
+) -> Response[Error | WebhookDetail]:
+    """Change a webhook's URL, events or active state.
+
+     Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
+    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+
+    Args:
+        id (str):
+        body (UpdateWebhookRequest): Body of `PATCH /webhooks/{id}`: at least one of the three;
+            unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | WebhookDetail]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: str,
+    *,
+    client: AuthenticatedClient,
+    body: UpdateWebhookRequest,
+) -> Error | WebhookDetail | None:
+    """Change a webhook's URL, events or active state.
+
+     Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
+    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+
+    Args:
+        id (str):
+        body (UpdateWebhookRequest): Body of `PATCH /webhooks/{id}`: at least one of the three;
+            unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | WebhookDetail
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            body=body,
+        )
+    ).parsed

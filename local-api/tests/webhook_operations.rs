@@ -1,0 +1,425 @@
+//! extensions.md E3, one webhook's operations: `GET` and `PATCH /webhooks/{id}` (re-enabling
+//! after `410`) and `POST /webhooks/{id}/rotate-secret` (both secrets sign during the
+//! overlap, in both schemes). `403` without `webhooks:write` is checked for every declared
+//! endpoint by `pipeline.rs`.
+
+mod common;
+
+use std::time::Duration;
+
+use base64::Engine;
+use chrono::{DateTime, Utc};
+use common::receiver::{Behaviour, Hit, Receiver, run_verifier};
+use common::*;
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+const PRIVATE_OK: (&str, &str) = ("WEBHOOK_ALLOW_PRIVATE_URLS", "true");
+const WAIT: Duration = Duration::from_secs(10);
+const NOWHERE: &str = "00000000-0000-4000-8000-000000000000";
+
+async fn register(api: &TestApi, key: &str, url: &str) -> (String, String) {
+    let r = api
+        .post(
+            "/webhooks",
+            key,
+            json!({"url": url, "events": ["stream.started"]}),
+        )
+        .await;
+    r.assert_status(201);
+    (
+        r.body["webhook_id"].as_str().unwrap().to_owned(),
+        r.body["secret"].as_str().unwrap().to_owned(),
+    )
+}
+
+async fn patch(api: &TestApi, id: &str, body: &str) -> Response {
+    api.call_raw(
+        "PATCH",
+        &format!("/webhooks/{id}"),
+        Some(&Keys::test_a()),
+        Some(body),
+    )
+    .await
+}
+
+async fn rotate(api: &TestApi, id: &str, body: Option<&str>) -> Response {
+    api.call_raw(
+        "POST",
+        &format!("/webhooks/{id}/rotate-secret"),
+        Some(&Keys::test_a()),
+        body,
+    )
+    .await
+}
+
+fn time(value: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(value.as_str().unwrap())
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+#[tokio::test]
+async fn get_shows_the_webhook_and_never_its_secret() {
+    let api = TestApi::new().await;
+    let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    let r = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    r.assert_status(200);
+    assert_eq!(r.body["webhook_id"], id.as_str());
+    assert_eq!(r.body["url"], "https://hooks.example.com/a");
+    assert_eq!(r.body["events"], json!(["stream.started"]));
+    assert_eq!(r.body["active"], true);
+    assert!(r.body["created_at"].is_string());
+    assert_eq!(r.body["secret_rotated_at"], Value::Null);
+    assert!(r.body.get("secret").is_none());
+    assert_eq!(r.body.as_object().unwrap().len(), 6);
+}
+
+#[tokio::test]
+async fn absent_foreign_and_malformed_ids_are_not_found_on_every_operation() {
+    let api = TestApi::new().await;
+    let (theirs, _) = register(&api, &Keys::test_b(), "https://hooks.example.com/b").await;
+    for id in [NOWHERE, theirs.as_str(), "nope", "123"] {
+        api.get(&format!("/webhooks/{id}"), &Keys::test_a())
+            .await
+            .assert_error(404, "not_found");
+        patch(&api, id, r#"{"active": false}"#)
+            .await
+            .assert_error(404, "not_found");
+        rotate(&api, id, None).await.assert_error(404, "not_found");
+    }
+    // A path that names nothing is not found whatever the body.
+    patch(&api, "nope", "not json")
+        .await
+        .assert_error(404, "not_found");
+    rotate(&api, "nope", Some("[1]"))
+        .await
+        .assert_error(404, "not_found");
+    // The other brand's webhook is untouched.
+    let r = api
+        .get(&format!("/webhooks/{theirs}"), &Keys::test_b())
+        .await;
+    assert_eq!(r.body["active"], true);
+    assert_eq!(r.body["secret_rotated_at"], Value::Null);
+}
+
+#[tokio::test]
+async fn patch_checks_like_registration_in_order() {
+    let api = TestApi::new().await;
+    let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    for (body, code) in [
+        ("not json", "missing_fields"),
+        ("[1, 2]", "missing_fields"),
+        ("{}", "missing_fields"),
+        (r#"{"url": null, "events": null}"#, "missing_fields"),
+        (r#"{"colour": "blue"}"#, "missing_fields"),
+        // url, then events, then active.
+        (
+            r#"{"url": "http://hooks.example.com", "events": [], "active": "yes"}"#,
+            "invalid_url",
+        ),
+        (r#"{"url": 7}"#, "invalid_url"),
+        (r#"{"url": "https://10.0.0.1/x"}"#, "invalid_url"),
+        (r#"{"events": [], "active": "yes"}"#, "invalid_events"),
+        (r#"{"events": ["stream.paused"]}"#, "invalid_events"),
+        (r#"{"events": "stream.started"}"#, "invalid_events"),
+        (r#"{"active": "yes"}"#, "invalid_fields"),
+        (r#"{"active": 1}"#, "invalid_fields"),
+    ] {
+        let r = patch(&api, &id, body).await;
+        r.assert_error(400, code);
+    }
+    // Nothing changed by any of those.
+    let r = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    assert_eq!(r.body["url"], "https://hooks.example.com/a");
+
+    // One field at a time; the others stay; unknown fields are ignored.
+    let r = patch(
+        &api,
+        &id,
+        r#"{"url": "https://hooks.example.com/b", "colour": "blue"}"#,
+    )
+    .await;
+    r.assert_status(200);
+    assert_eq!(r.body["url"], "https://hooks.example.com/b");
+    assert_eq!(r.body["events"], json!(["stream.started"]));
+    assert_eq!(r.body["active"], true);
+    let r = patch(
+        &api,
+        &id,
+        r#"{"events": ["stream.ended", "stream.error", "stream.ended"]}"#,
+    )
+    .await;
+    assert_eq!(r.body["events"], json!(["stream.ended", "stream.error"]));
+    assert_eq!(r.body["url"], "https://hooks.example.com/b");
+    let r = patch(&api, &id, r#"{"active": false}"#).await;
+    assert_eq!(r.body["active"], false);
+    assert!(r.body.get("secret").is_none());
+    // What PATCH answered is what GET and the list show.
+    let got = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    assert_eq!(got.body, r.body);
+    let listed = api.get("/webhooks", &Keys::test_a()).await;
+    assert_eq!(listed.body["webhooks"][0]["active"], false);
+    assert_eq!(
+        listed.body["webhooks"][0]["url"],
+        "https://hooks.example.com/b"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_turned_off_by_410_is_turned_back_on() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let gone = Receiver::start(Behaviour::Always(410)).await;
+    let (id, _) = register(&api, &Keys::test_a(), &gone.url()).await;
+    let stream = api.start_test_stream(&Keys::test_a()).await;
+    gone.wait_for(1, WAIT).await;
+    let mut active = Value::Bool(true);
+    for _ in 0..100 {
+        active = api
+            .get(&format!("/webhooks/{id}"), &Keys::test_a())
+            .await
+            .body["active"]
+            .clone();
+        if active == false {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(active, false, "a 410 turned it off");
+    api.delete(&format!("/streams/{stream}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+
+    let back = Receiver::start(Behaviour::Ok).await;
+    let r = patch(
+        &api,
+        &id,
+        &json!({"url": back.url(), "active": true}).to_string(),
+    )
+    .await;
+    r.assert_status(200);
+    assert_eq!(r.body["active"], true);
+    let stream = api.start_test_stream(&Keys::test_a()).await;
+    let hit = &back.wait_for(1, WAIT).await[0];
+    let body: Value = serde_json::from_str(&hit.body).unwrap();
+    assert_eq!(body["data"]["stream"]["stream_id"], stream.as_str());
+    assert_eq!(gone.hits().len(), 1);
+}
+
+#[tokio::test]
+async fn rotate_secret_checks_its_optional_body() {
+    let api = TestApi::new().await;
+    let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    for body in [
+        r#"{"expire_previous_in_seconds": -1}"#,
+        r#"{"expire_previous_in_seconds": 86401}"#,
+        r#"{"expire_previous_in_seconds": 1.5}"#,
+        r#"{"expire_previous_in_seconds": "60"}"#,
+        r#"{"expire_previous_in_seconds": null}"#,
+        "[60]",
+        "60",
+        "not json",
+    ] {
+        rotate(&api, &id, Some(body))
+            .await
+            .assert_error(400, "invalid_fields");
+    }
+    let r = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    assert_eq!(r.body["secret_rotated_at"], Value::Null, "nothing rotated");
+    // No body, an empty object and unknown fields: the default, a day.
+    for body in [None, Some("{}"), Some(r#"{"colour": 1}"#)] {
+        let before = api.now();
+        let r = rotate(&api, &id, body).await;
+        r.assert_status(200);
+        let expires = time(&r.body["previous_secret_expires_at"]);
+        let overlap = (expires - before).num_seconds();
+        assert!((86_399..=86_401).contains(&overlap), "{overlap}");
+    }
+    for (seconds, expected) in [(0, 0), (86_400, 86_400), (90, 90)] {
+        let before = api.now();
+        let r = rotate(
+            &api,
+            &id,
+            Some(&json!({"expire_previous_in_seconds": seconds}).to_string()),
+        )
+        .await;
+        r.assert_status(200);
+        let overlap = (time(&r.body["previous_secret_expires_at"]) - before).num_seconds();
+        assert!(
+            (expected - 1..=expected + 1).contains(&overlap),
+            "{seconds}: {overlap}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_new_secret_is_shown_once_and_never_again() {
+    let api = TestApi::new().await;
+    let (id, first) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    let r = rotate(&api, &id, None).await;
+    r.assert_status(200);
+    let secret = r.body["secret"].as_str().unwrap().to_owned();
+    assert_eq!(r.body["webhook_id"], id.as_str());
+    assert!(secret.starts_with("whsec_") && secret.len() == 38 && secret != first);
+    assert_eq!(r.body.as_object().unwrap().len(), 3);
+    let got = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    assert!(got.body["secret_rotated_at"].is_string());
+    for answer in [
+        got.body.to_string(),
+        api.get("/webhooks", &Keys::test_a()).await.body.to_string(),
+        patch(&api, &id, r#"{"active": true}"#)
+            .await
+            .body
+            .to_string(),
+    ] {
+        assert!(!answer.contains(&secret) && !answer.contains(&first));
+    }
+}
+
+fn hmac(key: &[u8], message: &str) -> Vec<u8> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
+    mac.update(message.as_bytes());
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// The secrets that signed `hit`, among `candidates`, in header order, checked independently
+/// of the product's code in both schemes (which must agree).
+fn signers<'a>(hit: &Hit, candidates: &[&'a str]) -> Vec<&'a str> {
+    let header = hit.header("x-service-signature");
+    let mut parts = header.split(',');
+    let t = parts.next().unwrap().strip_prefix("t=").unwrap().to_owned();
+    let stripe: Vec<String> = parts
+        .map(|p| p.strip_prefix("v1=").unwrap().to_owned())
+        .collect();
+    let standard: Vec<String> = hit
+        .header("webhook-signature")
+        .split(' ')
+        .map(|p| p.strip_prefix("v1,").unwrap().to_owned())
+        .collect();
+    let id = hit.header("webhook-id");
+    let signed_by = |secret: &str| {
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(secret.strip_prefix("whsec_").unwrap())
+            .unwrap();
+        (
+            hex::encode(hmac(secret.as_bytes(), &format!("{t}.{}", hit.body))),
+            base64::engine::general_purpose::STANDARD
+                .encode(hmac(&key, &format!("{id}.{t}.{}", hit.body))),
+        )
+    };
+    let mut found = Vec::new();
+    for (stripe_sig, standard_sig) in stripe.iter().zip(&standard) {
+        let secret = candidates
+            .iter()
+            .find(|s| signed_by(s) == (stripe_sig.clone(), standard_sig.clone()))
+            .unwrap_or_else(|| panic!("a signature by no known secret: {header}"));
+        found.push(*secret);
+    }
+    assert_eq!(stripe.len(), standard.len(), "both schemes sign alike");
+    found
+}
+
+/// Starts a test stream, returns the delivery of its `stream.started`, and ends it.
+async fn next_delivery(api: &TestApi, receiver: &Receiver) -> Hit {
+    let seen = receiver.hits().len();
+    let stream = api.start_test_stream(&Keys::test_a()).await;
+    let hit = receiver.wait_for(seen + 1, WAIT).await[seen].clone();
+    api.delete(&format!("/streams/{stream}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    hit
+}
+
+async fn rotated(api: &TestApi, id: &str, body: Option<Value>) -> String {
+    let r = rotate(api, id, body.map(|b| b.to_string()).as_deref()).await;
+    r.assert_status(200);
+    r.body["secret"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn during_an_overlap_both_secrets_sign_and_never_more_than_two() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    assert_eq!(
+        signers(&next_delivery(&api, &receiver).await, &[&s1]),
+        [s1.as_str()]
+    );
+
+    let s2 = rotated(&api, &id, None).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert_eq!(signers(&hit, &[&s1, &s2]), [s2.as_str(), s1.as_str()]);
+
+    // A rotation during the overlap drops the oldest.
+    let s3 = rotated(&api, &id, None).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert_eq!(signers(&hit, &[&s1, &s2, &s3]), [s3.as_str(), s2.as_str()]);
+
+    // No overlap: the new secret alone, at once.
+    let s4 = rotated(&api, &id, Some(json!({"expire_previous_in_seconds": 0}))).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert_eq!(signers(&hit, &[&s1, &s2, &s3, &s4]), [s4.as_str()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overlap_ends_when_it_says() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    let s2 = rotated(&api, &id, Some(json!({"expire_previous_in_seconds": 2}))).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert_eq!(signers(&hit, &[&s1, &s2]), [s2.as_str(), s1.as_str()]);
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert_eq!(signers(&hit, &[&s1, &s2]), [s2.as_str()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the stripe and standardwebhooks verifiers (WEBHOOK_VERIFIER_PYTHON): scripts/test.sh runs it"]
+async fn the_published_libraries_verify_with_either_secret_during_the_overlap() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    let s2 = rotated(&api, &id, None).await;
+    let hit = next_delivery(&api, &receiver).await;
+    for secret in [&s1, &s2] {
+        let (ok, output) = run_verifier(secret, &hit);
+        assert!(ok, "{output}");
+    }
+    // A second rotation: the newest and the one it replaced, not the oldest.
+    let s3 = rotated(&api, &id, None).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert!(run_verifier(&s3, &hit).0 && run_verifier(&s2, &hit).0);
+    let (ok, output) = run_verifier(&s1, &hit);
+    assert!(!ok && !output.contains("stripe: ok") && !output.contains("standardwebhooks: ok"));
+    // expire_previous_in_seconds 0: only the new one.
+    let s4 = rotated(&api, &id, Some(json!({"expire_previous_in_seconds": 0}))).await;
+    let hit = next_delivery(&api, &receiver).await;
+    assert!(run_verifier(&s4, &hit).0);
+    assert!(!run_verifier(&s3, &hit).0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_rotations_each_replace_a_different_secret() {
+    let api = std::sync::Arc::new(TestApi::with_delivery(&[PRIVATE_OK], None).await);
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    let handles: Vec<_> = (0..5)
+        .map(|_| {
+            let (api, id) = (api.clone(), id.clone());
+            tokio::spawn(async move { rotated(&api, &id, None).await })
+        })
+        .collect();
+    let mut secrets = Vec::new();
+    for handle in handles {
+        secrets.push(handle.await.unwrap());
+    }
+    let mut all: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    all.push(&s1);
+    let hit = next_delivery(&api, &receiver).await;
+    let signed = signers(&hit, &all);
+    // One after another: the last replaced a secret another rotation made, never the first.
+    assert_eq!(signed.len(), 2, "{signed:?}");
+    assert!(secrets.iter().any(|s| s == signed[0]) && secrets.iter().any(|s| s == signed[1]));
+}
