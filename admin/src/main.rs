@@ -21,6 +21,7 @@ use shared::seed::Seed;
                   creators, seed files and the outbox, against its DynamoDB table.",
     after_help = "Environment:\n  \
         TABLE_NAME         the DynamoDB table (required; the stack output TableName)\n  \
+        DELIVERY_QUEUE_URL and DELIVERY_DLQ_URL, for deliveries-replay (stack outputs)\n  \
         AWS_REGION         and credentials, as the AWS SDK reads them (profile, env, SSO)\n  \
         AWS_ENDPOINT_URL   a local emulator instead of AWS, e.g. http://127.0.0.1:5000\n\n\
         Keys are printed once, at creation; only their SHA-256 is stored."
@@ -105,6 +106,20 @@ enum Command {
         #[arg(long)]
         event: Option<String>,
     },
+    /// Sends the deliveries in the delivery dead-letter queue again, each as a new delivery
+    /// with its own retries: all of them, or those that failed at or after `--since`.
+    /// Needs DELIVERY_QUEUE_URL and DELIVERY_DLQ_URL.
+    DeliveriesReplay {
+        /// An RFC 3339 time, e.g. 2026-11-22T08:00:00Z.
+        #[arg(long, value_parser = parse_time)]
+        since: Option<DateTime<Utc>>,
+    },
+}
+
+fn parse_time(raw: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(raw)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("`{raw}` is not an RFC 3339 time, e.g. 2026-11-22T08:00:00Z"))
 }
 
 fn parse_plan(raw: &str) -> Result<Plan, String> {
@@ -154,7 +169,41 @@ fn read_json<T: serde::de::DeserializeOwned>(file: &str) -> Result<T, String> {
     serde_json::from_str(&json).map_err(|e| format!("{file}: {e}"))
 }
 
+/// The delivery queue and its dead-letter queue the environment names.
+async fn delivery_queues() -> Result<shared::aws::sqs::SqsQueue, String> {
+    let var = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .ok_or(format!("{name} is not set: deliveries-replay needs the delivery queue and its dead-letter queue (see admin --help)"))
+    };
+    let (queue, dlq) = (var("DELIVERY_QUEUE_URL")?, var("DELIVERY_DLQ_URL")?);
+    let sdk = shared::aws::sdk_config().await;
+    Ok(shared::aws::sqs::SqsQueue::new(
+        aws_sdk_sqs::Client::new(&sdk),
+        queue,
+        dlq,
+    ))
+}
+
+async fn replay_deliveries(since: Option<DateTime<Utc>>) -> Result<(), String> {
+    let replayed = delivery_queues()
+        .await?
+        .replay_dead_letters(since)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "replayed {} deliveries; kept {} that failed earlier, {} unreadable",
+        replayed.replayed, replayed.kept, replayed.unreadable
+    );
+    Ok(())
+}
+
 async fn run(command: Command) -> Result<(), String> {
+    // The queues, not the table.
+    if let Command::DeliveriesReplay { since } = command {
+        return replay_deliveries(since).await;
+    }
     // Files first: a mistake in one is reported before anything about the environment.
     let seed = match &command {
         Command::LoadSeed { file } => {
@@ -276,6 +325,7 @@ async fn run(command: Command) -> Result<(), String> {
                 );
             }
         }
+        Command::DeliveriesReplay { since } => replay_deliveries(since).await?,
         Command::OutboxReplay { event } => {
             let ids = match event {
                 Some(id) => vec![id],

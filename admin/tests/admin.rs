@@ -243,3 +243,100 @@ fn errors_are_one_clear_line() {
     );
     assert!(!stderr.contains(" { "), "no debug structures: {stderr}");
 }
+
+#[tokio::test]
+#[ignore = "needs SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_deliveries_replay_moves_dead_letters_back() {
+    use shared::aws::sqs::QueuedDelivery;
+    use shared::domain::EventType;
+    use shared::ports::{DeadLetter, Delivery};
+
+    let sqs = aws_sdk_sqs::Client::new(&shared::aws::sdk_config().await);
+    let mut urls = Vec::new();
+    for name in ["replay", "replay-dlq"] {
+        let name = format!("{name}-{}", uuid::Uuid::new_v4().simple());
+        let out = sqs.create_queue().queue_name(name).send().await.unwrap();
+        urls.push(out.queue_url.unwrap());
+    }
+    let delivery = |event: &str| Delivery {
+        event_id: event.into(),
+        event_type: EventType::StreamStarted,
+        brand_id: "brand_a".into(),
+        webhook_id: uuid::Uuid::new_v4(),
+        attempt: 6,
+        body: format!("{{\"id\":\"{event}\"}}"),
+    };
+    let now = chrono::Utc::now();
+    let dead = |event: &str, failed_at| DeadLetter {
+        delivery: delivery(event),
+        last_error: "receiver answered 500".into(),
+        failed_at,
+    };
+    let bodies = [
+        serde_json::to_string(&dead("evt_old", now - chrono::Duration::hours(2))).unwrap(),
+        serde_json::to_string(&dead("evt_new", now)).unwrap(),
+        // Moved there by SQS itself after too many receives.
+        serde_json::to_string(&QueuedDelivery {
+            delivery: delivery("evt_redriven"),
+            not_before: now,
+        })
+        .unwrap(),
+        "not a delivery".to_owned(),
+    ];
+    for body in bodies {
+        sqs.send_message()
+            .queue_url(&urls[1])
+            .message_body(body)
+            .send()
+            .await
+            .unwrap();
+    }
+    let replay = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_admin"))
+            .arg("deliveries-replay")
+            .args(args)
+            .env("DELIVERY_QUEUE_URL", &urls[0])
+            .env("DELIVERY_DLQ_URL", &urls[1])
+            .output()
+            .unwrap()
+    };
+    let since = (now - chrono::Duration::hours(1)).to_rfc3339();
+    let out = replay(&["--since", &since]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "replayed 2 deliveries; kept 1 that failed earlier, 1 unreadable"
+    );
+    // The rest, with no --since: kept messages were released at once.
+    let out = replay(&[]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "replayed 1 deliveries; kept 0 that failed earlier, 1 unreadable"
+    );
+
+    let mut replayed = Vec::new();
+    for _ in 0..10 {
+        let received = sqs
+            .receive_message()
+            .queue_url(&urls[0])
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .unwrap();
+        for message in received.messages.unwrap_or_default() {
+            let queued: QueuedDelivery = serde_json::from_str(message.body().unwrap()).unwrap();
+            assert_eq!(queued.delivery.attempt, 1, "a new delivery");
+            replayed.push(queued.delivery.event_id);
+        }
+        if replayed.len() >= 3 {
+            break;
+        }
+    }
+    replayed.sort();
+    assert_eq!(replayed, ["evt_new", "evt_old", "evt_redriven"]);
+}

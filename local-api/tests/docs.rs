@@ -73,6 +73,7 @@ async fn the_page_covers_the_whole_document_and_loads_nothing() {
         "X-Service-Signature",
         "5 minutes",
         "Deduplicate",
+        "rotate-secret",
     ] {
         assert!(page.contains(words), "{words}");
     }

@@ -10,7 +10,7 @@ use common::*;
 use serde_json::json;
 
 /// api-v1.md's table, then extensions.md E3's: every keyed endpoint with the scope it needs.
-const SPEC_SCOPES: [(&str, &str, &str); 11] = [
+const SPEC_SCOPES: [(&str, &str, &str); 14] = [
     ("POST", "/streams", "streams:write"),
     ("GET", "/streams", "streams:read"),
     ("GET", "/streams/{id}", "streams:read"),
@@ -22,6 +22,9 @@ const SPEC_SCOPES: [(&str, &str, &str); 11] = [
     ("GET", "/webhooks/{id}", "webhooks:write"),
     ("PATCH", "/webhooks/{id}", "webhooks:write"),
     ("POST", "/webhooks/{id}/rotate-secret", "webhooks:write"),
+    ("POST", "/webhooks/{id}/test", "webhooks:write"),
+    ("GET", "/webhooks/{id}/deliveries", "webhooks:write"),
+    ("POST", "/webhooks/{id}/redeliver", "webhooks:write"),
 ];
 
 /// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
@@ -450,7 +453,7 @@ async fn discovery_document() {
         );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
-    assert_eq!(endpoints.len(), 15);
+    assert_eq!(endpoints.len(), 18);
     for (method, path, scope) in SPEC_SCOPES {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");

@@ -423,3 +423,316 @@ async fn racing_rotations_each_replace_a_different_secret() {
     assert_eq!(signed.len(), 2, "{signed:?}");
     assert!(secrets.iter().any(|s| s == signed[0]) && secrets.iter().any(|s| s == signed[1]));
 }
+
+const FAST_RETRIES: (&str, &str) = ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,0.05,0.05,0.05,0.05");
+
+async fn send_test(api: &TestApi, id: &str) -> Response {
+    api.call(
+        "POST",
+        &format!("/webhooks/{id}/test"),
+        Some(&Keys::test_a()),
+        None,
+    )
+    .await
+}
+
+async fn log(api: &TestApi, id: &str, query: &str) -> Value {
+    let r = api
+        .get(
+            &format!("/webhooks/{id}/deliveries{query}"),
+            &Keys::test_a(),
+        )
+        .await;
+    r.assert_status(200);
+    r.body
+}
+
+async fn redeliver(api: &TestApi, id: &str, body: &str) -> Response {
+    api.call_raw(
+        "POST",
+        &format!("/webhooks/{id}/redeliver"),
+        Some(&Keys::test_a()),
+        Some(body),
+    )
+    .await
+}
+
+/// Waits until the webhook's log holds `n` attempts.
+async fn log_of(api: &TestApi, id: &str, n: u64) -> Value {
+    for _ in 0..200 {
+        let body = log(api, id, "?limit=100").await;
+        if body["total"].as_u64() >= Some(n) {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the log never held {n} attempts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_event_goes_out_signed_whatever_the_state_and_is_logged() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, secret) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    // Inactive, and not subscribed to anything a test could match: it still goes out.
+    patch(
+        &api,
+        &id,
+        r#"{"active": false, "events": ["stream.error"]}"#,
+    )
+    .await
+    .assert_status(200);
+    let r = send_test(&api, &id).await;
+    r.assert_status(200);
+    let event_id = r.body["event_id"].as_str().unwrap().to_owned();
+    assert!(event_id.starts_with("evt_") && event_id.len() == 36);
+    assert_eq!(r.body["delivered"], true);
+    assert_eq!(r.body["status_code"], 200);
+    assert!(r.body["duration_ms"].as_u64().is_some());
+    assert_eq!(r.body["error"], Value::Null);
+
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 1, "sent before the answer, once");
+    let body: Value = serde_json::from_str(&hits[0].body).unwrap();
+    assert_eq!(body["id"], event_id.as_str());
+    assert_eq!(body["type"], "webhook.test");
+    assert_eq!(body["api_version"], "v1");
+    assert_eq!(body["test"], true);
+    assert_eq!(body["data"], json!({"webhook_id": id}));
+    assert!(body["created_at"].is_string());
+    assert_eq!(hits[0].header("x-service-event-type"), "webhook.test");
+    assert_eq!(hits[0].header("x-service-event-id"), event_id);
+    assert_eq!(signers(&hits[0], &[&secret]), [secret.as_str()]);
+
+    let logged = log(&api, &id, "").await;
+    assert_eq!(logged["total"], 1);
+    let entry = &logged["deliveries"][0];
+    assert_eq!(entry["event_id"], event_id.as_str());
+    assert_eq!(entry["event_type"], "webhook.test");
+    assert_eq!(entry["attempt"], 1);
+    assert_eq!(entry["status"], "succeeded");
+    assert_eq!(entry["response_status"], 200);
+    assert_eq!(entry["error"], Value::Null);
+    assert_eq!(entry["next_attempt_at"], Value::Null);
+    assert!(entry.get("body").is_none() && !logged.to_string().contains(&secret));
+    // Still inactive: a test changes nothing.
+    let got = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    assert_eq!(got.body["active"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_receiver_is_reported_and_not_retried() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let failing = Receiver::start(Behaviour::Always(500)).await;
+    let (id, _) = register(&api, &Keys::test_a(), &failing.url()).await;
+    let r = send_test(&api, &id).await;
+    r.assert_status(200);
+    assert_eq!(r.body["delivered"], false);
+    assert_eq!(r.body["status_code"], 500);
+    assert_eq!(r.body["error"], Value::Null);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(failing.hits().len(), 1, "never retried");
+    let entry = &log(&api, &id, "").await["deliveries"][0];
+    assert_eq!(entry["status"], "failed");
+    assert_eq!(entry["next_attempt_at"], Value::Null);
+
+    // No HTTP answer at all: no status, a reason.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    patch(
+        &api,
+        &id,
+        &json!({"url": format!("http://127.0.0.1:{port}/closed")}).to_string(),
+    )
+    .await
+    .assert_status(200);
+    let r = send_test(&api, &id).await;
+    assert_eq!(r.body["delivered"], false);
+    assert_eq!(r.body["status_code"], Value::Null);
+    assert!(r.body["error"].as_str().is_some_and(|e| !e.is_empty()));
+    // A 410 to a test deactivates nothing.
+    let gone = Receiver::start(Behaviour::Always(410)).await;
+    patch(&api, &id, &json!({"url": gone.url()}).to_string())
+        .await
+        .assert_status(200);
+    assert_eq!(send_test(&api, &id).await.body["status_code"], 410);
+    let got = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+    assert_eq!(got.body["active"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_shows_each_attempt_newest_first_with_filters_and_pages() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let receiver = Receiver::start(Behaviour::Statuses(vec![500, 503])).await;
+    let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    api.start_test_stream(&Keys::test_a()).await;
+    receiver.wait_for(3, WAIT).await;
+    let logged = log_of(&api, &id, 3).await;
+    let entries = logged["deliveries"].as_array().unwrap();
+    assert_eq!(logged["total"], 3);
+    let event_id = entries[0]["event_id"].as_str().unwrap().to_owned();
+    for (entry, (attempt, status, response)) in entries.iter().zip([
+        (3, "succeeded", 200),
+        (2, "failed", 503),
+        (1, "failed", 500),
+    ]) {
+        assert_eq!(entry["event_id"], event_id.as_str());
+        assert_eq!(entry["event_type"], "stream.started");
+        assert_eq!(entry["attempt"], attempt);
+        assert_eq!(entry["status"], status);
+        assert_eq!(entry["response_status"], response);
+        assert_eq!(entry["error"], Value::Null);
+        if status == "failed" {
+            let next = time(&entry["next_attempt_at"]);
+            assert!(
+                next >= time(&entry["attempted_at"]),
+                "a failure says when it is retried"
+            );
+        } else {
+            assert_eq!(entry["next_attempt_at"], Value::Null);
+        }
+    }
+    let at = |i: usize| time(&entries[i]["attempted_at"]);
+    assert!(at(0) >= at(1) && at(1) >= at(2), "newest first");
+
+    // Filters.
+    assert_eq!(log(&api, &id, "?status=failed").await["total"], 2);
+    assert_eq!(log(&api, &id, "?status=succeeded").await["total"], 1);
+    let none = log(&api, &id, "?status=pending").await;
+    assert_eq!(
+        (none["total"].clone(), none["deliveries"].clone()),
+        (json!(0), json!([]))
+    );
+    assert_eq!(
+        log(&api, &id, &format!("?event_id={event_id}")).await["total"],
+        3
+    );
+    assert_eq!(log(&api, &id, "?event_id=evt_other").await["total"], 0);
+    // Pages, clamped like GET /streams.
+    let page = log(&api, &id, "?limit=1&offset=1").await;
+    assert_eq!(page["deliveries"].as_array().unwrap().len(), 1);
+    assert_eq!(page["deliveries"][0]["attempt"], 2);
+    assert_eq!(
+        (
+            page["total"].clone(),
+            page["limit"].clone(),
+            page["offset"].clone()
+        ),
+        (json!(3), json!(1), json!(1))
+    );
+    let clamped = log(&api, &id, "?limit=0&offset=-4").await;
+    assert_eq!(
+        (clamped["limit"].clone(), clamped["offset"].clone()),
+        (json!(1), json!(0))
+    );
+    let defaulted = log(&api, &id, "?limit=abc").await;
+    assert_eq!(defaulted["limit"], 20);
+    assert_eq!(log(&api, &id, "?limit=101").await["limit"], 100);
+    // Another brand's, absent and malformed ids: 404.
+    for other in [NOWHERE, "nope"] {
+        api.get(&format!("/webhooks/{other}/deliveries"), &Keys::test_a())
+            .await
+            .assert_error(404, "not_found");
+    }
+    api.get(&format!("/webhooks/{id}/deliveries"), &Keys::test_b())
+        .await
+        .assert_error(404, "not_found");
+}
+
+#[tokio::test]
+async fn redeliver_checks_its_body_in_order() {
+    let api = TestApi::new().await;
+    let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    let month_ago = (api.now() - chrono::Duration::days(31)).to_rfc3339();
+    for (body, code) in [
+        ("not json", "missing_fields"),
+        ("[]", "missing_fields"),
+        ("{}", "missing_fields"),
+        (r#"{"event_id": null, "since": null}"#, "missing_fields"),
+        (
+            r#"{"event_id": "evt_x", "since": "2026-01-01T00:00:00Z"}"#,
+            "invalid_fields",
+        ),
+        (r#"{"event_id": 5}"#, "invalid_fields"),
+        (r#"{"since": "yesterday"}"#, "invalid_fields"),
+        (r#"{"since": 1700000000}"#, "invalid_fields"),
+    ] {
+        redeliver(&api, &id, body).await.assert_error(400, code);
+    }
+    redeliver(&api, &id, &json!({"since": month_ago}).to_string())
+        .await
+        .assert_error(400, "invalid_fields");
+    // A well-formed request for an event never delivered to it: 404.
+    redeliver(
+        &api,
+        &id,
+        r#"{"event_id": "evt_00000000000000000000000000000000"}"#,
+    )
+    .await
+    .assert_error(404, "not_found");
+    // Nothing failed: nothing queued.
+    let r = redeliver(
+        &api,
+        &id,
+        &json!({"since": (api.now() - chrono::Duration::hours(1)).to_rfc3339()}).to_string(),
+    )
+    .await;
+    r.assert_status(202);
+    assert_eq!(r.body, json!({"webhook_id": id, "queued": 0}));
+    for other in [NOWHERE, "nope"] {
+        redeliver(&api, other, r#"{"event_id": "evt_x"}"#)
+            .await
+            .assert_error(404, "not_found");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_event_is_sent_again_with_the_same_id_and_body() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    api.start_test_stream(&Keys::test_a()).await;
+    let first = receiver.wait_for(1, WAIT).await[0].clone();
+    let event_id = first.header("x-service-event-id").to_owned();
+    log_of(&api, &id, 1).await;
+    let r = redeliver(&api, &id, &json!({"event_id": event_id}).to_string()).await;
+    r.assert_status(202);
+    assert_eq!(r.body, json!({"webhook_id": id, "queued": 1}));
+    let again = receiver.wait_for(2, WAIT).await[1].clone();
+    assert_eq!(again.header("x-service-event-id"), event_id);
+    assert_eq!(again.body, first.body);
+    let logged = log_of(&api, &id, 2).await;
+    assert_eq!(logged["deliveries"][0]["attempt"], 1, "a new delivery");
+    assert_eq!(logged["deliveries"][0]["event_id"], event_id.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_lettered_event_is_recovered_by_since() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    // Six failed attempts (the first and five retries), then the receiver is back.
+    let receiver = Receiver::start(Behaviour::FailTimes(6)).await;
+    let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    let since = api.now() - chrono::Duration::minutes(5);
+    api.start_test_stream(&Keys::test_a()).await;
+    api.wait_for_dead_letters(WAIT).await;
+    let logged = log_of(&api, &id, 6).await;
+    assert_eq!(logged["deliveries"][0]["attempt"], 6);
+    assert_eq!(logged["deliveries"][0]["next_attempt_at"], Value::Null);
+    let event_id = logged["deliveries"][0]["event_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let r = redeliver(&api, &id, &json!({"since": since.to_rfc3339()}).to_string()).await;
+    r.assert_status(202);
+    assert_eq!(r.body["queued"], 1);
+    let hit = receiver.wait_for(7, WAIT).await[6].clone();
+    assert_eq!(hit.header("x-service-event-id"), event_id);
+    let logged = log_of(&api, &id, 7).await;
+    assert_eq!(logged["deliveries"][0]["status"], "succeeded");
+    // Delivered now: nothing left to redeliver.
+    let r = redeliver(&api, &id, &json!({"since": since.to_rfc3339()}).to_string()).await;
+    assert_eq!(r.body["queued"], 0);
+}

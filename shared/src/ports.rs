@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::idempotency::StoredAnswer;
 use crate::domain::stream::Transition;
 use crate::domain::webhook::WebhookChanges;
@@ -239,6 +240,16 @@ pub trait WebhookStore: Send + Sync {
         webhook_id: Uuid,
         changes: &WebhookChanges,
     ) -> StoreResult<WebhookUpdate>;
+    /// Adds one attempt to its webhook's delivery log, which keeps each attempt for
+    /// [`crate::domain::delivery_log::RETENTION`].
+    async fn record_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()>;
+    /// The brand's webhook's attempts made at or after `since`, newest first.
+    async fn delivery_attempts(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        since: DateTime<Utc>,
+    ) -> StoreResult<Vec<DeliveryAttempt>>;
 }
 
 /// A relay's hold on one outbox event (see [`Outbox::claim_event`]).

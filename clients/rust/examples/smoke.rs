@@ -13,10 +13,12 @@ use live_stream_hosting_api_client::{
     StreamStatus, WithHeaders,
 };
 
-/// The success (200 or 201), or the typed error as a failure.
+/// The success (200, 201 or 202), or the typed error as a failure.
 fn success<V, H>(answer: ApiResponse<V, WithHeaders<H, Error>>) -> anyhow::Result<V> {
     match answer {
-        ApiResponse::Ok(value) | ApiResponse::Created(value) => Ok(value),
+        ApiResponse::Ok(value) | ApiResponse::Created(value) | ApiResponse::Accepted(value) => {
+            Ok(value)
+        }
         ApiResponse::BadRequest(e)
         | ApiResponse::Unauthorized(e)
         | ApiResponse::PaymentRequired(e)

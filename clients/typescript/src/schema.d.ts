@@ -204,6 +204,46 @@ export interface paths {
         patch: operations["updateWebhook"];
         trace?: never;
     };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's delivery attempts of the last 30 days, newest first.
+         * @description Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send events to a webhook again.
+         * @description Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).
+         */
+        post: operations["redeliverWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -218,6 +258,26 @@ export interface paths {
          * @description A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
          */
         post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed test event to a webhook now.
+         * @description One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+         */
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -330,6 +390,8 @@ export interface components {
             /** Format: uint64 */
             viewer_count: number;
         };
+        /** @enum {string} */
+        AttemptStatus: "succeeded" | "failed";
         /** @description A stock creator (AI host). */
         Creator: {
             consent: boolean | null;
@@ -346,6 +408,48 @@ export interface components {
         /** @description Response of `GET /creators`. */
         CreatorList: {
             creators: components["schemas"]["Creator"][];
+        };
+        /** @description Response of `GET /webhooks/{id}/deliveries`. */
+        DeliveryLog: {
+            deliveries: components["schemas"]["DeliveryLogEntry"][];
+            /** Format: uint64 */
+            limit: number;
+            /** Format: uint64 */
+            offset: number;
+            /**
+             * Format: uint64
+             * @description Attempts matching the filters, over every page.
+             */
+            total: number;
+        };
+        /** @description An item of `GET /webhooks/{id}/deliveries`: never a response body, never a secret. */
+        DeliveryLogEntry: {
+            /**
+             * Format: uint32
+             * @description 1 for the first attempt, up to 6; 1 for a test event.
+             */
+            attempt: number;
+            /** Format: date-time */
+            attempted_at: string;
+            /** Format: uint64 */
+            duration_ms: number;
+            /** @description A short reason for a failure with no HTTP answer, or for a refused redirect. */
+            error: string | null;
+            /** @description `evt_` and 32 hex digits. */
+            event_id: string;
+            /** @description `stream.started`, `stream.ended`, `stream.error` or `webhook.test`. */
+            event_type: string;
+            /**
+             * Format: date-time
+             * @description When this failure is retried; `null` when it is the last or it succeeded.
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: uint16
+             * @description `null` when no HTTP answer came (timeout, refused address, connection error).
+             */
+            response_status: number | null;
+            status: components["schemas"]["AttemptStatus"];
         };
         /** @description What the API is and which endpoints it serves. */
         Discovery: {
@@ -389,6 +493,24 @@ export interface components {
          * @enum {string}
          */
         Period: "24h" | "7d" | "30d";
+        /** @description Body of `POST /webhooks/{id}/redeliver`: exactly one of the two. */
+        RedeliverRequest: {
+            /** @description Send this event again (same id and body), as a new delivery with its own retries. */
+            event_id?: string;
+            /**
+             * Format: date-time
+             * @description Send again every event created since then (at most 30 days ago) whose delivery ended
+             *     failed.
+             */
+            since?: string;
+        };
+        /** @description Response of `POST /webhooks/{id}/redeliver`. */
+        Redelivered: {
+            /** Format: uint64 */
+            queued: number;
+            /** Format: uuid */
+            webhook_id: string;
+        };
         /** @description Body of `POST /webhooks`. */
         RegisterWebhookRequest: {
             /** @description Duplicates are dropped. */
@@ -528,6 +650,20 @@ export interface components {
             vertical: string;
             /** Format: uint64 */
             viewer_count: number;
+        };
+        /** @description Response of `POST /webhooks/{id}/test`. */
+        TestDelivery: {
+            /** @description A `2xx` within the timeout. */
+            delivered: boolean;
+            /** Format: uint64 */
+            duration_ms: number;
+            error: string | null;
+            event_id: string;
+            /**
+             * Format: uint16
+             * @description `null` when no HTTP answer came.
+             */
+            status_code: number | null;
         };
         /** @description Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored. */
         UpdateWebhookRequest: {
@@ -1974,6 +2110,269 @@ export interface operations {
             };
         };
     };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only attempts that succeeded, or only those that failed. */
+                status?: components["schemas"]["AttemptStatus"];
+                /** @description Only this event's attempts. */
+                event_id?: string;
+                /** @description Page size; clamped into range. */
+                limit?: number;
+                /** @description Attempts to skip; clamped to 0. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The `webhook_id`. Absent, another brand's or not a UUID: 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryLog"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `webhooks:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such webhook for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `webhook_id`. Absent, another brand's or not a UUID: 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeliverRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Redelivered"];
+                };
+            };
+            /** @description Invalid JSON, not an object, or neither field (`missing_fields`); both fields, an `event_id` that is not a string, or a `since` that is not a date-time within the last 30 days (`invalid_fields`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `webhooks:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such webhook for this brand, or (`event_id`) no delivery of that event to it in the last 30 days. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     rotateWebhookSecret: {
         parameters: {
             query?: never;
@@ -2019,6 +2418,123 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `webhooks:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such webhook for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `webhook_id`. Absent, another brand's or not a UUID: 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the receiver did with it. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestDelivery"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */

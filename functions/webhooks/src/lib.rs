@@ -1,18 +1,21 @@
 //! `POST /webhooks`, `GET /webhooks`, `DELETE /webhooks?id=`, and one webhook's operations:
-//! `GET` and `PATCH /webhooks/{id}`, `POST /webhooks/{id}/rotate-secret`.
+//! `GET` and `PATCH /webhooks/{id}`, `POST /webhooks/{id}/rotate-secret`,
+//! `POST /webhooks/{id}/test`, `GET /webhooks/{id}/deliveries`, `POST /webhooks/{id}/redeliver`.
 
 use axum::extract::Path;
 use axum::extract::State;
 use axum::extract::rejection::PathRejection;
 use axum::http::HeaderMap;
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::{Json, Router};
 use shared::ApiError;
 use shared::domain::Caller;
+use shared::domain::paging::ListQuery;
 use shared::http::body::{JsonObject, OptionalJsonObject};
 use shared::http::endpoints::{
-    DELETE_WEBHOOK, GET_WEBHOOK, LIST_WEBHOOKS, REGISTER_WEBHOOK, ROTATE_WEBHOOK_SECRET,
-    UPDATE_WEBHOOK,
+    DELETE_WEBHOOK, GET_WEBHOOK, LIST_DELIVERIES, LIST_WEBHOOKS, REDELIVER, REGISTER_WEBHOOK,
+    ROTATE_WEBHOOK_SECRET, TEST_WEBHOOK, UPDATE_WEBHOOK,
 };
 use shared::http::idempotency_key;
 use shared::http::query::QueryParams;
@@ -28,6 +31,9 @@ pub fn router(app: App) -> Router {
         .serve(&GET_WEBHOOK, get_one)
         .serve(&UPDATE_WEBHOOK, update)
         .serve(&ROTATE_WEBHOOK_SECRET, rotate_secret)
+        .serve(&TEST_WEBHOOK, send_test)
+        .serve(&LIST_DELIVERIES, deliveries)
+        .serve(&REDELIVER, redeliver)
         .into_router()
 }
 
@@ -91,4 +97,45 @@ async fn rotate_secret(
     Ok(Json(
         webhooks::rotate_secret(&app, &caller, id, body.as_ref()).await?,
     ))
+}
+
+async fn send_test(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(
+        webhooks::send_test(&app, &caller, webhook_id(id)?).await?,
+    ))
+}
+
+async fn deliveries(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+    query: QueryParams,
+) -> ApiResult<impl IntoResponse> {
+    let paging = ListQuery::new(None, query.get("limit"), query.get("offset"));
+    let log = webhooks::deliveries(
+        &app,
+        &caller,
+        webhook_id(id)?,
+        query.get("status"),
+        query.get("event_id"),
+        paging,
+    )
+    .await?;
+    Ok(Json(log))
+}
+
+async fn redeliver(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+    body: Result<JsonObject, ApiError>,
+) -> ApiResult<impl IntoResponse> {
+    let id = webhook_id(id)?;
+    let JsonObject(body) = body?;
+    let queued = webhooks::redeliver(&app, &caller, id, &body).await?;
+    Ok((StatusCode::ACCEPTED, Json(queued)))
 }

@@ -39,6 +39,8 @@ pub enum Behaviour {
     Slow(Duration),
     /// 503 with `Retry-After: <secs>` once, then 200.
     RetryAfterOnce(u64),
+    /// These statuses in turn, then 200.
+    Statuses(Vec<u16>),
 }
 
 #[derive(Clone)]
@@ -94,6 +96,10 @@ async fn receive(
         )
             .into_response(),
         Behaviour::RetryAfterOnce(_) => StatusCode::OK.into_response(),
+        Behaviour::Statuses(ref statuses) => statuses
+            .get(index)
+            .map_or(StatusCode::OK, |s| StatusCode::from_u16(*s).unwrap())
+            .into_response(),
     }
 }
 

@@ -113,6 +113,104 @@ impl SqsQueue {
     }
 }
 
+/// What [`SqsQueue::replay_dead_letters`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Replayed {
+    /// Sent back to the delivery queue, each as a new delivery (attempt 1).
+    pub replayed: u64,
+    /// Left in the dead-letter queue: failed before `since`.
+    pub kept: u64,
+    /// Left in the dead-letter queue: not a delivery this version can read.
+    pub unreadable: u64,
+}
+
+impl SqsQueue {
+    /// Moves the dead-letter queue's deliveries that failed at or after `since` (all when
+    /// `None`) back to the delivery queue, each as a new delivery. A message is deleted from
+    /// the dead-letter queue only once its copy was sent, so an interrupted replay repeats a
+    /// delivery at worst (receivers deduplicate on the event id) and never loses one. Messages
+    /// SQS moved there itself after too many receives hold a queued delivery, and count as
+    /// failed when SQS received them first.
+    pub async fn replay_dead_letters(&self, since: Option<DateTime<Utc>>) -> StoreResult<Replayed> {
+        // Kept messages stay invisible for the rest of the run, so each is read once, then
+        // are made visible again.
+        const HOLD_SECS: i32 = 300;
+        let mut summary = Replayed::default();
+        let mut held: Vec<String> = Vec::new();
+        loop {
+            let received = self
+                .client
+                .receive_message()
+                .queue_url(&self.dlq_url)
+                .max_number_of_messages(10)
+                .visibility_timeout(HOLD_SECS)
+                .wait_time_seconds(1)
+                .message_system_attribute_names(
+                    aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
+                )
+                .send()
+                .await
+                .map_err(|e| StoreError::Backend(describe(&e)))?;
+            let messages = received.messages.unwrap_or_default();
+            if messages.is_empty() {
+                for receipt in held {
+                    self.client
+                        .change_message_visibility()
+                        .queue_url(&self.dlq_url)
+                        .receipt_handle(receipt)
+                        .visibility_timeout(0)
+                        .send()
+                        .await
+                        .map_err(|e| StoreError::Backend(describe(&e)))?;
+                }
+                return Ok(summary);
+            }
+            for message in messages {
+                let body = message.body().unwrap_or_default();
+                let sent_at = message
+                    .attributes()
+                    .and_then(|a| {
+                        a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp)
+                    })
+                    .and_then(|millis| millis.parse::<i64>().ok())
+                    .and_then(DateTime::from_timestamp_millis);
+                let found = match serde_json::from_str::<DeadLetter>(body) {
+                    Ok(dead) => Some((dead.delivery, Some(dead.failed_at))),
+                    Err(_) => serde_json::from_str::<QueuedDelivery>(body)
+                        .ok()
+                        .map(|queued| (queued.delivery, sent_at)),
+                };
+                let receipt = message.receipt_handle().unwrap_or_default().to_owned();
+                let Some((delivery, failed_at)) = found else {
+                    summary.unreadable += 1;
+                    held.push(receipt);
+                    continue;
+                };
+                if let (Some(since), Some(failed_at)) = (since, failed_at)
+                    && failed_at < since
+                {
+                    summary.kept += 1;
+                    held.push(receipt);
+                    continue;
+                }
+                let fresh = Delivery {
+                    attempt: 1,
+                    ..delivery
+                };
+                self.enqueue(fresh, Duration::ZERO).await?;
+                self.client
+                    .delete_message()
+                    .queue_url(&self.dlq_url)
+                    .receipt_handle(receipt)
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::Backend(describe(&e)))?;
+                summary.replayed += 1;
+            }
+        }
+    }
+}
+
 #[async_trait]
 impl DeliveryQueue for SqsQueue {
     async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()> {

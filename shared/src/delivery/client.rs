@@ -69,14 +69,44 @@ impl Resolve for GuardedResolver {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttemptOutcome {
     /// Any 2xx within the timeout.
-    Delivered,
+    Delivered { status: u16 },
     /// `410 Gone`: the receiver wants no more deliveries.
     Gone,
-    /// Anything else; `retry_after` when a 429 or 503 asked for a delay.
+    /// Anything else: `status` when the receiver answered (`None` for a timeout, a refused
+    /// address or a connection error); `retry_after` when a 429 or 503 asked for a delay.
     Failed {
         reason: String,
+        status: Option<u16>,
         retry_after: Option<Duration>,
     },
+}
+
+impl AttemptOutcome {
+    /// The status the receiver answered with, if it answered.
+    pub fn response_status(&self) -> Option<u16> {
+        match self {
+            AttemptOutcome::Delivered { status } => Some(*status),
+            AttemptOutcome::Gone => Some(410),
+            AttemptOutcome::Failed { status, .. } => *status,
+        }
+    }
+
+    /// The log's `error`: why a failure had no HTTP answer, or that a redirect was refused;
+    /// `None` for any other answer.
+    pub fn error(&self) -> Option<String> {
+        match self {
+            AttemptOutcome::Failed {
+                reason,
+                status: None,
+                ..
+            } => Some(reason.clone()),
+            AttemptOutcome::Failed {
+                status: Some(status),
+                ..
+            } if (300..400).contains(status) => Some("redirect refused".into()),
+            _ => None,
+        }
+    }
 }
 
 /// Sends deliveries. Built once per process; cheap to clone.
@@ -119,6 +149,7 @@ impl Deliverer {
     ) -> AttemptOutcome {
         let failed = |reason: String| AttemptOutcome::Failed {
             reason,
+            status: None,
             retry_after: None,
         };
         // The URL passed these rules at registration; check again, literals included, since
@@ -170,7 +201,9 @@ impl Deliverer {
         };
         let status = response.status();
         if status.is_success() {
-            return AttemptOutcome::Delivered;
+            return AttemptOutcome::Delivered {
+                status: status.as_u16(),
+            };
         }
         if status == reqwest::StatusCode::GONE {
             return AttemptOutcome::Gone;
@@ -183,6 +216,7 @@ impl Deliverer {
             .map(Duration::from_secs);
         AttemptOutcome::Failed {
             reason: format!("receiver answered {status}"),
+            status: Some(status.as_u16()),
             retry_after,
         }
     }

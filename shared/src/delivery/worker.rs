@@ -1,7 +1,13 @@
-//! Processing one queued delivery: attempt it, then retry later, deactivate the webhook, or
-//! dead-letter, as the outcome says.
+//! Processing one queued delivery: attempt it, record the attempt in the webhook's delivery
+//! log, then retry later, deactivate the webhook, or dead-letter, as the outcome says.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
 
 use crate::app::App;
+use crate::domain::Webhook;
+use crate::domain::delivery_log::DeliveryAttempt;
 use crate::error::StoreError;
 use crate::ports::{DeadLetter, Delivery};
 
@@ -33,20 +39,19 @@ pub async fn process(
     else {
         return Ok(Processed::Skipped);
     };
-    match deliverer
-        .attempt(&webhook, &delivery, app.clock.now())
-        .await
-    {
-        AttemptOutcome::Delivered => Ok(Processed::Delivered),
+    let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, &delivery).await;
+    let (processed, next_attempt_at) = match &outcome {
+        AttemptOutcome::Delivered { .. } => (Processed::Delivered, None),
         AttemptOutcome::Gone => {
             app.store
                 .deactivate_webhook(&webhook.brand_id, webhook.id)
                 .await?;
-            Ok(Processed::Deactivated)
+            (Processed::Deactivated, None)
         }
         AttemptOutcome::Failed {
             reason,
             retry_after,
+            ..
         } => {
             tracing::info!(
                 event_id = %delivery.event_id,
@@ -58,27 +63,92 @@ pub async fn process(
             match retry::next_delay(
                 &app.config.webhook_retry_delays,
                 delivery.attempt,
-                retry_after,
+                *retry_after,
             ) {
                 Some(delay) => {
                     let next = Delivery {
                         attempt: delivery.attempt + 1,
-                        ..delivery
+                        ..delivery.clone()
                     };
                     app.queue.enqueue(next, delay).await?;
-                    Ok(Processed::RetryScheduled)
+                    let at = chrono::TimeDelta::from_std(delay)
+                        .ok()
+                        .map(|d| app.clock.now() + d);
+                    (Processed::RetryScheduled, at)
                 }
                 None => {
                     app.queue
                         .dead_letter(DeadLetter {
-                            delivery,
-                            last_error: reason,
+                            delivery: delivery.clone(),
+                            last_error: reason.clone(),
                             failed_at: app.clock.now(),
                         })
                         .await?;
-                    Ok(Processed::DeadLettered)
+                    (Processed::DeadLettered, None)
                 }
             }
         }
+    };
+    record(
+        app,
+        &delivery,
+        &outcome,
+        attempted_at,
+        duration_ms,
+        next_attempt_at,
+    )
+    .await;
+    Ok(processed)
+}
+
+/// One attempt, timed.
+pub async fn attempt(
+    app: &App,
+    deliverer: &Deliverer,
+    webhook: &Webhook,
+    delivery: &Delivery,
+) -> (AttemptOutcome, DateTime<Utc>, u64) {
+    let attempted_at = app.clock.now();
+    let started = Instant::now();
+    let outcome = deliverer.attempt(webhook, delivery, attempted_at).await;
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    (outcome, attempted_at, duration_ms)
+}
+
+/// Adds the attempt to the webhook's delivery log. A log write that fails is reported, not
+/// retried: retrying would send the delivery again.
+pub async fn record(
+    app: &App,
+    delivery: &Delivery,
+    outcome: &AttemptOutcome,
+    attempted_at: DateTime<Utc>,
+    duration_ms: u64,
+    next_attempt_at: Option<DateTime<Utc>>,
+) {
+    let entry = DeliveryAttempt {
+        brand_id: delivery.brand_id.clone(),
+        webhook_id: delivery.webhook_id,
+        event_id: delivery.event_id.clone(),
+        event_type: delivery.event_type,
+        event_created_at: created_at(&delivery.body).unwrap_or(attempted_at),
+        attempt: delivery.attempt,
+        attempted_at,
+        succeeded: matches!(outcome, AttemptOutcome::Delivered { .. }),
+        response_status: outcome.response_status(),
+        duration_ms,
+        error: outcome.error(),
+        next_attempt_at,
+        body: delivery.body.clone(),
+    };
+    if let Err(err) = app.store.record_attempt(&entry).await {
+        tracing::warn!(error = %err, event_id = %delivery.event_id, "delivery log write failed");
     }
+}
+
+/// The `created_at` of an event body.
+fn created_at(body: &str) -> Option<DateTime<Utc>> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    DateTime::parse_from_rfc3339(value["created_at"].as_str()?)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::stream::{Stream, StreamDetail};
 use crate::clock::timestamp;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EventType {
     #[serde(rename = "stream.started")]
     StreamStarted,
@@ -16,9 +16,26 @@ pub enum EventType {
     StreamEnded,
     #[serde(rename = "stream.error")]
     StreamError,
+    /// The event `POST /webhooks/{id}/test` sends; nobody subscribes to it.
+    #[serde(rename = "webhook.test")]
+    WebhookTest,
+}
+
+/// The types a webhook subscribes to: a plain string enumeration of [`EventType::ALL`]
+/// (`webhook.test` is no subscription).
+impl JsonSchema for EventType {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EventType".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Self::ALL.iter().map(|t| t.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
 }
 
 impl EventType {
+    /// The types a webhook subscribes to.
     pub const ALL: [EventType; 3] = [
         EventType::StreamStarted,
         EventType::StreamEnded,
@@ -30,9 +47,11 @@ impl EventType {
             EventType::StreamStarted => "stream.started",
             EventType::StreamEnded => "stream.ended",
             EventType::StreamError => "stream.error",
+            EventType::WebhookTest => "webhook.test",
         }
     }
 
+    /// A subscribable type by name (never `webhook.test`).
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.as_str() == s)
     }

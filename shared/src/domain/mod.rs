@@ -3,6 +3,7 @@
 pub mod account;
 pub mod analytics;
 pub mod creator;
+pub mod delivery_log;
 pub mod event;
 pub mod idempotency;
 pub mod paging;

@@ -362,6 +362,11 @@ fails. Each delivery carries two signatures over the same bytes, one per scheme:
 replays of a captured delivery.</li>\
 <li>Deduplicate on the event <code>id</code> (also <code>X-Service-Event-Id</code> and <code>webhook-id</code>): \
 delivery is at least once, and a retry carries the same id and the same body.</li>\
+<li>Rotate a secret without downtime with <a href=\"#rotateWebhookSecret\"><code>POST /webhooks/{{id}}/rotate-secret</code></a>: \
+until the replaced secret expires every delivery carries a signature with each secret (two <code>v1=</code>, two \
+<code>v1,</code>), so verification with either succeeds while receivers switch. <a href=\"#testWebhook\">Send a test \
+event</a> to check a receiver, read <a href=\"#listWebhookDeliveries\">its delivery log</a>, and \
+<a href=\"#redeliverWebhookEvents\">redeliver</a> what it missed.</li>\
 <li>Answer <code>2xx</code> within 10 seconds, then do the work: a slow or failing answer is retried on the schedule \
 above, then dead-lettered. Redirects count as failures. Answer <code>410 Gone</code> to stop deliveries to the \
 endpoint for good.</li></ol>\

@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 
-use super::endpoints::{Access, Endpoint};
+use super::endpoints::{Access, ENDPOINTS, Endpoint};
 use super::pipeline::{self, RequestCount};
 use crate::API_PREFIX;
 use crate::app::App;
@@ -37,6 +37,15 @@ impl Routes {
         H: Handler<T, App>,
         T: 'static,
     {
+        // A served endpoint missing from the list would be missing from both documents.
+        assert!(
+            ENDPOINTS
+                .iter()
+                .any(|listed| std::ptr::eq(*listed, endpoint)),
+            "{} {} is not in ENDPOINTS",
+            endpoint.method,
+            endpoint.path
+        );
         let filter = MethodFilter::try_from(endpoint.method.clone())
             .expect("endpoints use standard methods");
         let mut method_router = on(filter, handler);

@@ -6,6 +6,7 @@ mod outbox;
 mod queue;
 mod store;
 mod timers;
+mod webhooks;
 
 pub use queue::MemoryQueue;
 pub use store::MemoryStore;

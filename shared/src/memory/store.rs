@@ -8,9 +8,9 @@ use uuid::Uuid;
 
 use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
+use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::idempotency::RETENTION;
 use crate::domain::stream::Transition;
-use crate::domain::webhook::WebhookChanges;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, Webhook,
 };
@@ -78,7 +78,8 @@ pub(super) struct State {
     rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
-    webhooks: HashMap<Uuid, Webhook>,
+    pub(super) webhooks: HashMap<Uuid, Webhook>,
+    pub(super) attempts: Vec<DeliveryAttempt>,
     /// Events not yet relayed (and those set aside), by id.
     pub(super) outbox: BTreeMap<String, OutboxEntry>,
     /// Every event ever emitted, for tests and the local server's log.
@@ -164,7 +165,7 @@ impl State {
     }
 
     /// Whether `binding` still holds its key (nothing bound to it yet).
-    fn holds(&self, binding: Option<&IdempotencyBinding>) -> bool {
+    pub(super) fn holds(&self, binding: Option<&IdempotencyBinding>) -> bool {
         binding.is_none_or(|binding| {
             self.idempotency
                 .get(&binding.key_id)
@@ -173,7 +174,7 @@ impl State {
     }
 
     /// Binds `binding`'s key to `resource_id` (see [`State::holds`]).
-    fn bind(&mut self, binding: Option<&IdempotencyBinding>, resource_id: String) {
+    pub(super) fn bind(&mut self, binding: Option<&IdempotencyBinding>, resource_id: String) {
         let Some(binding) = binding else {
             return;
         };
@@ -463,102 +464,6 @@ impl StreamStore for MemoryStore {
             .take(limit)
             .filter_map(|(_, id)| state.streams.get(id).cloned())
             .collect())
-    }
-}
-
-#[async_trait]
-impl WebhookStore for MemoryStore {
-    async fn create_webhook(
-        &self,
-        webhook: &Webhook,
-        max: usize,
-        binding: Option<&IdempotencyBinding>,
-    ) -> StoreResult<CreateWebhookOutcome> {
-        let mut state = self.lock()?;
-        if !state.holds(binding) {
-            return Ok(CreateWebhookOutcome::KeyLost);
-        }
-        let held = state
-            .webhooks
-            .values()
-            .filter(|w| w.brand_id == webhook.brand_id)
-            .count();
-        if held >= max {
-            return Ok(CreateWebhookOutcome::Limit);
-        }
-        state.webhooks.insert(webhook.id, webhook.clone());
-        state.bind(binding, webhook.id.to_string());
-        Ok(CreateWebhookOutcome::Created)
-    }
-
-    async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
-        let mut webhooks: Vec<Webhook> = self
-            .lock()?
-            .webhooks
-            .values()
-            .filter(|w| w.brand_id == brand_id)
-            .cloned()
-            .collect();
-        webhooks.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-        Ok(webhooks)
-    }
-
-    async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>> {
-        Ok(self
-            .lock()?
-            .webhooks
-            .get(&webhook_id)
-            .filter(|w| w.brand_id == brand_id)
-            .cloned())
-    }
-
-    async fn delete_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
-        let mut state = self.lock()?;
-        if state
-            .webhooks
-            .get(&webhook_id)
-            .is_some_and(|w| w.brand_id == brand_id)
-        {
-            state.webhooks.remove(&webhook_id);
-        }
-        Ok(())
-    }
-
-    async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
-        if let Some(webhook) = self
-            .lock()?
-            .webhooks
-            .get_mut(&webhook_id)
-            .filter(|w| w.brand_id == brand_id)
-        {
-            webhook.active = false;
-        }
-        Ok(())
-    }
-
-    async fn update_webhook(
-        &self,
-        brand_id: &str,
-        webhook_id: Uuid,
-        changes: &WebhookChanges,
-    ) -> StoreResult<WebhookUpdate> {
-        let mut state = self.lock()?;
-        let Some(webhook) = state
-            .webhooks
-            .get_mut(&webhook_id)
-            .filter(|w| w.brand_id == brand_id)
-        else {
-            return Ok(WebhookUpdate::Absent);
-        };
-        if changes
-            .rotation
-            .as_ref()
-            .is_some_and(|rotation| rotation.replaced != webhook.secret)
-        {
-            return Ok(WebhookUpdate::SecretChanged);
-        }
-        webhook.apply(changes);
-        Ok(WebhookUpdate::Updated(webhook.clone()))
     }
 }
 

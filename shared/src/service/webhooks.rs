@@ -1,22 +1,29 @@
 //! Webhooks (decisions.md section 7): registration, listing and deletion, and the operations
 //! of extensions.md E3 on one webhook: reading, changing and rotating its secret.
 
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::app::App;
+use crate::clock::format_timestamp;
+use crate::delivery::client::AttemptOutcome;
+use crate::delivery::{Deliverer, worker};
 use crate::domain::Caller;
 use crate::domain::Webhook;
-use crate::domain::event::EventType;
+use crate::domain::delivery_log::{
+    self, AttemptStatus, DeliveryAttempt, DeliveryLog, DeliveryLogEntry, Redelivered, TestDelivery,
+};
+use crate::domain::event::{EventType, new_event_id};
 use crate::domain::idempotency::{Endpoint, StoredAnswer};
+use crate::domain::paging::ListQuery;
 use crate::domain::webhook::{
     MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
     WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
     generate_secret,
 };
 use crate::error::{ApiError, ApiResult, StoreError};
-use crate::ports::{CreateWebhookOutcome, WebhookUpdate};
+use crate::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
 use crate::service::idempotency::{self, Answer, Begin, Held};
 use crate::webhook_url;
 
@@ -260,4 +267,177 @@ pub async fn rotate_secret(
     Err(ApiError::Db(StoreError::Backend(
         "secret rotations kept racing".into(),
     )))
+}
+
+/// `POST /webhooks/{id}/test`: one signed `webhook.test` event sent now, whatever the
+/// webhook's state and events, without retry (a `410` here deactivates nothing: it is a
+/// probe); recorded in the delivery log.
+pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDelivery> {
+    let Some(webhook) = app.store.get_webhook(&caller.brand.id, id).await? else {
+        return Err(ApiError::NotFound);
+    };
+    let event_id = new_event_id();
+    let body = serde_json::json!({
+        "id": event_id,
+        "type": EventType::WebhookTest.as_str(),
+        "created_at": format_timestamp(app.clock.now()),
+        "api_version": "v1",
+        "test": true,
+        "data": { "webhook_id": webhook.id },
+    });
+    let delivery = Delivery {
+        event_id: event_id.clone(),
+        event_type: EventType::WebhookTest,
+        brand_id: webhook.brand_id.clone(),
+        webhook_id: webhook.id,
+        attempt: 1,
+        body: body.to_string(),
+    };
+    let deliverer = Deliverer::new(
+        app.config.webhook_timeout,
+        app.config.webhook_allow_private_urls,
+    )
+    .map_err(|err| ApiError::Db(StoreError::Backend(err.to_string())))?;
+    let (outcome, attempted_at, duration_ms) =
+        worker::attempt(app, &deliverer, &webhook, &delivery).await;
+    worker::record(app, &delivery, &outcome, attempted_at, duration_ms, None).await;
+    Ok(TestDelivery {
+        event_id,
+        delivered: matches!(outcome, AttemptOutcome::Delivered { .. }),
+        status_code: outcome.response_status(),
+        duration_ms,
+        error: outcome.error(),
+    })
+}
+
+/// The brand's webhook's attempts of the retention period, newest first; `404` when there is
+/// no such webhook.
+async fn attempts(app: &App, caller: &Caller, id: Uuid) -> ApiResult<Vec<DeliveryAttempt>> {
+    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+        return Err(ApiError::NotFound);
+    }
+    let since = app.clock.now() - delivery_log::RETENTION;
+    Ok(app
+        .store
+        .delivery_attempts(&caller.brand.id, id, since)
+        .await?)
+}
+
+/// `GET /webhooks/{id}/deliveries`: paged like `GET /streams`; `status` and `event_id` filter,
+/// and an unknown `status` matches nothing.
+pub async fn deliveries(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    status: Option<&str>,
+    event_id: Option<&str>,
+    paging: ListQuery,
+) -> ApiResult<DeliveryLog> {
+    let status = status.map(AttemptStatus::parse);
+    let matching: Vec<DeliveryAttempt> = attempts(app, caller, id)
+        .await?
+        .into_iter()
+        .filter(|a| match status {
+            None => true,
+            Some(None) => false,
+            Some(Some(wanted)) => (wanted == AttemptStatus::Succeeded) == a.succeeded,
+        })
+        .filter(|a| event_id.is_none_or(|wanted| a.event_id == wanted))
+        .collect();
+    let total = matching.len() as u64;
+    let deliveries = matching
+        .iter()
+        .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
+        .take(usize::try_from(paging.limit).unwrap_or(usize::MAX))
+        .map(DeliveryLogEntry::from)
+        .collect();
+    Ok(DeliveryLog {
+        deliveries,
+        total,
+        limit: paging.limit,
+        offset: paging.offset,
+    })
+}
+
+/// `POST /webhooks/{id}/redeliver`: one event again (`event_id`), or every event since a time
+/// whose delivery ended failed (`since`), each as a new delivery with its own retries.
+pub async fn redeliver(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    body: &Map<String, Value>,
+) -> ApiResult<Redelivered> {
+    let present = |field: &str| body.get(field).filter(|v| !v.is_null());
+    let now = app.clock.now();
+    let horizon = now - delivery_log::RETENTION;
+    enum Which {
+        Event(String),
+        Since(DateTime<Utc>),
+    }
+    let which = match (present("event_id"), present("since")) {
+        (None, None) => {
+            return Err(ApiError::MissingFields(
+                "Send one of: event_id, since.".into(),
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::InvalidFields(
+                "Send event_id or since, not both.".into(),
+            ));
+        }
+        (Some(event_id), None) => Which::Event(
+            event_id
+                .as_str()
+                .ok_or_else(|| ApiError::InvalidFields("event_id must be a string.".into()))?
+                .to_owned(),
+        ),
+        (None, Some(since)) => {
+            let since = since
+                .as_str()
+                .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+                .map(|t| t.with_timezone(&Utc))
+                .filter(|since| *since >= horizon)
+                .ok_or_else(|| {
+                    ApiError::InvalidFields(
+                        "since must be a date-time within the last 30 days.".into(),
+                    )
+                })?;
+            Which::Since(since)
+        }
+    };
+    let attempts = attempts(app, caller, id).await?;
+    // The latest attempt of each event (attempts come newest first).
+    let mut latest: Vec<&DeliveryAttempt> = Vec::new();
+    for attempt in &attempts {
+        if !latest.iter().any(|a| a.event_id == attempt.event_id) {
+            latest.push(attempt);
+        }
+    }
+    let chosen: Vec<&DeliveryAttempt> = match &which {
+        Which::Event(event_id) => {
+            let found = latest.iter().find(|a| &a.event_id == event_id);
+            vec![*found.ok_or(ApiError::NotFound)?]
+        }
+        Which::Since(since) => latest
+            .into_iter()
+            .filter(|a| a.ended_failed() && a.event_created_at >= *since)
+            .collect(),
+    };
+    for attempt in &chosen {
+        let delivery = Delivery {
+            event_id: attempt.event_id.clone(),
+            event_type: attempt.event_type,
+            brand_id: attempt.brand_id.clone(),
+            webhook_id: attempt.webhook_id,
+            attempt: 1,
+            body: attempt.body.clone(),
+        };
+        app.queue
+            .enqueue(delivery, std::time::Duration::ZERO)
+            .await?;
+    }
+    Ok(Redelivered {
+        webhook_id: id,
+        queued: chosen.len() as u64,
+    })
 }

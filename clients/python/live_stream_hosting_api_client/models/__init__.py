@@ -3,8 +3,11 @@
 from .analytics import Analytics
 from .analytics_by_platform import AnalyticsByPlatform
 from .analytics_stream import AnalyticsStream
+from .attempt_status import AttemptStatus
 from .creator import Creator
 from .creator_list import CreatorList
+from .delivery_log import DeliveryLog
+from .delivery_log_entry import DeliveryLogEntry
 from .discovery import Discovery
 from .discovery_endpoints import DiscoveryEndpoints
 from .error import Error
@@ -13,6 +16,8 @@ from .error_detail import ErrorDetail
 from .event_type import EventType
 from .get_open_api_response_200 import GetOpenApiResponse200
 from .period import Period
+from .redeliver_request import RedeliverRequest
+from .redelivered import Redelivered
 from .register_webhook_request import RegisterWebhookRequest
 from .rotate_secret_request import RotateSecretRequest
 from .secret_rotated import SecretRotated
@@ -25,6 +30,7 @@ from .stream_event_entry import StreamEventEntry
 from .stream_list import StreamList
 from .stream_status import StreamStatus
 from .stream_summary import StreamSummary
+from .test_delivery import TestDelivery
 from .update_webhook_request import UpdateWebhookRequest
 from .webhook_deleted import WebhookDeleted
 from .webhook_detail import WebhookDetail
@@ -38,8 +44,11 @@ __all__ = (
     "Analytics",
     "AnalyticsByPlatform",
     "AnalyticsStream",
+    "AttemptStatus",
     "Creator",
     "CreatorList",
+    "DeliveryLog",
+    "DeliveryLogEntry",
     "Discovery",
     "DiscoveryEndpoints",
     "Error",
@@ -48,6 +57,8 @@ __all__ = (
     "EventType",
     "GetOpenApiResponse200",
     "Period",
+    "Redelivered",
+    "RedeliverRequest",
     "RegisterWebhookRequest",
     "RotateSecretRequest",
     "SecretRotated",
@@ -60,6 +71,7 @@ __all__ = (
     "StreamList",
     "StreamStatus",
     "StreamSummary",
+    "TestDelivery",
     "UpdateWebhookRequest",
     "WebhookDeleted",
     "WebhookDetail",

@@ -480,6 +480,72 @@ impl LiveStreamHostingApiClient {
         let response = req_builder.send().await?;
         Ok(UpdateWebhookRequestParams::parse_response(response).await?)
     }
+    /// A webhook's delivery attempts of the last 30 days, newest first.
+    ///
+    /// Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
+    ///
+    /// * Path: `GET /webhooks/{id}/deliveries`
+    pub async fn list_webhook_deliveries(
+        &self,
+        request: ListWebhookDeliveriesRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, DeliveryLog>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("webhooks")
+            .push(&request.path.id.to_string())
+            .push("deliveries");
+        serde::Serialize::serialize(
+                &request.query,
+                serde_html_form::Serializer::new(&mut url.query_pairs_mut()),
+            )
+            .context("encoding query parameters")?;
+        if url.query() == Some("") {
+            url.set_query(None);
+        }
+        let mut req_builder = self.client.get(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(ListWebhookDeliveriesRequest::parse_response(response).await?)
+    }
+    /// Send events to a webhook again.
+    ///
+    /// Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).
+    ///
+    /// * Path: `POST /webhooks/{id}/redeliver`
+    pub async fn redeliver_webhook_events(
+        &self,
+        request: RedeliverWebhookEventsRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Redelivered>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("webhooks")
+            .push(&request.path.id.to_string())
+            .push("redeliver");
+        let mut req_builder = self.client.post(url).json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(RedeliverWebhookEventsRequest::parse_response(response).await?)
+    }
     /// Rotate a webhook's secret without downtime.
     ///
     /// A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
@@ -511,6 +577,35 @@ impl LiveStreamHostingApiClient {
         }
         let response = req_builder.send().await?;
         Ok(RotateWebhookSecretRequest::parse_response(response).await?)
+    }
+    /// Send a signed test event to a webhook now.
+    ///
+    /// One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+    ///
+    /// * Path: `POST /webhooks/{id}/test`
+    pub async fn test_webhook(
+        &self,
+        request: TestWebhookRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, TestDelivery>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("webhooks")
+            .push(&request.path.id.to_string())
+            .push("test");
+        let mut req_builder = self.client.post(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(TestWebhookRequest::parse_response(response).await?)
     }
 }
 

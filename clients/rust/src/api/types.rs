@@ -74,6 +74,48 @@ pub struct AnalyticsStream {
     pub vertical: String,
     pub viewer_count: u64,
 }
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum AttemptStatus {
+    #[serde(rename = "succeeded")]
+    #[default]
+    Succeeded,
+    #[serde(rename = "failed")]
+    Failed,
+}
+impl core::fmt::Display for AttemptStatus {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Succeeded => write!(f, "succeeded"),
+            Self::Failed => write!(f, "failed"),
+        }
+    }
+}
+impl core::str::FromStr for AttemptStatus {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
+        match s {
+            "succeeded" => Ok(Self::Succeeded),
+            "failed" => Ok(Self::Failed),
+            _ => {
+                Err(
+                    format!(
+                        "unknown variant '{}', expected one of: {}", s,
+                        "succeeded, failed"
+                    ),
+                )
+            }
+        }
+    }
+}
 /// A stock creator (AI host).
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct Creator {
@@ -92,6 +134,34 @@ pub struct Creator {
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct CreatorList {
     pub creators: Vec<Creator>,
+}
+/// Response of `GET /webhooks/{id}/deliveries`.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct DeliveryLog {
+    pub deliveries: Vec<DeliveryLogEntry>,
+    pub limit: u64,
+    pub offset: u64,
+    /// Attempts matching the filters, over every page.
+    pub total: u64,
+}
+/// An item of `GET /webhooks/{id}/deliveries`: never a response body, never a secret.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct DeliveryLogEntry {
+    /// 1 for the first attempt, up to 6; 1 for a test event.
+    pub attempt: u32,
+    pub attempted_at: chrono::DateTime<chrono::Utc>,
+    pub duration_ms: u64,
+    /// A short reason for a failure with no HTTP answer, or for a refused redirect.
+    pub error: Option<String>,
+    /// `evt_` and 32 hex digits.
+    pub event_id: String,
+    /// `stream.started`, `stream.ended`, `stream.error` or `webhook.test`.
+    pub event_type: String,
+    /// When this failure is retried; `null` when it is the last or it succeeded.
+    pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// `null` when no HTTP answer came (timeout, refused address, connection error).
+    pub response_status: Option<u16>,
+    pub status: AttemptStatus,
 }
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
@@ -300,6 +370,22 @@ impl core::str::FromStr for Period {
             }
         }
     }
+}
+/// Body of `POST /webhooks/{id}/redeliver`: exactly one of the two.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, oas3_gen_support::Default)]
+pub struct RedeliverRequest {
+    /// Send this event again (same id and body), as a new delivery with its own retries.
+    pub event_id: Option<String>,
+    /// Send again every event created since then (at most 30 days ago) whose delivery ended
+    /// failed.
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+/// Response of `POST /webhooks/{id}/redeliver`.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct Redelivered {
+    pub queued: u64,
+    pub webhook_id: uuid::Uuid,
 }
 /// Body of `POST /webhooks`.
 #[derive(
@@ -512,6 +598,17 @@ pub struct StreamSummary {
     pub test: Option<bool>,
     pub vertical: String,
     pub viewer_count: u64,
+}
+/// Response of `POST /webhooks/{id}/test`.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct TestDelivery {
+    /// A `2xx` within the timeout.
+    pub delivered: bool,
+    pub duration_ms: u64,
+    pub error: Option<String>,
+    pub event_id: String,
+    /// `null` when no HTTP answer came.
+    pub status_code: Option<u16>,
 }
 /// Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored.
 #[serde_with::skip_serializing_none]
@@ -2252,6 +2349,318 @@ impl UpdateWebhookRequestParams {
     }
 }
 #[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct ListWebhookDeliveriesRequestPath {
+    /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ListWebhookDeliveriesRequestQuery {
+    /// Only attempts that succeeded, or only those that failed.
+    pub status: Option<AttemptStatus>,
+    /// Only this event's attempts.
+    pub event_id: Option<String>,
+    /// Page size; clamped into range.
+    #[validate(range(min = 1i64, max = 100i64))]
+    #[default(Some(20i64))]
+    pub limit: Option<i64>,
+    /// Attempts to skip; clamped to 0.
+    #[validate(range(min = 0i64))]
+    #[default(Some(0i64))]
+    pub offset: Option<i64>,
+}
+/// Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct ListWebhookDeliveriesRequest {
+    #[validate(nested)]
+    pub path: ListWebhookDeliveriesRequestPath,
+    #[validate(nested)]
+    pub query: ListWebhookDeliveriesRequestQuery,
+}
+impl ListWebhookDeliveriesRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, DeliveryLog>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    DeliveryLog,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct RedeliverWebhookEventsRequestPath {
+    /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct RedeliverWebhookEventsRequest {
+    #[validate(nested)]
+    pub path: RedeliverWebhookEventsRequestPath,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    pub body: RedeliverRequest,
+}
+impl RedeliverWebhookEventsRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Redelivered>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::ACCEPTED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Redelivered,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Accepted(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
 pub struct RotateWebhookSecretRequestPath {
     /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
     #[validate(length(min = 1u64))]
@@ -2311,6 +2720,142 @@ impl RotateWebhookSecretRequest {
                 >::json_with_diagnostics(req)
                     .await?;
                 return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct TestWebhookRequestPath {
+    /// The `webhook_id`. Absent, another brand's or not a UUID: 404.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct TestWebhookRequest {
+    #[validate(nested)]
+    pub path: TestWebhookRequestPath,
+}
+impl TestWebhookRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, TestDelivery>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    TestDelivery,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
             }
             return Ok(ApiResponse::Other(Box::new(req)));
         }
@@ -2537,6 +3082,8 @@ pub enum ApiResponse<Value, Failure> {
     Ok(Value),
     ///201
     Created(Value),
+    ///202
+    Accepted(Value),
     ///400
     BadRequest(Failure),
     ///401

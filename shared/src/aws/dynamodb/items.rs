@@ -199,7 +199,7 @@ impl TryFrom<&Item> for Stream {
 }
 
 /// How long relayed events stay readable before they expire (pending ones never expire).
-pub(super) const EVENT_TTL: chrono::Duration = chrono::Duration::days(7);
+pub(super) const EVENT_TTL: chrono::Duration = chrono::Duration::days(30);
 
 /// An event as written with its transition: pending in the due index until relayed.
 pub(super) fn event_item(event: &StreamEvent) -> Item {

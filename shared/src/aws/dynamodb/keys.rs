@@ -29,6 +29,21 @@ pub(super) fn key(pk: String, sk: &str) -> Item {
     Item::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(sk))])
 }
 
+/// A webhook's delivery log: one partition per webhook, attempts in time order.
+pub(super) fn attempts_pk(webhook_id: Uuid) -> String {
+    format!("ATTEMPTS#{webhook_id}")
+}
+
+pub(super) fn attempt_key(
+    webhook_id: Uuid,
+    attempted_at: DateTime<Utc>,
+    event_id: &str,
+    attempt: u32,
+) -> Item {
+    let sk = format!("{}#{event_id}#{attempt}", sortable(attempted_at));
+    key(attempts_pk(webhook_id), &sk)
+}
+
 pub(super) fn brand_key(brand_id: &str) -> Item {
     key(format!("BRAND#{brand_id}"), "BRAND")
 }

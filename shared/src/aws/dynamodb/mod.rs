@@ -37,6 +37,7 @@ use uuid::Uuid;
 
 mod accounts;
 mod brand_index;
+mod delivery_log;
 mod idempotency;
 mod items;
 mod keys;

@@ -14,7 +14,10 @@ use super::requests::{
     UpdateSpec, any_condition_failed, applied, backend, condition_failed, condition_failed_at, put,
     retrying, update,
 };
+use chrono::{DateTime, Utc};
+
 use crate::domain::Webhook;
+use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::webhook::WebhookChanges;
 use crate::error::StoreError;
 use crate::ports::{
@@ -204,5 +207,18 @@ impl WebhookStore for DynamoStore {
             }
             Err(err) => Err(backend(err)),
         }
+    }
+
+    async fn record_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()> {
+        self.put_attempt(attempt).await
+    }
+
+    async fn delivery_attempts(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        since: DateTime<Utc>,
+    ) -> StoreResult<Vec<DeliveryAttempt>> {
+        self.attempts_since(brand_id, webhook_id, since).await
     }
 }

@@ -110,6 +110,7 @@ fn event_examples() -> Value {
                 184,
                 "Ended: by `DELETE`, at the end of its duration, or by the host.",
             ),
+            EventType::WebhookTest => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
                 None,

@@ -1,0 +1,219 @@
+//! Streams and their analytics.
+
+use axum::http::Method;
+use schemars::{Schema, SchemaGenerator};
+
+use super::{Access, Body, Endpoint, Header, In, Parameter, Response, schema_of};
+use super::{list_limit, list_offset, string};
+use crate::domain::analytics::Analytics;
+use crate::domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
+use crate::domain::{Scope, StreamStatus};
+use crate::error::ErrorCode::*;
+use crate::validation::StartStreamRequest;
+
+fn stream_status(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<StreamStatus>()
+}
+
+fn period(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<crate::domain::analytics::Period>()
+}
+
+const STREAM_ID: Parameter = Parameter {
+    name: "id",
+    location: In::Path,
+    required: true,
+    description: "The stream's UUID. Anything else is simply not found.",
+    schema: string,
+};
+
+pub static START_STREAM: Endpoint = Endpoint {
+    operation_id: "startStream",
+    tag: "streams",
+    method: Method::POST,
+    path: "/streams",
+    access: Access::Keyed(Scope::StreamsWrite),
+    summary: "Start a stream and dispatch its AI host.",
+    description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.",
+    parameters: &[],
+    request_body: Some(schema_of::<StartStreamRequest>),
+    body_optional: false,
+    responses: &[
+        Response {
+            status: 201,
+            description: "Stream created.",
+            body: Body::Json(schema_of::<StreamCreated>),
+            headers: &[Header {
+                name: "Location",
+                description: "Path of the new stream.",
+                schema: string,
+            }],
+        },
+        Response {
+            status: 400,
+            description: "Invalid JSON or a missing field (`missing_fields`), a violated constraint or a malformed Idempotency-Key (`invalid_fields`), or an unknown creator (`invalid_creator`).",
+            body: Body::Error(&[MissingFields, InvalidFields, InvalidCreator]),
+            headers: &[],
+        },
+        Response {
+            status: 403,
+            description: "The key lacks `streams:write` (the message names it), or `vertical` is not the brand's.",
+            body: Body::Error(&[VerticalMismatch]),
+            headers: &[],
+        },
+        Response {
+            status: 429,
+            description: "Over {requests_per_minute} requests in the current UTC minute for the brand, or {max_active_streams} streams already active. No Retry-After.",
+            body: Body::Error(&[ConcurrencyLimit]),
+            headers: &[],
+        },
+        Response {
+            status: 502,
+            description: "Room creation or dispatch failed after the record was created; the stream exists with status `error`.",
+            body: Body::Error(&[LaunchFailed]),
+            headers: &[],
+        },
+    ],
+    idempotent: true,
+};
+
+pub static LIST_STREAMS: Endpoint = Endpoint {
+    operation_id: "listStreams",
+    tag: "streams",
+    method: Method::GET,
+    path: "/streams",
+    access: Access::Keyed(Scope::StreamsRead),
+    summary: "List the brand's streams, newest first.",
+    description: "Newest first. Never answers 400: a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing.",
+    parameters: &[
+        Parameter {
+            name: "status",
+            location: In::Query,
+            required: false,
+            description: "Only streams in this status.",
+            schema: stream_status,
+        },
+        Parameter {
+            name: "limit",
+            location: In::Query,
+            required: false,
+            description: "Page size; clamped into range.",
+            schema: list_limit,
+        },
+        Parameter {
+            name: "offset",
+            location: In::Query,
+            required: false,
+            description: "Streams to skip; clamped to 0.",
+            schema: list_offset,
+        },
+    ],
+    request_body: None,
+    body_optional: false,
+    responses: &[Response {
+        status: 200,
+        description: "A page of streams.",
+        body: Body::Json(schema_of::<StreamList>),
+        headers: &[],
+    }],
+    idempotent: false,
+};
+
+pub static GET_STREAM: Endpoint = Endpoint {
+    operation_id: "getStream",
+    tag: "streams",
+    method: Method::GET,
+    path: "/streams/{id}",
+    access: Access::Keyed(Scope::StreamsRead),
+    summary: "Get one stream.",
+    description: "Missing, another brand's, or a failed lookup: 404.",
+    parameters: &[STREAM_ID],
+    request_body: None,
+    body_optional: false,
+    responses: &[
+        Response {
+            status: 200,
+            description: "The stream.",
+            body: Body::Json(schema_of::<StreamDetail>),
+            headers: &[],
+        },
+        Response {
+            status: 404,
+            description: "No such stream for this brand.",
+            body: Body::Error(&[NotFound]),
+            headers: &[],
+        },
+    ],
+    idempotent: false,
+};
+
+pub static END_STREAM: Endpoint = Endpoint {
+    operation_id: "endStream",
+    tag: "streams",
+    method: Method::DELETE,
+    path: "/streams/{id}",
+    access: Access::Keyed(Scope::StreamsWrite),
+    summary: "End a live stream.",
+    description: "Only `live` streams end; anything else is not found. Safe to retry.",
+    parameters: &[STREAM_ID],
+    request_body: None,
+    body_optional: false,
+    responses: &[
+        Response {
+            status: 200,
+            description: "The stream ended.",
+            body: Body::Json(schema_of::<StreamEnded>),
+            headers: &[],
+        },
+        Response {
+            status: 404,
+            description: "No such live stream for this brand.",
+            body: Body::Error(&[NotFound]),
+            headers: &[],
+        },
+    ],
+    idempotent: false,
+};
+
+pub static GET_ANALYTICS: Endpoint = Endpoint {
+    operation_id: "getAnalytics",
+    tag: "analytics",
+    method: Method::GET,
+    path: "/analytics",
+    access: Access::Keyed(Scope::AnalyticsRead),
+    summary: "Aggregate analytics over 24h, 7d or 30d.",
+    description: "Aggregates over the streams created in the window.",
+    parameters: &[
+        Parameter {
+            name: "period",
+            location: In::Query,
+            required: false,
+            description: "The window; `7d` when absent.",
+            schema: period,
+        },
+        Parameter {
+            name: "stream_id",
+            location: In::Query,
+            required: false,
+            description: "Restricts to one stream; an unknown, foreign or malformed id gives zeros.",
+            schema: string,
+        },
+    ],
+    request_body: None,
+    body_optional: false,
+    responses: &[
+        Response {
+            status: 200,
+            description: "The analytics.",
+            body: Body::Json(schema_of::<Analytics>),
+            headers: &[],
+        },
+        Response {
+            status: 400,
+            description: "`period` is not one of the three values.",
+            body: Body::Error(&[InvalidFields]),
+            headers: &[],
+        },
+    ],
+    idempotent: false,
+};
