@@ -2,7 +2,8 @@
 # Generates the typed clients under clients/ from the OpenAPI document the local server
 # serves: clients/python with openapi-python-client, clients/typescript/src/schema.d.ts with
 # openapi-typescript, clients/rust/src/api with oas3-gen (installed under ~/.cache on first
-# use, a few minutes). Any warning of a generator is a failure.
+# use, a few minutes), after checking the document is valid OpenAPI 3.1. Any warning of a
+# generator is a failure.
 #
 #   scripts/generate-clients.sh           regenerate the checked-in clients
 #   scripts/generate-clients.sh --check   fail when the checked-in clients differ from what
@@ -29,6 +30,10 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -s "$work/openapi.json" ] || { cat "$work/server.log" >&2; echo "the server did not answer" >&2; exit 1; }
+
+# The document itself first: valid OpenAPI 3.1 (the published JSON Schema of the format).
+"$venv/bin/openapi-spec-validator" "$work/openapi.json" > "$work/validator.log" 2>&1 ||
+    { cat "$work/validator.log" >&2; echo "the served document is not valid OpenAPI 3.1" >&2; exit 1; }
 
 fail_on_warnings() { # name, output file
     if grep -qiE 'warn|⚠' "$2"; then

@@ -681,11 +681,17 @@ async fn redeliver_checks_its_body_in_order() {
     .await;
     r.assert_status(202);
     assert_eq!(r.body, json!({"webhook_id": id, "queued": 0}));
-    for other in [NOWHERE, "nope"] {
+    let (theirs, _) = register(&api, &Keys::test_b(), "https://hooks.example.com/b").await;
+    for other in [NOWHERE, "nope", theirs.as_str()] {
         redeliver(&api, other, r#"{"event_id": "evt_x"}"#)
             .await
             .assert_error(404, "not_found");
+        send_test(&api, other).await.assert_error(404, "not_found");
     }
+    // The path first: a malformed id is not found whatever the body.
+    redeliver(&api, "nope", "not json")
+        .await
+        .assert_error(404, "not_found");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

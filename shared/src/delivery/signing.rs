@@ -102,7 +102,10 @@ mod tests {
 
     #[test]
     fn during_an_overlap_each_secret_signs_the_current_one_first() {
-        let (new, old) = ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_test");
+        let (new, old) = (
+            "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+            "whsec_!not-base64!",
+        );
         let both = service_signature(&[new, old], 7, "{}");
         let first = service_signature(&[new], 7, "{}");
         let second = service_signature(&[old], 7, "{}");
