@@ -34,7 +34,8 @@ environment (README, \"Configuration\", has them all):
   TABLE_NAME, DELIVERY_QUEUE_URL, DELIVERY_DLQ_URL, SCHEDULER_*   AWS backends
   LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   room provider (live-key starts)
   WEBHOOK_ALLOW_PRIVATE_URLS=true   deliver webhooks to http:// and loopback receivers
-  PREPARING_TIMEOUT_SECS, SWEEP_INTERVAL_SECS, WEBHOOK_RETRY_DELAYS_SECS, LOG_LEVEL
+  PREPARING_TIMEOUT_SECS, SWEEP_INTERVAL_SECS, WEBHOOK_RETRY_DELAYS_SECS, LOG_LEVEL,
+  LOG_FORMAT=json (JSON lines, as in Lambda)
 
 SIGINT or SIGTERM stops it cleanly.";
 
@@ -70,7 +71,7 @@ fn parse_args() -> Result<Args, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    shared::telemetry::init_text();
+    shared::telemetry::init_local();
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) if message.is_empty() => {

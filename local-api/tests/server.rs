@@ -340,3 +340,79 @@ fn logs_are_plain_when_not_a_terminal_and_one_line_per_request() {
     }
     assert!(!line.contains("demotestkey"), "never the key: {line}");
 }
+
+#[test]
+fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
+    let (mut child, _, base, mut reader) = spawn_local_api(
+        &["--fixed-demo-keys"],
+        &[("STORE", "memory"), ("LOG_FORMAT", "json")],
+    );
+    let address = base
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let request = |path: &str, key: Option<&str>| {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        let authorization = key
+            .map(|k| format!("Authorization: Bearer {k}\r\n"))
+            .unwrap_or_default();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {address}\r\n{authorization}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+            .lines()
+            .find_map(|l| l.strip_prefix("x-request-id: "))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let admitted = request(
+        "/api/v1/streams?limit=1",
+        Some(shared::seed::FIXED_DEMO_TEST_KEY),
+    );
+    let public = request("/api/v1/creators", None);
+    let mut lines: Vec<serde_json::Value> = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while lines.len() < 2 && std::time::Instant::now() < deadline {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        // The banner prints the demo keys; no log line does.
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        assert!(!line.contains("demotestkey"), "never the key: {line}");
+        if json["fields"]["message"] == "request" {
+            lines.push(json);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let line_of = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["fields"]["request_id"] == id)
+            .unwrap_or_else(|| panic!("no JSON access line for {id} in {lines:?}"))
+            .clone()
+    };
+    let admitted = line_of(&admitted);
+    assert_eq!(admitted["fields"]["method"], "GET");
+    assert_eq!(admitted["fields"]["route"], "/api/v1/streams");
+    assert_eq!(admitted["fields"]["status"], 200);
+    assert!(admitted["fields"]["latency_ms"].is_number());
+    assert_eq!(admitted["fields"]["brand_id"], "brand_demo");
+    let public = line_of(&public);
+    assert_eq!(public["fields"]["route"], "/api/v1/creators");
+    assert_eq!(
+        public["fields"]["brand_id"], "",
+        "no brand for a public request"
+    );
+}

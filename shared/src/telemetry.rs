@@ -1,5 +1,5 @@
-//! Logging: JSON lines in Lambda (CloudWatch), compact text locally. Keys and secrets are
-//! never logged.
+//! Logging: JSON lines in Lambda (CloudWatch), compact text locally unless `LOG_FORMAT=json`.
+//! Keys and secrets are never logged.
 
 use tracing_subscriber::EnvFilter;
 
@@ -11,6 +11,15 @@ pub fn init_json() {
         .with_ansi(false)
         .without_time() // CloudWatch stamps every line
         .try_init();
+}
+
+/// The local server's logs: JSON lines with `LOG_FORMAT=json` (as in Lambda), else text.
+pub fn init_local() {
+    if std::env::var("LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json")) {
+        init_json();
+    } else {
+        init_text();
+    }
 }
 
 /// Compact text; colours only on a terminal, so a log written to a file stays plain.

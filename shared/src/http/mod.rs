@@ -53,8 +53,8 @@ async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Ne
     response
 }
 
-/// One line per request: method, route template, status, latency and request id. Never a
-/// key, a secret or a body.
+/// One line per request: method, route template, status, latency, request id and, once the
+/// pipeline admitted it, the brand. Never a key, a secret or a body.
 async fn access_log(request: Request, next: Next) -> Response {
     let (method, started) = (request.method().clone(), std::time::Instant::now());
     let response = next.run(request).await;
@@ -67,12 +67,17 @@ async fn access_log(request: Request, next: Next) -> Response {
         .get(REQUEST_ID_HEADER)
         .and_then(|id| id.to_str().ok())
         .unwrap_or_default();
+    let brand_id = response
+        .extensions()
+        .get::<routes::AccessBrand>()
+        .map_or("", |brand| brand.0.as_str());
     tracing::info!(
         method = %method,
         route,
         status = response.status().as_u16(),
         latency_ms = started.elapsed().as_secs_f64() * 1000.0,
         request_id,
+        brand_id,
         "request"
     );
     response

@@ -85,12 +85,19 @@ async fn authorize(
         .unwrap_or_default();
     match pipeline::admit(&app, request.headers(), request.method(), scope, &count).await {
         Ok(caller) => {
+            let brand = AccessBrand(caller.brand.id.clone());
             request.extensions_mut().insert(caller);
-            next.run(request).await
+            let mut response = next.run(request).await;
+            response.extensions_mut().insert(brand);
+            response
         }
         Err(refusal) => refusal.into_response(),
     }
 }
+
+/// The brand a request was admitted for, for the access log.
+#[derive(Debug, Clone)]
+pub struct AccessBrand(pub String);
 
 /// The caller a keyed endpoint's pipeline admitted.
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
