@@ -191,3 +191,33 @@ fn an_undocumented_field_fails_the_contract_check() {
         &extra,
     );
 }
+
+/// Every declared endpoint has its route in `template.yaml` (to its function, not the
+/// gateway's catch-all), and the template routes nothing else of the API.
+#[test]
+fn the_template_routes_every_declared_endpoint() {
+    let template =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
+            .expect("template.yaml beside the workspace");
+    let mut routed = Vec::new();
+    let mut method = None;
+    for line in template.lines().map(str::trim) {
+        if let Some(m) = line.strip_prefix("Method: ") {
+            method = Some(m.to_owned());
+        } else if let (Some(path), Some(m)) = (line.strip_prefix("Path: "), method.take())
+            && path.starts_with("/api/v1")
+        {
+            routed.push(format!("{m} {path}"));
+        }
+    }
+    let mut declared: Vec<String> = shared::http::endpoints::ENDPOINTS
+        .iter()
+        .map(|e| match e.path {
+            "/" => format!("{} /api/v1", e.method),
+            path => format!("{} /api/v1{path}", e.method),
+        })
+        .collect();
+    routed.sort();
+    declared.sort();
+    assert_eq!(routed, declared);
+}
