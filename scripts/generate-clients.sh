@@ -16,20 +16,13 @@ case "$mode" in write | --check) ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;;
 venv="$(scripts/venv.sh clients)"
 # The binary of the test build (see scripts/schemathesis.sh): a no-op after the tests.
 cargo test --workspace --locked --no-run --quiet
-binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
 
 work=$(mktemp -d)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+. scripts/local-server.sh
+trap 'stop_local_server; rm -rf "$work"' EXIT
 # The document names the server's default local address, wherever it was generated.
-PUBLIC_BASE_URL=http://127.0.0.1:3000/api/v1 STORE=memory \
-    "$binary" --addr "127.0.0.1:$port" --fixed-demo-keys > "$work/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$port/api/v1/openapi.json" -o "$work/openapi.json" && break
-    sleep 0.1
-done
-[ -s "$work/openapi.json" ] || { cat "$work/server.log" >&2; echo "the server did not answer" >&2; exit 1; }
+start_local_server PUBLIC_BASE_URL=http://127.0.0.1:3000/api/v1
+curl -sf "$LOCAL_API/openapi.json" -o "$work/openapi.json"
 
 # The document itself first: valid OpenAPI 3.1 (the published JSON Schema of the format).
 "$venv/bin/openapi-spec-validator" "$work/openapi.json" > "$work/validator.log" 2>&1 ||

@@ -11,10 +11,8 @@ schemathesis="$(scripts/venv.sh schemathesis)/bin/schemathesis"
 # after scripts/test.sh's cargo test this is a no-op, where a plain `cargo build` would
 # rebuild dozens of crates with other features.
 cargo test --workspace --locked --no-run --quiet
-binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
 
 work=$(mktemp -d)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 - "$work/seed.json" <<'PY'
 import json, sys
 scopes = ["streams:read", "streams:write", "analytics:read", "webhooks:write"]
@@ -29,14 +27,10 @@ creators = [{"id": "avt_ava000000001", "name": "Ava", "status": "active", "langu
 json.dump({"brands": brands, "api_keys": keys, "creators": creators}, open(sys.argv[1], "w"))
 PY
 
-STORE=memory "$binary" --addr "127.0.0.1:$port" --seed "$work/seed.json" > "$work/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-base="http://127.0.0.1:$port/api/v1"
-for _ in $(seq 1 100); do
-    python3 -c "import urllib.request; urllib.request.urlopen('$base/')" 2>/dev/null && break
-    sleep 0.1
-done
+. scripts/local-server.sh
+trap 'stop_local_server; rm -rf "$work"' EXIT
+start_local_server -- --seed "$work/seed.json"
+base="$LOCAL_API"
 
 # schemathesis keeps its example database in the working directory: outside the checkout,
 # where it persists between runs without touching `git status`.

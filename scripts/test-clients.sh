@@ -8,17 +8,10 @@ cd "$(dirname "$0")/.."
 
 scripts/generate-clients.sh --check
 
-binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
-work=$(mktemp -d)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-STORE=memory "$binary" --addr "127.0.0.1:$port" --fixed-demo-keys > "$work/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-base="http://127.0.0.1:$port/api/v1"
-for _ in $(seq 1 100); do
-    curl -sf "$base/" > /dev/null && break
-    sleep 0.1
-done
+. scripts/local-server.sh
+trap stop_local_server EXIT
+start_local_server
+base="$LOCAL_API"
 key=svc_test_demotestkey000000000000000000000
 
 echo "== python client"

@@ -15,14 +15,11 @@ fi
 
 artifacts="${ARTIFACTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api/artifacts}"
 mkdir -p "$artifacts"
-binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
 work=$(mktemp -d)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-STORE=memory "$binary" --addr "127.0.0.1:$port" --fixed-demo-keys > "$work/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
-url="http://127.0.0.1:$port/api/v1/docs"
-for _ in $(seq 1 100); do curl -sf "$url" > /dev/null && break; sleep 0.1; done
+. scripts/local-server.sh
+trap 'stop_local_server; rm -rf "$work"' EXIT
+start_local_server
+url="$LOCAL_API/docs"
 
 browse() {
     # Any host but the local server resolves nowhere: a request elsewhere would fail and log.

@@ -6,16 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-binary="${CARGO_TARGET_DIR:-target}/debug/local-api"
 work=$(mktemp -d)
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-WEBHOOK_ALLOW_PRIVATE_URLS=true STORE=memory \
-    "$binary" --addr "127.0.0.1:$port" --fixed-demo-keys > "$work/server.log" 2>&1 &
-server=$!
+. scripts/local-server.sh
 receiver=
-trap 'kill $server $receiver 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-export API="http://127.0.0.1:$port/api/v1"
-for _ in $(seq 1 100); do curl -sf "$API/" > /dev/null && break; sleep 0.1; done
+trap 'stop_local_server; [ -z "$receiver" ] || kill "$receiver" 2>/dev/null; rm -rf "$work"' EXIT
+start_local_server WEBHOOK_ALLOW_PRIVATE_URLS=true
+export API="$LOCAL_API"
 
 # The receivers' dependencies, installed where the tests keep theirs (the checkout stays clean).
 venv="$(scripts/venv.sh receiver-python)"
@@ -29,7 +25,7 @@ done
 echo "== each receiver refuses a tampered body"
 secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"
 for which in python node; do
-    rport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    rport=$(free_port)
     case $which in
     python) WEBHOOK_SECRET=$secret "$RECEIVER_PYTHON" examples/receivers/python/receiver.py --port "$rport" > "$work/$which.log" 2>&1 & ;;
     node) WEBHOOK_SECRET=$secret node examples/receivers/node/receiver.mjs --port "$rport" > "$work/$which.log" 2>&1 & ;;

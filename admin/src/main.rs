@@ -325,7 +325,7 @@ async fn run(command: Command) -> Result<(), String> {
                 );
             }
         }
-        Command::DeliveriesReplay { since } => replay_deliveries(since).await?,
+        Command::DeliveriesReplay { .. } => unreachable!("replayed before the table is opened"),
         Command::OutboxReplay { event } => {
             let ids = match event {
                 Some(id) => vec![id],

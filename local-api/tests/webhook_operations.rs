@@ -742,3 +742,84 @@ async fn a_dead_lettered_event_is_recovered_by_since() {
     let r = redeliver(&api, &id, &json!({"since": since.to_rfc3339()}).to_string()).await;
     assert_eq!(r.body["queued"], 0);
 }
+
+/// The webhook operations on DynamoDB and SQS under the faults AWS produces: every answer is
+/// `2xx` or `500 db_error`; a rotation whose write was applied but whose answer was lost
+/// rotates again from the secret it left, so the secret answered is the one that signs; and
+/// once the faults stop, deliveries, the log and redelivery work on what was written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs DynamoDB and SQS (moto) behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_webhook_operations_under_aws_faults() {
+    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let table = api.table().expect("DynamoDB").to_owned();
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    common::faults::set(
+        &table,
+        json!({"throttling": 0.1, "provisioned_throughput": 0.05, "internal_error": 0.05,
+               "transaction_conflict": 0.1, "lost_response": 0.15, "sqs_500": 0.1}),
+    )
+    .await;
+    let documented = |r: &Response| {
+        assert!(
+            r.status.is_success() || (r.status.as_u16() == 500 && r.code() == "db_error"),
+            "{} {}",
+            r.status,
+            r.body
+        );
+        r.status.is_success()
+    };
+    let (mut rotations, mut patches) = (0, 0);
+    for round in 0..12 {
+        let r = rotate(&api, &id, None).await;
+        rotations += usize::from(documented(&r));
+        let active = json!({"active": round % 2 == 0}).to_string();
+        patches += usize::from(documented(&patch(&api, &id, &active).await));
+        documented(&api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await);
+        documented(
+            &api.get(&format!("/webhooks/{id}/deliveries"), &Keys::test_a())
+                .await,
+        );
+    }
+    let stats = common::faults::stats(&table).await;
+    common::faults::clear(&table).await;
+    let injected: u64 = stats["injected"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(Value::as_u64)
+        .sum();
+    assert!(injected >= 5, "faults were injected: {stats}");
+    assert!(rotations > 0 && patches > 0, "{stats}");
+
+    // What the faults left is whole: the secret a rotation answers is the one that signs.
+    patch(&api, &id, r#"{"active": true}"#)
+        .await
+        .assert_status(200);
+    let secret = rotated(&api, &id, None).await;
+    let hit = next_delivery(&api, &receiver).await;
+    let header = hit.header("x-service-signature");
+    assert_eq!(
+        header.matches("v1=").count(),
+        2,
+        "the new secret and the one it replaced"
+    );
+    let t = &header["t=".len()..header.find(',').unwrap()];
+    let expected = hex::encode(hmac(secret.as_bytes(), &format!("{t}.{}", hit.body)));
+    assert!(
+        header.contains(&format!("v1={expected},")),
+        "the answered secret signs first"
+    );
+    let event_id = hit.header("x-service-event-id").to_owned();
+    log_of(&api, &id, 1).await;
+    let r = redeliver(&api, &id, &json!({"event_id": event_id}).to_string()).await;
+    r.assert_status(202);
+    let again = receiver.wait_for(receiver.hits().len() + 1, WAIT).await;
+    assert!(
+        again
+            .iter()
+            .filter(|h| h.header("x-service-event-id") == event_id)
+            .count()
+            >= 2
+    );
+}

@@ -44,9 +44,13 @@ pub struct StartStreamRequest {
     pub vertical: Option<String>,
 }
 
-/// A field that is absent or `null`.
+/// A field's value, unless it is absent or `null` (which count alike in every body).
+pub fn present<'a>(body: &'a Map<String, Value>, field: &str) -> Option<&'a Value> {
+    body.get(field).filter(|value| !value.is_null())
+}
+
 fn absent(body: &Map<String, Value>, field: &str) -> bool {
-    body.get(field).is_none_or(Value::is_null)
+    present(body, field).is_none()
 }
 
 fn invalid(message: impl Into<String>) -> ApiError {

@@ -25,6 +25,7 @@ use crate::domain::webhook::{
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
 use crate::service::idempotency::{self, Answer, Begin, Held};
+use crate::validation::present;
 use crate::webhook_url;
 
 /// `POST /webhooks`, checked in the order of decisions.md section 7, with its
@@ -39,7 +40,7 @@ pub async fn register(
 ) -> ApiResult<Answer> {
     let missing: Vec<&str> = ["url", "events"]
         .into_iter()
-        .filter(|field| body.get(*field).is_none_or(Value::is_null))
+        .filter(|field| present(body, field).is_none())
         .collect();
     if !missing.is_empty() {
         return Err(ApiError::MissingFields(format!(
@@ -187,8 +188,11 @@ pub async fn update(
     id: Uuid,
     body: &Map<String, Value>,
 ) -> ApiResult<WebhookDetail> {
-    let present = |field: &str| body.get(field).filter(|v| !v.is_null());
-    let (url, events, active) = (present("url"), present("events"), present("active"));
+    let (url, events, active) = (
+        present(body, "url"),
+        present(body, "events"),
+        present(body, "active"),
+    );
     if url.is_none() && events.is_none() && active.is_none() {
         return Err(ApiError::MissingFields(
             "Send at least one of: url, events, active.".into(),
@@ -367,14 +371,13 @@ pub async fn redeliver(
     id: Uuid,
     body: &Map<String, Value>,
 ) -> ApiResult<Redelivered> {
-    let present = |field: &str| body.get(field).filter(|v| !v.is_null());
     let now = app.clock.now();
     let horizon = now - delivery_log::RETENTION;
     enum Which {
         Event(String),
         Since(DateTime<Utc>),
     }
-    let which = match (present("event_id"), present("since")) {
+    let which = match (present(body, "event_id"), present(body, "since")) {
         (None, None) => {
             return Err(ApiError::MissingFields(
                 "Send one of: event_id, since.".into(),
