@@ -1,7 +1,9 @@
 """Cold start of every Lambda binary: from exec to its first answered invocation, through a
 local Lambda Runtime API emulator, with configuration and AWS clients included. Each function
 gets its sample event from events/; the store is DynamoDB served by moto (the table holds
-events/seed.json). A Python handler doing the same set-up with boto3 is measured side by side.
+events/seed.json). Every function reads the LiveKit secret from an SSM parameter (moto's) at
+start-up, as the four that use it do in Lambda. A Python handler doing the same set-up with boto3
+is measured side by side.
 
 Two figures per API function: "set-up", its sample request without the API key, answered 401
 by the pipeline before any store request (the same work as the Python handler: start,
@@ -96,7 +98,6 @@ def environment(port):
         "AWS_LAMBDA_LOG_STREAM_NAME": "bench",
         "LIVEKIT_URL": "http://127.0.0.1:9",
         "LIVEKIT_API_KEY": "APIsample",
-        "LIVEKIT_API_SECRET": "sample-livekit-secret-for-local-events-only",
         "LOG_LEVEL": "warn",
     })
     return env

@@ -3,7 +3,8 @@
 # HTTP-level suite on DynamoDB and SQS served by moto behind the fault-injecting proxy
 # (scripts/fault_proxy.py: the AWS behaviours moto lacks), then schemathesis against the local
 # server and its OpenAPI document, then the generated clients, the reference page (in headless
-# Chromium) and the example receivers against the local server.
+# Chromium) and the example receivers against the local server. Also checks that
+# scripts/dev-aws.sh starts the local server on moto in one command.
 # Installs what it needs (Python virtualenvs under ~/.cache),
 # starts moto and the proxy and stops them on exit. Extra arguments go to both cargo test runs
 # (before their `--`).
@@ -66,6 +67,9 @@ totals = json.load(urllib.request.urlopen(sys.argv[1] + "/__totals"))
 faults = ", ".join(f"{k} {v}" for k, v in sorted(totals["injected"].items()))
 print(f"fault proxy: {totals['requests']} requests under fault rules; injected: {faults}")
 PY
+
+echo "== scripts/dev-aws.sh: the local server on moto in one command"
+scripts/test-dev-aws.sh
 
 echo "== schemathesis against the local server and its OpenAPI document"
 scripts/schemathesis.sh

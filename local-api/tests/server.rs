@@ -416,3 +416,162 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
         "no brand for a public request"
     );
 }
+
+/// With `LOG_FORMAT=json` the server also writes what Lambda's functions write for CloudWatch
+/// metrics: Embedded Metric Format lines, here for a delivery that succeeds, one that fails
+/// until it is dead-lettered, and the transition that caused them.
+#[tokio::test]
+async fn with_log_format_json_deliveries_and_transitions_are_emf_metric_lines() {
+    use common::receiver::{Behaviour, Receiver};
+    use std::sync::{Arc, Mutex};
+
+    let succeeding = Receiver::start(Behaviour::Ok).await;
+    let failing = Receiver::start(Behaviour::Always(500)).await;
+    let (mut child, _, base, reader) = spawn_local_api(
+        &["--fixed-demo-keys"],
+        &[
+            ("STORE", "memory"),
+            ("LOG_FORMAT", "json"),
+            ("METRICS_NAMESPACE", "LiveStreamHosting/test"),
+            ("WEBHOOK_ALLOW_PRIVATE_URLS", "true"),
+            // One retry, a second later: the failing delivery is dead-lettered quickly.
+            ("WEBHOOK_RETRY_DELAYS_SECS", "1"),
+        ],
+    );
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let collected = lines.clone();
+    std::thread::spawn(move || {
+        for line in reader.lines().map_while(Result::ok) {
+            collected.lock().unwrap().push(line);
+        }
+    });
+
+    let http = reqwest::Client::new();
+    let key = shared::seed::FIXED_DEMO_TEST_KEY;
+    for (receiver, events) in [
+        (&succeeding, json!(["stream.started", "stream.ended"])),
+        (&failing, json!(["stream.ended"])),
+    ] {
+        let answer = http
+            .post(format!("{base}/webhooks"))
+            .bearer_auth(key)
+            .json(&json!({"url": receiver.url(), "events": events}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 201, "{}", answer.text().await.unwrap());
+    }
+    let creators: serde_json::Value = http
+        .get(format!("{base}/creators"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let started: serde_json::Value = http
+        .post(format!("{base}/streams"))
+        .bearer_auth(key)
+        .json(&json!({
+            "creator_id": creators["creators"][0]["id"],
+            "product_name": "Glow Serum",
+            "platform": "tiktok",
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = started["stream_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a stream id: {started}"));
+    let ended = http
+        .delete(format!("{base}/streams/{id}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), 200);
+
+    let metric_lines = || -> Vec<serde_json::Value> {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|document| document.get("_aws").is_some())
+            .collect()
+    };
+    let total = |documents: &[serde_json::Value], name: &str| -> f64 {
+        documents
+            .iter()
+            .filter_map(|document| document[name].as_f64())
+            .sum()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let documents = loop {
+        let documents = metric_lines();
+        if total(&documents, "DeliveriesDeadLettered") >= 1.0
+            && total(&documents, "DeliveriesSucceeded") >= 2.0
+            || std::time::Instant::now() > deadline
+        {
+            break documents;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Each line is a well-formed EMF document: the metric it declares is a member of it, in the
+    // namespace configured, with a timestamp, and every declared dimension has its value.
+    assert!(!documents.is_empty(), "no metric line");
+    for document in &documents {
+        let directive = &document["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(
+            directive["Namespace"], "LiveStreamHosting/test",
+            "{document}"
+        );
+        assert!(document["_aws"]["Timestamp"].as_u64().unwrap() > 1_600_000_000_000);
+        let name = directive["Metrics"][0]["Name"].as_str().unwrap();
+        assert!(
+            shared::metrics::Metric::ALL
+                .iter()
+                .any(|m| m.name() == name),
+            "{name}"
+        );
+        assert!(document[name].is_number(), "{document}");
+        for dimension in directive["Dimensions"][0].as_array().unwrap() {
+            assert!(
+                document[dimension.as_str().unwrap()].is_string(),
+                "{document}"
+            );
+        }
+    }
+    assert_eq!(
+        total(&documents, "DeliveriesSucceeded"),
+        2.0,
+        "{documents:?}"
+    );
+    assert_eq!(
+        total(&documents, "DeliveriesFailed"),
+        2.0,
+        "the first attempt and its retry: {documents:?}"
+    );
+    assert_eq!(
+        total(&documents, "DeliveriesDeadLettered"),
+        1.0,
+        "{documents:?}"
+    );
+    let transitions: Vec<&serde_json::Value> = documents
+        .iter()
+        .filter(|document| document.get("StreamTransitions").is_some())
+        .collect();
+    assert_eq!(transitions.len(), 1, "{transitions:?}");
+    assert_eq!(transitions[0]["Transition"], "end_requested");
+    assert_eq!(
+        transitions[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+        json!([["Transition"]])
+    );
+    assert_eq!(failing.hits().len(), 2);
+}

@@ -134,8 +134,13 @@ impl Config {
                     url,
                     api_key: get("LIVEKIT_API_KEY")
                         .ok_or_else(|| error("LIVEKIT_API_KEY", "required with LIVEKIT_URL"))?,
-                    api_secret: get("LIVEKIT_API_SECRET")
-                        .ok_or_else(|| error("LIVEKIT_API_SECRET", "required with LIVEKIT_URL"))?,
+                    api_secret: get("LIVEKIT_API_SECRET").ok_or_else(|| {
+                        error(
+                            "LIVEKIT_API_SECRET",
+                            "required with LIVEKIT_URL (in Lambda, through \
+                                 LIVEKIT_API_SECRET_PARAMETER)",
+                        )
+                    })?,
                     agent_name: get("LIVEKIT_AGENT_NAME")
                         .unwrap_or_else(|| DEFAULT_AGENT_NAME.to_owned()),
                 })

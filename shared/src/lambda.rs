@@ -30,13 +30,20 @@ pub struct LambdaRuntime {
 /// stops the instance at start-up with a message naming it, before any AWS call.
 pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     telemetry::init_json();
-    let config = Config::from_env(StoreKind::DynamoDb)
-        .and_then(|config| config.check_for_lambda().map(|()| config))
-        .inspect_err(|err| {
-            tracing::error!(variable = err.variable, "{err}");
-            eprintln!("{err}");
-        })?;
     let sdk = crate::aws::sdk_config().await;
+    let livekit_secret = livekit_secret(&sdk).await.inspect_err(|err| {
+        tracing::error!("{err}");
+        eprintln!("{err}");
+    })?;
+    let config = Config::from_lookup(StoreKind::DynamoDb, |name| match name {
+        LIVEKIT_API_SECRET => livekit_secret.clone(),
+        _ => std::env::var(name).ok(),
+    })
+    .and_then(|config| config.check_for_lambda().map(|()| config))
+    .inspect_err(|err| {
+        tracing::error!(variable = err.variable, "{err}");
+        eprintln!("{err}");
+    })?;
     let required = |name| config.required(name).map(str::to_owned);
     let store = DynamoStore::new(crate::aws::dynamodb_client(&sdk), required("TABLE_NAME")?);
     let queue = SqsQueue::new(
@@ -61,6 +68,32 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         rooms,
     });
     Ok(LambdaRuntime { app, queue })
+}
+
+const LIVEKIT_API_SECRET: &str = "LIVEKIT_API_SECRET";
+/// Names the SSM parameter holding the LiveKit API secret.
+pub const LIVEKIT_API_SECRET_PARAMETER: &str = "LIVEKIT_API_SECRET_PARAMETER";
+
+/// The LiveKit API secret, read from the SSM parameter `LIVEKIT_API_SECRET_PARAMETER` names.
+/// A secret in the environment itself is refused: anyone allowed to read the function's
+/// configuration could read it.
+async fn livekit_secret(sdk: &aws_config::SdkConfig) -> Result<Option<String>, Error> {
+    if std::env::var_os(LIVEKIT_API_SECRET).is_some() {
+        return Err(format!(
+            "invalid configuration: {LIVEKIT_API_SECRET}: not read in Lambda; name an SSM \
+             SecureString parameter in {LIVEKIT_API_SECRET_PARAMETER}"
+        )
+        .into());
+    }
+    let Some(name) = std::env::var(LIVEKIT_API_SECRET_PARAMETER)
+        .ok()
+        .filter(|name| !name.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    let client = aws_sdk_ssm::Client::new(sdk);
+    let secret = crate::aws::ssm::read_secure_string(&client, name.trim()).await?;
+    Ok(Some(secret))
 }
 
 /// Starts `binary` without each required variable in turn and checks that it exits at once,

@@ -15,6 +15,7 @@ pub mod http;
 pub mod lambda;
 pub mod livekit;
 pub mod memory;
+pub mod metrics;
 pub mod ports;
 pub mod ratelimit;
 pub mod runtime;

@@ -40,9 +40,11 @@ impl Standing {
         REQUESTS_PER_MINUTE.saturating_sub(self.count)
     }
 
-    /// The request itself was over the budget.
+    /// The request itself was over the budget. Each request is admitted once, so this is
+    /// where refusals are counted.
     pub fn admit(&self) -> ApiResult<()> {
         if self.count > REQUESTS_PER_MINUTE {
+            crate::metrics::count(crate::metrics::Metric::RateLimitRefusals);
             return Err(ApiError::RateLimited);
         }
         Ok(())

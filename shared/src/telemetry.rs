@@ -3,7 +3,9 @@
 
 use tracing_subscriber::EnvFilter;
 
+/// JSON log lines, and metric lines beside them ([`crate::metrics`]): what Lambda writes.
 pub fn init_json() {
+    crate::metrics::enable();
     let _ = tracing_subscriber::fmt()
         .json()
         .with_env_filter(filter())

@@ -18,9 +18,11 @@ pub async fn handle(
     invocation: serde_json::Value,
 ) -> Result<Relayed, shared::error::StoreError> {
     if invocation.get("Records").is_none() {
-        return Ok(Relayed {
-            relayed: relay::sweep(app, relay::SWEEP_GRACE).await?,
-        });
+        let relayed = relay::sweep(app, relay::SWEEP_GRACE).await?;
+        // Measured once a minute, by the scheduled sweep: the alarm on it needs no other
+        // source.
+        shared::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);
+        return Ok(Relayed { relayed });
     }
     let batch: aws_lambda_events::event::dynamodb::Event = serde_json::from_value(invocation)
         .map_err(|e| shared::error::StoreError::Corrupt(format!("stream batch: {e}")))?;

@@ -6,6 +6,7 @@ use std::time::Duration;
 pub mod dynamodb;
 pub mod scheduler;
 pub mod sqs;
+pub mod ssm;
 
 /// The SDK configuration from the environment (`AWS_REGION`, credentials, and
 /// `AWS_ENDPOINT_URL` for a local emulator).

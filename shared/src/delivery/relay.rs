@@ -14,6 +14,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use crate::app::App;
 use crate::domain::StreamEvent;
 use crate::error::StoreError;
+use crate::metrics::{self, Metric};
 use crate::ports::Delivery;
 
 /// How long a claim holds an event: longer than relaying one event can take.
@@ -99,7 +100,10 @@ pub async fn relay_event(app: &App, event: &StreamEvent) -> Result<Relayed, Stor
                 .await?;
             Ok(match retry_at {
                 Some(_) => Relayed::RetryScheduled(reason),
-                None => Relayed::SetAside(reason),
+                None => {
+                    metrics::count(Metric::RelayEventsSetAside);
+                    Relayed::SetAside(reason)
+                }
             })
         }
     }
@@ -148,4 +152,19 @@ pub async fn sweep(app: &App, grace: Duration) -> Result<usize, StoreError> {
             return Ok(queued);
         }
     }
+}
+
+/// How long the oldest event due by now has waited for the relay (zero when none waits):
+/// what is left after a sweep is what the relay cannot get through.
+pub async fn oldest_pending_age(app: &App) -> Result<Duration, StoreError> {
+    let now = app.clock.now();
+    // Taken in due order, which a retry moves later than the event's creation: the oldest
+    // of a batch, not its first.
+    let pending = app.store.pending_events(now, BATCH).await?;
+    Ok(pending
+        .iter()
+        .map(|event| event.created_at)
+        .min()
+        .and_then(|oldest| (now - oldest).to_std().ok())
+        .unwrap_or_default())
 }

@@ -9,6 +9,7 @@ use crate::app::App;
 use crate::domain::Webhook;
 use crate::domain::delivery_log::DeliveryAttempt;
 use crate::error::StoreError;
+use crate::metrics::{self, Metric};
 use crate::ports::{DeadLetter, Delivery};
 
 use super::client::{AttemptOutcome, Deliverer};
@@ -89,6 +90,7 @@ pub async fn process(
             }
         }
     };
+    count(&processed);
     record(
         app,
         &delivery,
@@ -99,6 +101,22 @@ pub async fn process(
     )
     .await;
     Ok(processed)
+}
+
+/// The metrics of an attempt that was made: a `410` counts as a failure, and a dead letter
+/// both as a failure and as dead-lettered.
+fn count(processed: &Processed) {
+    match processed {
+        Processed::Delivered => metrics::count(Metric::DeliveriesSucceeded),
+        Processed::Skipped => {}
+        Processed::Deactivated | Processed::RetryScheduled => {
+            metrics::count(Metric::DeliveriesFailed)
+        }
+        Processed::DeadLettered => {
+            metrics::count(Metric::DeliveriesFailed);
+            metrics::count(Metric::DeliveriesDeadLettered);
+        }
+    }
 }
 
 /// One attempt, timed.

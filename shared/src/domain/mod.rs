@@ -13,5 +13,5 @@ pub mod webhook;
 pub use account::{ApiKey, Brand, Caller, KeyEnvironment, Plan, Scope};
 pub use creator::Creator;
 pub use event::{EventType, StreamEvent};
-pub use stream::{Stream, StreamStatus, TimerKind};
+pub use stream::{Stream, StreamStatus, TimerKind, Transition};
 pub use webhook::Webhook;

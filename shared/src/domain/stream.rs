@@ -121,6 +121,19 @@ impl Transition {
         }
     }
 
+    /// The name metrics and logs give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transition::AgentJoined => "agent_joined",
+            Transition::LaunchFailed => "launch_failed",
+            Transition::PreparingTimedOut => "preparing_timed_out",
+            Transition::EndRequested => "end_requested",
+            Transition::DurationElapsed => "duration_elapsed",
+            Transition::ProviderFinished => "provider_finished",
+            Transition::ProviderFailed => "provider_failed",
+        }
+    }
+
     pub fn event_type(self) -> EventType {
         match self.to() {
             StreamStatus::Live => EventType::StreamStarted,

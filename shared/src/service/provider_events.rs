@@ -30,7 +30,7 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     };
     let dedupe = Some(event.id.as_str()).filter(|id| !id.is_empty());
     let now = app.clock.now();
-    let transition = |transition| app.store.apply_transition(&stream, transition, now, dedupe);
+    let transition = |transition| super::apply_transition(app, &stream, transition, now, dedupe);
     let outcome = match event.kind {
         ProviderEventKind::AgentJoined => match transition(Transition::AgentJoined).await? {
             Outcome::Applied((live, _)) => {

@@ -18,6 +18,7 @@ use crate::domain::stream::{
 };
 use crate::domain::{Stream, StreamStatus, TimerKind};
 use crate::error::{ApiError, ApiResult, RoomError};
+use crate::metrics::{self, Metric};
 use crate::ports::{CreateStreamOutcome, Timer, ViewerAccess};
 use crate::service::creators;
 use crate::service::idempotency::{self, Answer, Begin, Held};
@@ -215,11 +216,16 @@ async fn launch(app: &App, stream: &Stream) -> ApiResult<StreamCreated> {
         Ok(access) => Ok(created(stream, Some(access))),
         Err(err) => {
             // A store failure here leaves the stream `preparing`; its deadline ends it.
-            if let Some((failed, _)) = app
-                .store
-                .apply_transition(stream, Transition::LaunchFailed, app.clock.now(), None)
-                .await?
-                .applied()
+            metrics::count(Metric::LaunchFailures);
+            if let Some((failed, _)) = super::apply_transition(
+                app,
+                stream,
+                Transition::LaunchFailed,
+                app.clock.now(),
+                None,
+            )
+            .await?
+            .applied()
             {
                 after_final(app, &failed).await;
             }
@@ -380,13 +386,17 @@ pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEn
         .await
         .filter(|s| s.status == StreamStatus::Live)
         .ok_or(ApiError::NotFound)?;
-    let (ended, _event) = app
-        .store
-        .apply_transition(&stream, Transition::EndRequested, app.clock.now(), None)
-        .await?
-        .applied()
-        // Someone else ended it between the read and the write.
-        .ok_or(ApiError::NotFound)?;
+    let (ended, _event) = super::apply_transition(
+        app,
+        &stream,
+        Transition::EndRequested,
+        app.clock.now(),
+        None,
+    )
+    .await?
+    .applied()
+    // Someone else ended it between the read and the write.
+    .ok_or(ApiError::NotFound)?;
     after_final(app, &ended).await;
     Ok(StreamEnded {
         stream_id: ended.id,

@@ -63,11 +63,10 @@ async fn end_at_deadline(app: &App, stream: &Stream) -> Result<bool, StoreError>
     let Some(transition) = stream.deadline_transition() else {
         return Ok(false);
     };
-    let Some((ended, _event)) = app
-        .store
-        .apply_transition(stream, transition, app.clock.now(), None)
-        .await?
-        .applied()
+    let Some((ended, _event)) =
+        super::apply_transition(app, stream, transition, app.clock.now(), None)
+            .await?
+            .applied()
     else {
         return Ok(false);
     };
