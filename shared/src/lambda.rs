@@ -12,7 +12,7 @@ use crate::app::{App, AppParts};
 use crate::aws::dynamodb::DynamoStore;
 use crate::aws::scheduler::SchedulerTimers;
 use crate::aws::sqs::SqsQueue;
-use crate::config::{Config, StoreKind};
+use crate::config::{Config, ConfigError, StoreKind};
 use crate::http::{self, GatewayRequestId};
 use crate::telemetry;
 
@@ -30,20 +30,28 @@ pub struct LambdaRuntime {
 /// stops the instance at start-up with a message naming it, before any AWS call.
 pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     telemetry::init_json();
-    let sdk = crate::aws::sdk_config().await;
-    let livekit_secret = livekit_secret(&sdk).await.inspect_err(|err| {
+    let report = |err: &dyn std::fmt::Display| {
         tracing::error!("{err}");
         eprintln!("{err}");
-    })?;
-    let config = Config::from_lookup(StoreKind::DynamoDb, |name| match name {
-        LIVEKIT_API_SECRET => livekit_secret.clone(),
+    };
+    let secret_parameter = livekit_secret_parameter().inspect_err(|err| report(err))?;
+    // The secret is read once the rest of the configuration is known to be complete, so an
+    // instance missing a variable stops before any AWS call.
+    let mut config = Config::from_lookup(StoreKind::DynamoDb, |name| match name {
+        LIVEKIT_API_SECRET => secret_parameter
+            .as_ref()
+            .map(|_| String::from("<from SSM>")),
         _ => std::env::var(name).ok(),
     })
     .and_then(|config| config.check_for_lambda().map(|()| config))
-    .inspect_err(|err| {
-        tracing::error!(variable = err.variable, "{err}");
-        eprintln!("{err}");
-    })?;
+    .inspect_err(|err| report(err))?;
+    let sdk = crate::aws::sdk_config().await;
+    if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), &secret_parameter) {
+        let ssm = aws_sdk_ssm::Client::new(&sdk);
+        livekit.api_secret = crate::aws::ssm::read_secure_string(&ssm, parameter)
+            .await
+            .inspect_err(|err| report(err))?;
+    }
     let required = |name| config.required(name).map(str::to_owned);
     let store = DynamoStore::new(crate::aws::dynamodb_client(&sdk), required("TABLE_NAME")?);
     let queue = SqsQueue::new(
@@ -74,26 +82,23 @@ const LIVEKIT_API_SECRET: &str = "LIVEKIT_API_SECRET";
 /// Names the SSM parameter holding the LiveKit API secret.
 pub const LIVEKIT_API_SECRET_PARAMETER: &str = "LIVEKIT_API_SECRET_PARAMETER";
 
-/// The LiveKit API secret, read from the SSM parameter `LIVEKIT_API_SECRET_PARAMETER` names.
-/// A secret in the environment itself is refused: anyone allowed to read the function's
-/// configuration could read it.
-async fn livekit_secret(sdk: &aws_config::SdkConfig) -> Result<Option<String>, Error> {
+/// The SSM parameter holding the LiveKit API secret, if one is named. A secret in the
+/// environment itself is refused: anyone allowed to read the function's configuration could
+/// read it.
+fn livekit_secret_parameter() -> Result<Option<String>, ConfigError> {
     if std::env::var_os(LIVEKIT_API_SECRET).is_some() {
-        return Err(format!(
-            "invalid configuration: {LIVEKIT_API_SECRET}: not read in Lambda; name an SSM \
-             SecureString parameter in {LIVEKIT_API_SECRET_PARAMETER}"
-        )
-        .into());
+        return Err(ConfigError {
+            variable: LIVEKIT_API_SECRET,
+            reason: format!(
+                "not read in Lambda; name an SSM SecureString parameter in \
+                 {LIVEKIT_API_SECRET_PARAMETER}"
+            ),
+        });
     }
-    let Some(name) = std::env::var(LIVEKIT_API_SECRET_PARAMETER)
+    Ok(std::env::var(LIVEKIT_API_SECRET_PARAMETER)
         .ok()
-        .filter(|name| !name.trim().is_empty())
-    else {
-        return Ok(None);
-    };
-    let client = aws_sdk_ssm::Client::new(sdk);
-    let secret = crate::aws::ssm::read_secure_string(&client, name.trim()).await?;
-    Ok(Some(secret))
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty()))
 }
 
 /// Starts `binary` without each required variable in turn and checks that it exits at once,
@@ -108,8 +113,12 @@ pub fn assert_fails_fast_without_configuration(binary: &str) {
             .env("AWS_REGION", "us-east-1")
             .env("AWS_ACCESS_KEY_ID", "testing")
             .env("AWS_SECRET_ACCESS_KEY", "testing")
-            // Nothing may be contacted: an address that refuses at once.
+            // Nothing may be contacted: an address that refuses at once. The LiveKit secret's
+            // parameter is named, so reading it first would fail on SSM, not on the variable.
             .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .env("LIVEKIT_URL", "http://127.0.0.1:9")
+            .env("LIVEKIT_API_KEY", "APIsample")
+            .env(LIVEKIT_API_SECRET_PARAMETER, "/live-stream-hosting/livekit-api-secret")
             .env("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9")
             .stdin(Stdio::null());
         for variable in crate::config::LAMBDA_REQUIRED {
