@@ -118,7 +118,10 @@ pub fn assert_fails_fast_without_configuration(binary: &str) {
             .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
             .env("LIVEKIT_URL", "http://127.0.0.1:9")
             .env("LIVEKIT_API_KEY", "APIsample")
-            .env(LIVEKIT_API_SECRET_PARAMETER, "/live-stream-hosting/livekit-api-secret")
+            .env(
+                LIVEKIT_API_SECRET_PARAMETER,
+                "/live-stream-hosting/livekit-api-secret",
+            )
             .env("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9")
             .stdin(Stdio::null());
         for variable in crate::config::LAMBDA_REQUIRED {
