@@ -419,9 +419,9 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
 
 /// With `LOG_FORMAT=json` the server also writes what Lambda's functions write for CloudWatch
 /// metrics: Embedded Metric Format lines, here for a delivery that succeeds, one that fails
-/// until it is dead-lettered, and the transition that caused them.
+/// until it is dead-lettered, the transitions, a launch failure and rate-limit refusals.
 #[tokio::test]
-async fn with_log_format_json_deliveries_and_transitions_are_emf_metric_lines() {
+async fn with_log_format_json_operations_write_emf_metric_lines() {
     use common::receiver::{Behaviour, Receiver};
     use std::sync::{Arc, Mutex};
 
@@ -493,6 +493,35 @@ async fn with_log_format_json_deliveries_and_transitions_are_emf_metric_lines() 
         .await
         .unwrap();
     assert_eq!(ended.status(), 200);
+    // A live start with no room provider configured: a launch failure, and the stream's
+    // `launch_failed` transition.
+    let live = http
+        .post(format!("{base}/streams"))
+        .bearer_auth(shared::seed::FIXED_DEMO_LIVE_KEY)
+        .json(&json!({
+            "creator_id": creators["creators"][0]["id"],
+            "product_name": "Glow Serum",
+            "platform": "tiktok",
+            "duration_minutes": 30,
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(live.status(), 502);
+    // Past the brand's 100 requests a minute: every refusal counted.
+    let mut refused = 0.0;
+    for _ in 0..110 {
+        let answer = http
+            .get(format!("{base}/streams?limit=1"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap();
+        if answer.status() == 429 {
+            refused += 1.0;
+        }
+    }
+    assert!(refused > 0.0);
 
     let metric_lines = || -> Vec<serde_json::Value> {
         lines
@@ -514,6 +543,7 @@ async fn with_log_format_json_deliveries_and_transitions_are_emf_metric_lines() 
         let documents = metric_lines();
         if total(&documents, "DeliveriesDeadLettered") >= 1.0
             && total(&documents, "DeliveriesSucceeded") >= 2.0
+            && total(&documents, "RateLimitRefusals") >= refused
             || std::time::Instant::now() > deadline
         {
             break documents;
@@ -563,15 +593,25 @@ async fn with_log_format_json_deliveries_and_transitions_are_emf_metric_lines() 
         1.0,
         "{documents:?}"
     );
-    let transitions: Vec<&serde_json::Value> = documents
+    assert_eq!(total(&documents, "LaunchFailures"), 1.0, "{documents:?}");
+    assert_eq!(
+        total(&documents, "RateLimitRefusals"),
+        refused,
+        "{documents:?}"
+    );
+    let mut transitions: Vec<&serde_json::Value> = documents
         .iter()
         .filter(|document| document.get("StreamTransitions").is_some())
         .collect();
-    assert_eq!(transitions.len(), 1, "{transitions:?}");
+    transitions.sort_by_key(|document| document["Transition"].as_str().unwrap_or_default());
+    assert_eq!(transitions.len(), 2, "{transitions:?}");
     assert_eq!(transitions[0]["Transition"], "end_requested");
-    assert_eq!(
-        transitions[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
-        json!([["Transition"]])
-    );
+    assert_eq!(transitions[1]["Transition"], "launch_failed");
+    for transition in transitions {
+        assert_eq!(
+            transition["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+            json!([["Transition"]])
+        );
+    }
     assert_eq!(failing.hits().len(), 2);
 }
