@@ -12,12 +12,12 @@ behaviours, so the tests can prove the product survives them.
 Usage:
     python scripts/fault_proxy.py --port LISTEN_PORT --upstream http://127.0.0.1:MOTO_PORT [--seed N]
 
-Requests are identified by their X-Amz-Target header (DynamoDB_20120810.<Op> or
-AmazonSQS.<Op>); everything else (EventBridge Scheduler, /moto-api/, ...) is forwarded as is.
+Requests are identified by their X-Amz-Target header (DynamoDB_20120810.<Op>, AmazonSQS.<Op> or
+AmazonSSM.<Op>); everything else (EventBridge Scheduler, /moto-api/, ...) is forwarded as is.
 
 Fault rules are registered per scope string; a rule applies to a DynamoDB request when the
-scope is a substring of one of its table names, and to an SQS request when it is a substring
-of its QueueUrl. Control API on the same port (never forwarded):
+scope is a substring of one of its table names, to an SQS request when it is a substring of its
+QueueUrl, and to an SSM request when it is a substring of the parameter's Name. Control API on the same port (never forwarded):
 
     PUT    /__faults/<scope>   body: JSON rules; replaces the scope's rules, resets its stats
     DELETE /__faults/<scope>   removes the scope's rules and stats
@@ -27,9 +27,9 @@ of its QueueUrl. Control API on the same port (never forwarded):
 
 Rules (all optional; probabilities between 0 and 1, drawn per request):
     fail_ops: [op, ...]          those operations answer the service's internal error
-    throttling                   DynamoDB: 400 ThrottlingException
+    throttling                   DynamoDB and SSM: 400 ThrottlingException
     provisioned_throughput       DynamoDB: 400 ProvisionedThroughputExceededException
-    internal_error               DynamoDB: 500 InternalServerError
+    internal_error               DynamoDB and SSM: 500 InternalServerError
     transaction_conflict         PutItem/UpdateItem/DeleteItem: 400 TransactionConflictException
     transaction_throttled        TransactWriteItems: TransactionCanceledException, ThrottlingError
     lost_response                writes are applied, then the connection drops without an answer
@@ -67,6 +67,7 @@ from http import HTTPStatus
 
 DYNAMODB_TARGET = "DynamoDB_20120810."
 SQS_TARGET = "AmazonSQS."
+SSM_TARGET = "AmazonSSM."
 CONTROL_PREFIX = "/__faults"
 TOTALS_PATH = "/__totals"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -105,6 +106,8 @@ SINGLE_ITEM_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 WRITES = {
     "dynamodb": SINGLE_ITEM_WRITES | {"TransactWriteItems", "BatchWriteItem"},
     "sqs": frozenset({"SendMessage", "SendMessageBatch", "DeleteMessage"}),
+    # Only reads are faulted: the product reads its secret, tests write it.
+    "ssm": frozenset(),
 }
 
 # Faults answered by the proxy without forwarding: (status, code, message).
@@ -193,6 +196,10 @@ def dynamodb_error(status, code, message, **extra):
     )
 
 
+def ssm_error(status, code, message):
+    return json_response(status, {"__type": code, "message": message})
+
+
 def sqs_error(status, code, message):
     # The SQS JSON protocol keeps the query protocol's error codes in x-amzn-query-error.
     fault = "Sender" if status < 500 else "Receiver"
@@ -224,12 +231,14 @@ def table_names(payload):
 def resource_names(service, payload):
     if service == "dynamodb":
         return table_names(payload)
-    url = payload.get("QueueUrl")
-    return [url] if isinstance(url, str) else []
+    name = payload.get("QueueUrl" if service == "sqs" else "Name")
+    return [name] if isinstance(name, str) else []
 
 
 def fault_applies(kind, service, op, payload):
-    if kind in ("throttling", "provisioned_throughput", "internal_error"):
+    if kind in ("throttling", "internal_error"):
+        return service in ("dynamodb", "ssm")
+    if kind == "provisioned_throughput":
         return service == "dynamodb"
     if kind == "transaction_conflict":
         return service == "dynamodb" and op in SINGLE_ITEM_WRITES
@@ -436,7 +445,7 @@ class Request:
         self.service = self.op = None
         self.payload = None
         target = next((v for k, v in headers if k.lower() == "x-amz-target"), "")
-        for prefix, service in ((DYNAMODB_TARGET, "dynamodb"), (SQS_TARGET, "sqs")):
+        for prefix, service in ((DYNAMODB_TARGET, "dynamodb"), (SQS_TARGET, "sqs"), (SSM_TARGET, "ssm")):
             if target.startswith(prefix):
                 self.service, self.op = service, target[len(prefix) :]
         if self.service:
@@ -661,9 +670,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._inject(scope, kind, request)
             if service == "sqs":
                 return sqs_error(*SQS_INTERNAL_ERROR)
+            if service == "ssm":
+                return ssm_error(*DYNAMODB_ERRORS["internal_error"])
             return dynamodb_error(*DYNAMODB_ERRORS["internal_error"])
         if kind in DYNAMODB_ERRORS:
             self._inject(scope, kind, request)
+            if service == "ssm":
+                # SSM answers the same codes, without DynamoDB's namespace.
+                return ssm_error(*DYNAMODB_ERRORS[kind])
             return dynamodb_error(*DYNAMODB_ERRORS[kind])
         if kind == "transaction_throttled":
             self._inject(scope, kind, request)

@@ -358,6 +358,23 @@ def sqs_500():
 
 
 @check
+def ssm_reads():
+    ssm = client("ssm")
+    name = f"/{new_name()}/secret"
+    other = f"/{new_name()}/secret"
+    for parameter in (name, other):
+        ssm.put_parameter(Name=parameter, Value="s3cret", Type="SecureString")
+    set_rules(name, {"throttling": 1.0})
+    expect_error(lambda: ssm.get_parameter(Name=name, WithDecryption=True), "ThrottlingException", 400)
+    assert ssm.get_parameter(Name=other, WithDecryption=True)["Parameter"]["Value"] == "s3cret"
+    set_rules(name, {"fail_ops": ["GetParameter"]})
+    expect_error(lambda: ssm.get_parameter(Name=name, WithDecryption=True), "InternalServerError", 500)
+    assert stats(name)["injected"] == {"fail_ops": 1}, stats(name)
+    clear_rules(name)
+    assert ssm.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"] == "s3cret"
+
+
+@check
 def totals_outlive_their_scopes():
     before = http_request(servers.port, "GET", "/__totals")[1]
     ddb = client("dynamodb")

@@ -148,7 +148,9 @@ impl RuntimeApi {
     }
 }
 
-/// A workspace binary, built beside this test by `cargo test --workspace`.
+/// A workspace binary, built beside this test by `cargo test --workspace` (as scripts/test.sh
+/// runs it). `cargo test -p local-api` alone does not rebuild it: run `cargo build -p <name>`
+/// first, or this tests the last build.
 fn function_binary(name: &str) -> PathBuf {
     let test = std::env::current_exe().expect("the test's own path");
     let profile_dir = test
@@ -189,12 +191,11 @@ async fn backend() -> Backend {
     }
 }
 
-async fn put_secret_parameter(secret: &str) -> String {
+/// The parameter's name, and the fault proxy's scope for its requests.
+async fn put_secret_parameter(secret: &str) -> (String, String) {
     let sdk = shared::aws::sdk_config().await;
-    let name = format!(
-        "/live-stream-hosting/test-{}/livekit-api-secret",
-        uuid::Uuid::new_v4().simple()
-    );
+    let scope = format!("test-{}", uuid::Uuid::new_v4().simple());
+    let name = format!("/live-stream-hosting/{scope}/livekit-api-secret");
     aws_sdk_ssm::Client::new(&sdk)
         .put_parameter()
         .name(&name)
@@ -203,7 +204,7 @@ async fn put_secret_parameter(secret: &str) -> String {
         .send()
         .await
         .expect("put the parameter");
-    name
+    (name, scope)
 }
 
 /// The environment Lambda would give the streams function: its backends, LiveKit's URL and key,
@@ -302,7 +303,9 @@ async fn run_until_exit(environment: &[(String, String)]) -> (std::process::Exit
 #[ignore = "needs moto: runs in scripts/test.sh's DynamoDB stage"]
 async fn dynamodb_only_the_streams_function_signs_viewer_tokens_with_the_secret_from_ssm() {
     let backend = backend().await;
-    let parameter = put_secret_parameter(API_SECRET).await;
+    let (parameter, scope) = put_secret_parameter(API_SECRET).await;
+    // SSM throttles a burst of cold starts: the read retries through it.
+    common::faults::set(&scope, json!({"throttling": 0.3})).await;
     let livekit = FakeLiveKit::start().await;
     let mut runtime_api = RuntimeApi::start(vec![start_stream_event()]).await;
     let mut environment = lambda_environment(&backend, &runtime_api.address, &livekit.url);
@@ -350,6 +353,11 @@ async fn dynamodb_only_the_streams_function_signs_viewer_tokens_with_the_secret_
         "signed with that secret and no other"
     );
     assert!(!logs.contains(API_SECRET), "the secret reached a log line");
+    let stats = common::faults::stats(&scope).await;
+    assert!(
+        stats["requests"].as_u64().unwrap() >= 1,
+        "the secret was read through the fault proxy: {stats}"
+    );
 }
 
 #[tokio::test]
@@ -378,6 +386,24 @@ async fn dynamodb_only_a_secret_in_the_environment_or_an_unreadable_parameter_st
     let (status, logs) = run_until_exit(&missing).await;
     assert!(!status.success());
     assert!(logs.contains(&format!("SSM parameter {name}")), "{logs}");
+
+    // SSM failing for good: the function stops after its retries, naming the parameter.
+    let (parameter, scope) = put_secret_parameter(API_SECRET).await;
+    common::faults::set(&scope, json!({"fail_ops": ["GetParameter"]})).await;
+    let mut failing = environment.clone();
+    failing.push(("LIVEKIT_API_SECRET_PARAMETER".into(), parameter.clone()));
+    let (status, logs) = run_until_exit(&failing).await;
+    assert!(!status.success());
+    assert!(
+        logs.contains(&format!("SSM parameter {parameter}")),
+        "{logs}"
+    );
+    assert!(!logs.contains(API_SECRET), "{logs}");
+    assert_eq!(
+        common::faults::stats(&scope).await["injected"]["fail_ops"],
+        8,
+        "every attempt the client makes"
+    );
 
     // LiveKit configured with no secret at all.
     let (status, logs) = run_until_exit(&environment).await;

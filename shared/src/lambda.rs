@@ -47,7 +47,7 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     .inspect_err(|err| report(err))?;
     let sdk = crate::aws::sdk_config().await;
     if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), &secret_parameter) {
-        let ssm = aws_sdk_ssm::Client::new(&sdk);
+        let ssm = crate::aws::ssm::client(&sdk);
         livekit.api_secret = crate::aws::ssm::read_secure_string(&ssm, parameter)
             .await
             .inspect_err(|err| report(err))?;

@@ -2,6 +2,22 @@
 //! parameter, read once per instance at start-up, so it is in no environment variable that
 //! `lambda:GetFunctionConfiguration` would show.
 
+use std::time::Duration;
+
+/// An SSM client that outlasts throttling: every instance reads its secret at start-up, so a
+/// burst of cold starts meets SSM's request-rate limit, and a throttled read retried for a few
+/// seconds beats an instance that fails to start.
+pub fn client(sdk: &aws_config::SdkConfig) -> aws_sdk_ssm::Client {
+    let retry = aws_sdk_ssm::config::retry::RetryConfig::standard()
+        .with_max_attempts(8)
+        .with_initial_backoff(Duration::from_millis(50))
+        .with_max_backoff(Duration::from_secs(1));
+    let config = aws_sdk_ssm::config::Builder::from(sdk)
+        .retry_config(retry)
+        .build();
+    aws_sdk_ssm::Client::from_conf(config)
+}
+
 /// Why a secret parameter could not be read. Never carries the value.
 #[derive(Debug, thiserror::Error)]
 #[error("SSM parameter {name}: {reason}")]
@@ -10,8 +26,8 @@ pub struct ParameterError {
     pub reason: String,
 }
 
-/// The decrypted value of the `SecureString` (or `String`) parameter `name`. The SDK retries
-/// throttling; anything else stops the instance at start-up.
+/// The decrypted value of the `SecureString` (or `String`) parameter `name`. What [`client`]'s
+/// retries do not overcome stops the instance at start-up.
 pub async fn read_secure_string(
     client: &aws_sdk_ssm::Client,
     name: &str,
