@@ -3,9 +3,10 @@
 # bench/cold_start.py. Usage: bench/cold_start.sh [runs per function, default 20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 runs="${1:-20}"
 cargo build --release --locked --workspace --bins
-export BENCH_TARGET="$(realpath "${CARGO_TARGET_DIR:-target}")/release"
+export BENCH_TARGET="$CARGO_TARGET_DIR/release"
 moto="$(scripts/venv.sh moto)"
 export BENCH_BOTO3_PYTHON="$moto/bin/python"
 

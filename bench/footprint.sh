@@ -3,8 +3,9 @@
 # (Built for this machine's architecture; the arm64 build is of the same order.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 cargo build --release --locked --workspace --bins
-target="${CARGO_TARGET_DIR:-target}/release"
+target="$CARGO_TARGET_DIR/release"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "| function | binary | zipped |"

@@ -8,8 +8,9 @@
 #   DYNAMODB_REQUESTS                                 ... on DynamoDB, default 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 cargo build --release --locked -p local-api --example scale
-bin="$(realpath "${CARGO_TARGET_DIR:-target}")/release/examples/scale"
+bin="$CARGO_TARGET_DIR/release/examples/scale"
 
 "$bin" --backend memory --sizes "${MEMORY_SIZES:-100,10000,100000}" --requests "${REQUESTS:-200}"
 echo

@@ -4,12 +4,13 @@
 # Usage: bench/throughput.sh [seconds per run, default 10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 duration="${1:-10}"
 brands=50000
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)"; exit 1; }
 
 cargo build --release --locked -p local-api --bin local-api --example fixed_json
-target="${CARGO_TARGET_DIR:-target}/release"
+target="$CARGO_TARGET_DIR/release"
 work=$(mktemp -d)
 python3 bench/seed.py "$brands" "$work/seed.json"
 

@@ -4,7 +4,7 @@
 # watches stream.started arrive verified, ends the stream, watches stream.ended, cleans up.
 #
 # First, in another terminal:
-#   WEBHOOK_ALLOW_PRIVATE_URLS=true cargo run -p local-api -- --fixed-demo-keys
+#   WEBHOOK_ALLOW_PRIVATE_URLS=true scripts/serve.sh --fixed-demo-keys
 # Then:
 #   examples/quickstart.sh            # the Python receiver
 #   RECEIVER=node examples/quickstart.sh

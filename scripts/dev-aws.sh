@@ -40,7 +40,7 @@ done
 export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 \
     AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
 export STORE=dynamodb TABLE_NAME="$table"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api/target}"
+. scripts/build-dir.sh
 
 cargo build --quiet -p admin -p local-api
 "$CARGO_TARGET_DIR/debug/admin" create-table

@@ -10,6 +10,7 @@
 #                                         the served document generates (CI runs this)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 mode="${1:-write}"
 case "$mode" in write | --check) ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;; esac
 

@@ -3,7 +3,10 @@
 #
 #   start_local_server [NAME=value ...] [-- local-api arguments]   (default: --fixed-demo-keys)
 #
-# sets LOCAL_API (its .../api/v1 base URL) once it answers; stop_local_server stops it.
+# sets LOCAL_API (its .../api/v1 base URL) once it answers; stop_local_server stops it. The
+# binary is the test build's (`cargo test --workspace --no-run`) in the one build directory.
+
+. scripts/build-dir.sh
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -15,7 +18,7 @@ start_local_server() {
     if [ $# -gt 0 ]; then shift; args=("$@"); else args=(--fixed-demo-keys); fi
     port=$(free_port)
     LOCAL_API_LOG=$(mktemp)
-    env STORE=memory "${vars[@]}" "${CARGO_TARGET_DIR:-target}/debug/local-api" \
+    env STORE=memory "${vars[@]}" "$CARGO_TARGET_DIR/debug/local-api" \
         --addr "127.0.0.1:$port" "${args[@]}" > "$LOCAL_API_LOG" 2>&1 &
     LOCAL_API_PID=$!
     LOCAL_API="http://127.0.0.1:$port/api/v1"

@@ -4,8 +4,9 @@
 #
 # Runs `sam build` on template.yaml as a deployer would, with cargo-lambda and zig from PyPI
 # (scripts/requirements/lambda-build.txt), then checks that every function of the template got
-# its `bootstrap`, an executable for ARCHITECTURE. The build and SAM's cache live under
-# ~/.cache, so the checkout stays clean and a second run rebuilds only what changed.
+# its `bootstrap`, an executable for ARCHITECTURE. cargo builds into the project's one build
+# directory (scripts/build-dir.sh); SAM's build and cache live under ~/.cache, so the checkout
+# stays clean and a second run rebuilds only what changed.
 #
 # CHECK_PROFILE=1 (what CI sets) builds with a light release profile (no LTO, many codegen
 # units, opt-level 1): the check is that everything builds and links for Lambda, not how fast
@@ -26,7 +27,7 @@ sam=$(scripts/venv.sh sam)
 tools=$(scripts/venv.sh lambda-build)
 # cargo-lambda finds zig as `python3 -m ziglang`, so the build venv's python comes first.
 export PATH="$tools/bin:$sam/bin:$PATH"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$cache/target}"
+. scripts/build-dir.sh
 export SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
 if [ "${CHECK_PROFILE:-0}" = 1 ]; then
     export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \

@@ -5,6 +5,7 @@
 # any response that does not conform to the document, and any undocumented status code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 
 schemathesis="$(scripts/venv.sh schemathesis)/bin/schemathesis"
 # The binary the test build makes for the server tests (dev-dependency features included):

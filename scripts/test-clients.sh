@@ -5,6 +5,7 @@
 # First checks that the checked-in clients are what the served document generates.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 
 scripts/generate-clients.sh --check
 

@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/local-server.sh
 
-# Built first, so the wait below is for the start alone.
-cargo build --quiet -p admin -p local-api
+# Built (and moto installed) first, into the build directory dev-aws.sh uses, so the wait below
+# is for the start alone.
+cargo build --quiet --locked -p admin -p local-api
+scripts/venv.sh moto > /dev/null
 moto_port=$(free_port)
 api_port=$(free_port)
 log=$(mktemp)
@@ -27,7 +29,7 @@ for _ in $(seq 1 600); do
     kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "dev-aws.sh stopped" >&2; exit 1; }
     sleep 0.1
 done
-grep -q "live key:" "$log" || { cat "$log" >&2; echo "no keys printed within a minute" >&2; exit 1; }
+grep -q "live key:" "$log" || { cat "$log" >&2; echo "no keys printed within a minute of the start" >&2; exit 1; }
 key=$(sed -n 's/^ *test key: *//p' "$log" | head -1)
 
 creator=$(curl -sf "$api/creators" | python3 -c 'import json, sys; print(json.load(sys.stdin)["creators"][0]["id"])')

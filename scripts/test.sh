@@ -14,6 +14,7 @@
 # in the DynamoDB stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-dir.sh
 
 # The Stripe and Standard Webhooks libraries that receivers use to verify signatures.
 WEBHOOK_VERIFIER_PYTHON="$(scripts/venv.sh verifiers)/bin/python"
