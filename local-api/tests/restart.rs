@@ -200,6 +200,15 @@ async fn register(server: &Server, receiver: &Receiver, events: Value) {
     assert_eq!(status, 201, "{body}");
 }
 
+/// Waits (a few sweeps) for LiveKit to no longer have `room`.
+async fn wait_until_gone(livekit: &FakeLiveKit, room: &str) {
+    let deadline = Instant::now() + Duration::from_secs(SWEEP_INTERVAL_SECS * 5) + SLACK;
+    while livekit.rooms().contains(room) {
+        assert!(Instant::now() < deadline, "room {room} still exists");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn three_starts_fit(server: &Server) {
     let start = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick"});
     for _ in 0..3 {
@@ -280,12 +289,16 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
             Duration::from_secs(PREPARING_TIMEOUT_SECS + SWEEP_INTERVAL_SECS) + SLACK * 2,
         )
         .await;
+    // Ended as of its deadline, however late the sweep found it.
     let late = at(&detail, "ended_at") - at(&detail, "created_at");
-    assert!(
-        late.to_std().unwrap()
-            <= Duration::from_secs(PREPARING_TIMEOUT_SECS + SWEEP_INTERVAL_SECS) + SLACK,
+    assert_eq!(
+        late.to_std().unwrap(),
+        Duration::from_secs(PREPARING_TIMEOUT_SECS),
         "ended {late} after creation"
     );
+    // The room its launch made before the kill is deleted.
+    let room = detail["room_name"].as_str().unwrap().to_owned();
+    wait_until_gone(&livekit, &room).await;
     assert_eq!(
         delivered(&receiver, "stream.error", &id).await.len(),
         1,
@@ -351,19 +364,73 @@ async fn dynamodb_only_a_live_stream_whose_duration_timer_died_ends_after_a_rest
             Duration::from_secs(60 + SWEEP_INTERVAL_SECS) + SLACK * 3,
         )
         .await;
+    // Its live time is its duration, however late the sweep ended it.
     let lasted = at(&detail, "ended_at") - at(&detail, "started_at");
-    assert!(
-        lasted.num_seconds() >= 60,
-        "not before its duration: {lasted}"
-    );
-    assert!(
-        lasted.to_std().unwrap() <= Duration::from_secs(60 + SWEEP_INTERVAL_SECS) + SLACK,
+    assert_eq!(
+        lasted,
+        chrono::TimeDelta::seconds(60),
         "ended {lasted} after it started"
     );
+    wait_until_gone(&livekit, &room).await;
     assert_eq!(
         delivered(&receiver, "stream.ended", &id).await.len(),
         1,
         "stream.ended once"
     );
     three_starts_fit(&server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_a_room_whose_deletion_failed_before_a_kill_is_deleted_after_the_restart() {
+    let livekit = FakeLiveKit::start().await;
+    let environment = environment(&livekit).await;
+    let server = start_server(&environment);
+    let (status, created) = server
+        .call(
+            "POST",
+            "/streams",
+            &Keys::live_a(),
+            Some(json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 30})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let (id, room) = (
+        created["stream_id"].as_str().unwrap().to_owned(),
+        created["room_name"].as_str().unwrap().to_owned(),
+    );
+    let (event, token) = signed_webhook(&agent_joined(&room, "EV_agent_kill"));
+    let webhook = format!(
+        "{}/livekit/webhook",
+        server.base.trim_end_matches("/api/v1")
+    );
+    let answer = reqwest::Client::new()
+        .post(webhook)
+        .header("authorization", token)
+        .body(event)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    server
+        .wait_for_status(&id, "live", Duration::from_secs(5))
+        .await;
+
+    // LiveKit refuses the deletion; the process dies right after the transition.
+    livekit.fail("livekit.RoomService/DeleteRoom");
+    let (status, ended) = server
+        .call("DELETE", &format!("/streams/{id}"), &Keys::live_a(), None)
+        .await;
+    assert_eq!(status, 200, "{ended}");
+    assert!(livekit.rooms().contains(&room));
+    server.kill();
+
+    // LiveKit answers again; the next process deletes the room from the pending record.
+    livekit.heal("livekit.RoomService/DeleteRoom");
+    let server = start_server(&environment);
+    wait_until_gone(&livekit, &room).await;
+    let (_, detail) = server
+        .call("GET", &format!("/streams/{id}"), &Keys::live_a(), None)
+        .await;
+    assert_eq!(detail["status"], "ended");
 }

@@ -4,6 +4,16 @@
 use std::fmt;
 use std::time::Duration;
 
+/// The streams function's timeout: `StreamsFunction`'s `Timeout` in template.yaml (a test
+/// reads both). A start must answer inside it, or the client gets the gateway's bare 5xx.
+pub const STREAMS_FUNCTION_TIMEOUT: Duration = Duration::from_secs(29);
+/// What a live start needs besides its LiveKit calls (the key, the record, a failed launch's
+/// transition, the answer), with room for a slow store.
+pub const START_BESIDES_LAUNCH: Duration = Duration::from_secs(9);
+/// `LAUNCH_TIMEOUT_SECS` when unset: what the streams function's timeout leaves the launch.
+pub const DEFAULT_LAUNCH_TIMEOUT: Duration =
+    STREAMS_FUNCTION_TIMEOUT.saturating_sub(START_BESIDES_LAUNCH);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {
     Memory,
@@ -153,7 +163,8 @@ impl Config {
         )?;
         let launch_timeout = seconds(
             "LAUNCH_TIMEOUT_SECS",
-            get("LAUNCH_TIMEOUT_SECS").as_deref().unwrap_or("20"),
+            &get("LAUNCH_TIMEOUT_SECS")
+                .unwrap_or_else(|| DEFAULT_LAUNCH_TIMEOUT.as_secs().to_string()),
         )?;
         let sweep_interval = seconds(
             "SWEEP_INTERVAL_SECS",
@@ -286,6 +297,48 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         Config::from_lookup(StoreKind::Memory, |name| vars.get(name).cloned())
+    }
+
+    /// The streams function's `Timeout` in template.yaml, and whether the function sets
+    /// `LAUNCH_TIMEOUT_SECS`.
+    fn streams_function_in_template() -> (Duration, bool) {
+        let template = include_str!("../../template.yaml");
+        let function = template
+            .split("\n  StreamsFunction:\n")
+            .nth(1)
+            .expect("StreamsFunction in template.yaml");
+        // Up to the next resource (a line indented by two spaces).
+        let end = function
+            .match_indices("\n  ")
+            .find(|(at, _)| function[at + 3..].starts_with(|c: char| c.is_ascii_alphabetic()))
+            .map_or(function.len(), |(at, _)| at);
+        let function = &function[..end];
+        let timeout = function
+            .lines()
+            .find_map(|line| line.strip_prefix("      Timeout: "))
+            .expect("StreamsFunction's Timeout")
+            .trim()
+            .parse()
+            .expect("a number of seconds");
+        (
+            Duration::from_secs(timeout),
+            function.contains("LAUNCH_TIMEOUT_SECS"),
+        )
+    }
+
+    #[test]
+    fn the_launch_bound_is_what_the_streams_function_timeout_leaves() {
+        let (timeout, overridden) = streams_function_in_template();
+        assert_eq!(
+            timeout, STREAMS_FUNCTION_TIMEOUT,
+            "template.yaml and config.rs"
+        );
+        assert!(!overridden, "the template keeps the derived launch bound");
+        let launch = config(&[]).unwrap().launch_timeout;
+        assert_eq!(launch, DEFAULT_LAUNCH_TIMEOUT);
+        assert_eq!(launch + START_BESIDES_LAUNCH, timeout);
+        // A launch that hangs is answered `502` well inside the function's timeout.
+        assert!(launch <= Duration::from_secs(20), "{launch:?}");
     }
 
     #[test]

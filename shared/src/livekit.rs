@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use livekit_api::access_token::{AccessToken, TokenVerifier, VideoGrants};
 use livekit_api::services::agent_dispatch::AgentDispatchClient;
 use livekit_api::services::room::{CreateRoomOptions, RoomClient};
+use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_api::webhooks::{WebhookError, WebhookReceiver};
 use livekit_protocol as proto;
 
@@ -108,10 +109,16 @@ impl RoomProvider for LiveKitRooms {
     }
 
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError> {
-        self.rooms
-            .delete_room(room_name)
-            .await
-            .map_err(room_error("DeleteRoom"))
+        match self.rooms.delete_room(room_name).await {
+            Ok(()) => Ok(()),
+            // Gone already: what the deletion was for.
+            Err(ServiceError::Twirp(ServerError::Twirp(code)))
+                if code.code == ServerErrorCode::NOT_FOUND =>
+            {
+                Ok(())
+            }
+            Err(err) => Err(room_error("DeleteRoom")(err)),
+        }
     }
 }
 

@@ -38,10 +38,14 @@ pub enum Metric {
     RelayEventsSetAside,
     /// Age of the oldest event still waiting for the relay, measured by each outbox sweep.
     OldestPendingEventAge,
+    /// A room deletion that failed (it is retried until the provider confirms the room gone).
+    RoomCleanupRetries,
+    /// How long the oldest room cleanup due has been pending, measured by each deadline sweep.
+    OldestPendingRoomCleanupAge,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 8] = [
+    pub const ALL: [Metric; 10] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -50,6 +54,8 @@ impl Metric {
         Metric::RateLimitRefusals,
         Metric::RelayEventsSetAside,
         Metric::OldestPendingEventAge,
+        Metric::RoomCleanupRetries,
+        Metric::OldestPendingRoomCleanupAge,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,12 +68,14 @@ impl Metric {
             Metric::RateLimitRefusals => "RateLimitRefusals",
             Metric::RelayEventsSetAside => "RelayEventsSetAside",
             Metric::OldestPendingEventAge => "OldestPendingEventAge",
+            Metric::RoomCleanupRetries => "RoomCleanupRetries",
+            Metric::OldestPendingRoomCleanupAge => "OldestPendingRoomCleanupAge",
         }
     }
 
     fn unit(self) -> &'static str {
         match self {
-            Metric::OldestPendingEventAge => "Seconds",
+            Metric::OldestPendingEventAge | Metric::OldestPendingRoomCleanupAge => "Seconds",
             _ => "Count",
         }
     }
@@ -101,6 +109,11 @@ pub fn transition(transition: Transition) {
 /// Records the age of the oldest pending outbox event (zero when none waits).
 pub fn oldest_pending_event_age(age: Duration) {
     emit(Metric::OldestPendingEventAge, age.as_secs_f64(), None);
+}
+
+/// Records how long the oldest room cleanup due has been pending (zero when none is due).
+pub fn oldest_pending_room_cleanup_age(age: Duration) {
+    emit(Metric::OldestPendingRoomCleanupAge, age.as_secs_f64(), None);
 }
 
 fn emit(metric: Metric, value: f64, dimension: Option<(&str, &str)>) {

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::idempotency::StoredAnswer;
+use crate::domain::room_cleanup::RoomCleanup;
 use crate::domain::stream::Transition;
 use crate::domain::webhook::WebhookChanges;
 use crate::domain::{
@@ -164,13 +165,15 @@ pub trait StreamStore: Send + Sync {
     /// update (its deadline included), the release of its active slot when it leaves
     /// `preparing` or `live`, its event in the outbox, and `dedupe` (a room-provider event id)
     /// recorded as seen, so that a provider event is applied once and a failed attempt leaves
-    /// it unseen for the provider's retry.
+    /// it unseen for the provider's retry; and `cleanup`, the deletion of the room of a stream
+    /// the transition finishes, written pending.
     async fn apply_transition(
         &self,
         current: &Stream,
         transition: Transition,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
+        cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>>;
 
     /// Adds `delta` to a live stream's viewer count, never going below zero, recording
@@ -186,6 +189,27 @@ pub trait StreamStore: Send + Sync {
     /// Active streams whose deadline is before `now`, read from the store (never from a
     /// process's memory), at most `limit`.
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>>;
+
+    /// Pending room cleanups due before `now`, soonest first, at most `limit`, read from the
+    /// store (never from a process's memory).
+    async fn due_room_cleanups(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<RoomCleanup>>;
+
+    /// Makes `cleanup` its stream's pending cleanup, replacing any (a finished stream's room
+    /// seen in use again).
+    async fn put_room_cleanup(&self, cleanup: &RoomCleanup) -> StoreResult<()>;
+
+    /// Replaces the pending cleanup `read` (as it was read) with `next`, or ends it when
+    /// `next` is `None`. Nothing when the pending cleanup changed since it was read (re-armed
+    /// by a room seen in use), so a newer one is never lost.
+    async fn settle_room_cleanup(
+        &self,
+        read: &RoomCleanup,
+        next: Option<&RoomCleanup>,
+    ) -> StoreResult<()>;
 }
 
 /// What a conditional change did.
@@ -407,6 +431,8 @@ pub trait RoomProvider: Send + Sync {
         room_name: &str,
         valid_for: Duration,
     ) -> Result<ViewerAccess, RoomError>;
+    /// Deletes the room; a room that does not exist (deleted already, or never created)
+    /// counts as deleted.
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
 }
 

@@ -1,8 +1,9 @@
 //! A fake LiveKit server speaking the real Twirp protocol (protobuf bodies, JSON errors,
-//! HS256 admin tokens): it records every call with its verified token claims, and fails
-//! chosen methods on demand.
+//! HS256 admin tokens): it records every call with its verified token claims, keeps the rooms
+//! that exist (`DeleteRoom` of an absent room answers `not_found`, as LiveKit does), and fails
+//! or hangs chosen methods on demand.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -39,7 +40,12 @@ pub struct Recorded {
 struct Shared {
     calls: Arc<Mutex<Vec<Recorded>>>,
     failing: Arc<Mutex<HashSet<String>>>,
+    /// Methods failing only their next few calls.
+    failing_next: Arc<Mutex<HashMap<String, usize>>>,
     hanging: Arc<Mutex<HashSet<String>>>,
+    /// Methods that answer (and act) only after a while.
+    delays: Arc<Mutex<HashMap<String, std::time::Duration>>>,
+    rooms: Arc<Mutex<HashSet<String>>>,
 }
 
 pub struct FakeLiveKit {
@@ -140,18 +146,45 @@ async fn twirp(
     shared.calls.lock().unwrap().push(Recorded {
         method: method.clone(),
         claims,
-        call,
+        call: call.clone(),
     });
     if shared.hanging.lock().unwrap().contains(&method) {
-        // A LiveKit that never answers.
+        // A LiveKit that never answers, though it made the room it was asked for.
+        if let Call::CreateRoom(req) = &call {
+            shared.rooms.lock().unwrap().insert(req.name.clone());
+        }
         std::future::pending::<()>().await;
     }
-    if shared.failing.lock().unwrap().contains(&method) {
+    let delay = shared.delays.lock().unwrap().get(&method).copied();
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    let fail_once = match shared.failing_next.lock().unwrap().get_mut(&method) {
+        Some(left) if *left > 0 => {
+            *left -= 1;
+            true
+        }
+        _ => false,
+    };
+    if fail_once || shared.failing.lock().unwrap().contains(&method) {
         return twirp_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             "injected failure",
         );
+    }
+    match &call {
+        Call::CreateRoom(req) => {
+            shared.rooms.lock().unwrap().insert(req.name.clone());
+        }
+        Call::DeleteRoom(req) if !shared.rooms.lock().unwrap().remove(&req.room) => {
+            return twirp_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "requested room does not exist",
+            );
+        }
+        _ => {}
     }
     (
         StatusCode::OK,
@@ -198,6 +231,47 @@ impl FakeLiveKit {
             .lock()
             .unwrap()
             .insert(method.to_owned());
+    }
+
+    /// `method` fails its next `times` calls, then answers again.
+    pub fn fail_next(&self, method: &str, times: usize) {
+        self.shared
+            .failing_next
+            .lock()
+            .unwrap()
+            .insert(method.to_owned(), times);
+    }
+
+    /// `method` acts and answers only after `delay`.
+    pub fn delay(&self, method: &str, delay: std::time::Duration) {
+        self.shared
+            .delays
+            .lock()
+            .unwrap()
+            .insert(method.to_owned(), delay);
+    }
+
+    /// `method` answers again (calls already hanging stay so).
+    pub fn heal(&self, method: &str) {
+        self.shared.failing.lock().unwrap().remove(method);
+        self.shared.hanging.lock().unwrap().remove(method);
+        self.shared.failing_next.lock().unwrap().remove(method);
+        self.shared.delays.lock().unwrap().remove(method);
+    }
+
+    /// The rooms that exist now.
+    pub fn rooms(&self) -> HashSet<String> {
+        self.shared.rooms.lock().unwrap().clone()
+    }
+
+    /// Someone joins `room`: LiveKit creates it when it does not exist.
+    pub fn join(&self, room: &str) {
+        self.shared.rooms.lock().unwrap().insert(room.to_owned());
+    }
+
+    /// How many times `method` was called.
+    pub fn count(&self, method: &str) -> usize {
+        self.methods().iter().filter(|m| *m == method).count()
     }
 
     pub fn calls(&self) -> Vec<Recorded> {

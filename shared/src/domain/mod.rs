@@ -7,11 +7,13 @@ pub mod delivery_log;
 pub mod event;
 pub mod idempotency;
 pub mod paging;
+pub mod room_cleanup;
 pub mod stream;
 pub mod webhook;
 
 pub use account::{ApiKey, Brand, Caller, KeyEnvironment, Plan, Scope};
 pub use creator::Creator;
 pub use event::{EventType, StreamEvent};
+pub use room_cleanup::RoomCleanup;
 pub use stream::{Stream, StreamStatus, TimerKind, Transition};
 pub use webhook::Webhook;

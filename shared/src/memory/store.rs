@@ -10,6 +10,7 @@ use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
 use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::idempotency::RETENTION;
+use crate::domain::room_cleanup::RoomCleanup;
 use crate::domain::stream::Transition;
 use crate::domain::{
     ApiKey, Brand, Creator, EventType, Stream, StreamEvent, StreamStatus, Webhook,
@@ -78,6 +79,9 @@ pub(super) struct State {
     rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
+    /// Pending room cleanups by stream, and by when they are due.
+    room_cleanups: HashMap<Uuid, RoomCleanup>,
+    room_cleanups_due: BTreeSet<(DateTime<Utc>, Uuid)>,
     pub(super) webhooks: HashMap<Uuid, Webhook>,
     pub(super) attempts: Vec<DeliveryAttempt>,
     /// Events not yet relayed (and those set aside), by id.
@@ -182,6 +186,21 @@ impl State {
             entry.resource_id = Some(resource_id);
             entry.answer = binding.answer.clone();
             entry.expires_at = binding.at + RETENTION;
+        }
+    }
+
+    /// Makes `cleanup` its stream's pending room cleanup.
+    fn put_room_cleanup(&mut self, cleanup: &RoomCleanup) {
+        self.remove_room_cleanup(cleanup.stream_id);
+        self.room_cleanups_due
+            .insert((cleanup.due_at, cleanup.stream_id));
+        self.room_cleanups
+            .insert(cleanup.stream_id, cleanup.clone());
+    }
+
+    fn remove_room_cleanup(&mut self, stream_id: Uuid) {
+        if let Some(old) = self.room_cleanups.remove(&stream_id) {
+            self.room_cleanups_due.remove(&(old.due_at, stream_id));
         }
     }
 
@@ -400,6 +419,7 @@ impl StreamStore for MemoryStore {
         transition: Transition,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
+        cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
         let mut state = self.lock()?;
         // The stored stream decides, as DynamoDB's condition on its status does.
@@ -423,6 +443,9 @@ impl StreamStore for MemoryStore {
         }
         if !stream.status.is_active() {
             state.release_slot(&stream.brand_id);
+        }
+        if let Some(cleanup) = cleanup {
+            state.put_room_cleanup(cleanup);
         }
         let event = StreamEvent::new(transition.event_type(), &stream, at);
         state.emit(event.clone());
@@ -464,6 +487,43 @@ impl StreamStore for MemoryStore {
             .take(limit)
             .filter_map(|(_, id)| state.streams.get(id).cloned())
             .collect())
+    }
+
+    async fn due_room_cleanups(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<RoomCleanup>> {
+        let state = self.lock()?;
+        Ok(state
+            .room_cleanups_due
+            .iter()
+            .take_while(|(due_at, _)| *due_at < now)
+            .take(limit)
+            .filter_map(|(_, id)| state.room_cleanups.get(id).cloned())
+            .collect())
+    }
+
+    async fn put_room_cleanup(&self, cleanup: &RoomCleanup) -> StoreResult<()> {
+        self.lock()?.put_room_cleanup(cleanup);
+        Ok(())
+    }
+
+    async fn settle_room_cleanup(
+        &self,
+        read: &RoomCleanup,
+        next: Option<&RoomCleanup>,
+    ) -> StoreResult<()> {
+        let mut state = self.lock()?;
+        // As DynamoDB's condition: only the record as it was read is settled.
+        if state.room_cleanups.get(&read.stream_id) != Some(read) {
+            return Ok(());
+        }
+        match next {
+            Some(next) => state.put_room_cleanup(next),
+            None => state.remove_room_cleanup(read.stream_id),
+        }
+        Ok(())
     }
 }
 

@@ -4,6 +4,7 @@ pub mod analytics;
 pub mod creators;
 pub mod idempotency;
 pub mod provider_events;
+pub mod rooms;
 pub mod streams;
 pub mod timers;
 pub mod webhooks;
@@ -11,25 +12,35 @@ pub mod webhooks;
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
-use crate::domain::{Stream, StreamEvent, Transition};
+use crate::domain::{RoomCleanup, Stream, Transition};
 
 use crate::ports::{Outcome, StoreResult};
 
-/// Every status change goes through here: the store applies it atomically, and one that
-/// applied is counted by type.
+/// A status change that applied, with the pending cleanup of the room it wrote when it
+/// finished the stream.
+pub(crate) struct Applied {
+    pub stream: Stream,
+    pub cleanup: Option<RoomCleanup>,
+}
+
+/// Every status change goes through here: the store applies it atomically (with the room
+/// cleanup of a stream it finishes), and one that applied is counted by type.
 pub(crate) async fn apply_transition(
     app: &App,
     stream: &Stream,
     transition: Transition,
     at: DateTime<Utc>,
     dedupe: Option<&str>,
-) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
+) -> StoreResult<Outcome<Applied>> {
+    let cleanup = (!transition.to().is_active())
+        .then(|| rooms::for_finished(app, stream, at))
+        .flatten();
     let outcome = app
         .store
-        .apply_transition(stream, transition, at, dedupe)
+        .apply_transition(stream, transition, at, dedupe, cleanup.as_ref())
         .await?;
     if matches!(outcome, Outcome::Applied(_)) {
         crate::metrics::transition(transition);
     }
-    Ok(outcome)
+    Ok(outcome.map(|(stream, _event)| Applied { stream, cleanup }))
 }

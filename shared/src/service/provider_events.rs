@@ -7,7 +7,7 @@ use crate::domain::TimerKind;
 use crate::domain::stream::Transition;
 use crate::error::StoreError;
 use crate::ports::{Outcome, ProviderEvent, ProviderEventKind};
-use crate::service::streams;
+use crate::service::{rooms, streams};
 
 /// What an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,10 +30,22 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     };
     let dedupe = Some(event.id.as_str()).filter(|id| !id.is_empty());
     let now = app.clock.now();
+    // Someone (a host agent dispatched late, anyone) joined the room of a finished stream:
+    // LiveKit created it again for them. It is deleted again; the stream stays as it is.
+    if !stream.status.is_active()
+        && matches!(
+            event.kind,
+            ProviderEventKind::AgentJoined | ProviderEventKind::ViewerJoined
+        )
+    {
+        rooms::seen_in_use(app, &stream).await?;
+        return Ok(Handled::NoChange);
+    }
     let transition = |transition| super::apply_transition(app, &stream, transition, now, dedupe);
     let outcome = match event.kind {
         ProviderEventKind::AgentJoined => match transition(Transition::AgentJoined).await? {
-            Outcome::Applied((live, _)) => {
+            Outcome::Applied(applied) => {
+                let live = applied.stream;
                 // The preparing timer would find nothing to do; cancelling saves its run.
                 if let Err(err) = app
                     .timers
@@ -49,8 +61,8 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         },
         ProviderEventKind::AgentLeft | ProviderEventKind::RoomFinished => {
             match transition(Transition::ProviderFinished).await? {
-                Outcome::Applied((ended, _)) => {
-                    streams::after_final(app, &ended).await;
+                Outcome::Applied(applied) => {
+                    streams::after_final(app, &applied).await;
                     Outcome::Applied(())
                 }
                 other => other.map(drop),

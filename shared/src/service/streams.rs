@@ -198,9 +198,13 @@ async fn start_new(
 
 /// The live path: room, agent dispatch and viewer token, within `LAUNCH_TIMEOUT_SECS`. Any
 /// failure after the record exists moves the stream to `error` (releasing its slot) and
-/// answers `502 launch_failed`.
+/// answers `502 launch_failed`; the room it may have created is deleted by the pending cleanup
+/// that transition writes, never inline, so the answer keeps to the bound. A launch that
+/// outlived the stream's preparing deadline answers `502` too when the stream finished
+/// meanwhile, and its room is deleted again.
 async fn launch(app: &App, stream: &Stream) -> ApiResult<StreamCreated> {
     let room_name = stream.room_name.clone().unwrap_or_default();
+    let started = tokio::time::Instant::now();
     let opened = tokio::time::timeout(
         app.config.launch_timeout,
         open_room(app, stream, &room_name),
@@ -213,11 +217,21 @@ async fn launch(app: &App, stream: &Stream) -> ApiResult<StreamCreated> {
         )))
     });
     match opened {
-        Ok(access) => Ok(created(stream, Some(access))),
+        Ok(access) => match finished_during_launch(app, stream).await? {
+            None => Ok(created(stream, Some(access))),
+            Some(finished) => {
+                metrics::count(Metric::LaunchFailures);
+                super::rooms::seen_in_use(app, &finished).await?;
+                Err(ApiError::LaunchFailed(RoomError(format!(
+                    "the stream reached `{}` (its preparing timeout) before its launch completed",
+                    finished.status.as_str()
+                ))))
+            }
+        },
         Err(err) => {
             // A store failure here leaves the stream `preparing`; its deadline ends it.
             metrics::count(Metric::LaunchFailures);
-            if let Some((failed, _)) = super::apply_transition(
+            if let Some(failed) = super::apply_transition(
                 app,
                 stream,
                 Transition::LaunchFailed,
@@ -227,11 +241,34 @@ async fn launch(app: &App, stream: &Stream) -> ApiResult<StreamCreated> {
             .await?
             .applied()
             {
-                after_final(app, &failed).await;
+                cancel_timers(app, &failed.stream).await;
+                // Only within what is left of the launch's bound: the answer must not wait
+                // on a provider that hangs; the pending cleanup covers the rest.
+                if let Some(cleanup) = &failed.cleanup {
+                    let left = app.config.launch_timeout.saturating_sub(started.elapsed());
+                    super::rooms::attempt_after_transition(app, cleanup, left).await;
+                }
             }
             Err(ApiError::LaunchFailed(err))
         }
     }
+}
+
+/// The stream as stored when a launch that succeeded outlived its preparing deadline and the
+/// stream finished meanwhile. Before the deadline nothing can finish a preparing stream but
+/// the launch itself, so the common case costs no read.
+async fn finished_during_launch(app: &App, stream: &Stream) -> ApiResult<Option<Stream>> {
+    if stream
+        .deadline
+        .is_none_or(|deadline| app.clock.now() < deadline)
+    {
+        return Ok(None);
+    }
+    Ok(app
+        .store
+        .get_stream(stream.id)
+        .await?
+        .filter(|stored| !stored.status.is_active()))
 }
 
 async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<ViewerAccess, RoomError> {
@@ -297,16 +334,6 @@ pub async fn schedule_deadline(app: &App, stream: &Stream) {
     };
     if let Err(err) = app.timers.schedule(timer).await {
         tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer not armed; the deadline sweep covers it");
-    }
-}
-
-/// Deletes the stream's room, if it has one; failures are only logged.
-pub async fn delete_room_best_effort(app: &App, stream: &Stream) {
-    let (Some(rooms), Some(room_name), false) = (&app.rooms, &stream.room_name, stream.test) else {
-        return;
-    };
-    if let Err(err) = rooms.delete_room(room_name).await {
-        tracing::warn!(stream_id = %stream.id, error = %err, "room deletion failed");
     }
 }
 
@@ -386,7 +413,7 @@ pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEn
         .await
         .filter(|s| s.status == StreamStatus::Live)
         .ok_or(ApiError::NotFound)?;
-    let (ended, _event) = super::apply_transition(
+    let applied = super::apply_transition(
         app,
         &stream,
         Transition::EndRequested,
@@ -397,7 +424,8 @@ pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEn
     .applied()
     // Someone else ended it between the read and the write.
     .ok_or(ApiError::NotFound)?;
-    after_final(app, &ended).await;
+    after_final(app, &applied).await;
+    let ended = applied.stream;
     Ok(StreamEnded {
         stream_id: ended.id,
         status: ended.status,
@@ -405,12 +433,20 @@ pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEn
     })
 }
 
-/// Clean-up after a stream reached `ended` or `error`: its timers and its room.
-pub async fn after_final(app: &App, stream: &Stream) {
+/// After a stream reached `ended` or `error`: its timers cancelled, and the first attempt at
+/// its room's pending cleanup (the sweep retries it if this one fails or never runs).
+pub(crate) async fn after_final(app: &App, applied: &super::Applied) {
+    cancel_timers(app, &applied.stream).await;
+    if let Some(cleanup) = &applied.cleanup {
+        super::rooms::attempt_after_transition(app, cleanup, super::rooms::DELETE_TIMEOUT).await;
+    }
+}
+
+/// A finished stream's timers would find nothing to do; cancelling saves their runs.
+async fn cancel_timers(app: &App, stream: &Stream) {
     for kind in [TimerKind::PreparingTimeout, TimerKind::DurationEnd] {
         if let Err(err) = app.timers.cancel(stream.id, kind).await {
             tracing::warn!(stream_id = %stream.id, error = %err, "timer cancel failed");
         }
     }
-    delete_room_best_effort(app, stream).await;
 }

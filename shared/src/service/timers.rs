@@ -7,7 +7,7 @@ use crate::app::App;
 use crate::domain::Stream;
 use crate::error::StoreError;
 use crate::ports::Timer;
-use crate::service::streams;
+use crate::service::{rooms, streams};
 
 /// Overdue streams handled per sweep pass.
 const SWEEP_BATCH: usize = 100;
@@ -32,8 +32,17 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
     end_at_deadline(app, &current).await
 }
 
-/// Ends every active stream whose deadline has passed; returns how many it changed.
+/// Ends every active stream whose deadline has passed, then attempts the room cleanups that
+/// are due ([`rooms::sweep`]); returns how many streams it changed.
 pub async fn sweep(app: &App) -> Result<usize, StoreError> {
+    let changed = end_overdue(app).await;
+    if let Err(err) = rooms::sweep(app).await {
+        tracing::error!(error = %err, "room cleanup sweep failed; retried by the next sweep");
+    }
+    changed
+}
+
+async fn end_overdue(app: &App) -> Result<usize, StoreError> {
     let mut changed = 0;
     loop {
         let overdue = app
@@ -58,19 +67,22 @@ pub async fn sweep(app: &App) -> Result<usize, StoreError> {
     }
 }
 
-/// The transition of `stream`'s passed deadline, with its clean-up.
+/// The transition of `stream`'s passed deadline, with its clean-up. It happens as of the
+/// deadline itself, however late the timer or the sweep runs (never later than now): a
+/// stream's `ended_at`, and the live time analytics count, is its deadline.
 async fn end_at_deadline(app: &App, stream: &Stream) -> Result<bool, StoreError> {
     let Some(transition) = stream.deadline_transition() else {
         return Ok(false);
     };
-    let Some((ended, _event)) =
-        super::apply_transition(app, stream, transition, app.clock.now(), None)
-            .await?
-            .applied()
+    let now = app.clock.now();
+    let at = stream.deadline.map_or(now, |deadline| deadline.min(now));
+    let Some(applied) = super::apply_transition(app, stream, transition, at, None)
+        .await?
+        .applied()
     else {
         return Ok(false);
     };
-    tracing::info!(stream_id = %ended.id, status = ended.status.as_str(), "deadline reached");
-    streams::after_final(app, &ended).await;
+    tracing::info!(stream_id = %applied.stream.id, status = applied.stream.status.as_str(), "deadline reached");
+    streams::after_final(app, &applied).await;
     Ok(true)
 }

@@ -7,8 +7,8 @@ use super::Item;
 use super::items::s;
 use crate::domain::StreamStatus;
 
-/// The sparse index of work due by a time: outbox events waiting to be relayed, and active
-/// streams' deadlines. Its keys are `due_pk` (the kind of work and a shard) and `due_sk`
+/// The sparse index of work due by a time: outbox events waiting to be relayed, active
+/// streams' deadlines, and pending room cleanups. Its keys are `due_pk` (the kind of work and a shard) and `due_sk`
 /// (the time it is due, then the id).
 pub(super) const DUE_INDEX: &str = "due";
 pub(super) const DUE_PK: &str = "due_pk";
@@ -125,6 +125,19 @@ pub(super) fn outbox_pk(event_id: &str) -> String {
 
 pub(super) fn outbox_pks() -> impl Iterator<Item = String> {
     (0..DUE_SHARDS).map(|shard| format!("OUTBOX#{shard}"))
+}
+
+pub(super) fn room_cleanup_key(stream_id: Uuid) -> Item {
+    key(format!("CLEANUP#{stream_id}"), "CLEANUP")
+}
+
+/// The due-index partition of a pending room cleanup.
+pub(super) fn room_cleanup_pk(stream_id: Uuid) -> String {
+    format!("CLEANUP#{}", shard_of(&stream_id.simple().to_string()))
+}
+
+pub(super) fn room_cleanup_pks() -> impl Iterator<Item = String> {
+    (0..DUE_SHARDS).map(|shard| format!("CLEANUP#{shard}"))
 }
 
 /// The due-index partition of an active stream's deadline.

@@ -13,6 +13,7 @@
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
 //! | first position of a day | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
+//! | pending room cleanup | `CLEANUP#<stream id>` | `CLEANUP` | `CLEANUP#<shard>`, next attempt |
 //! | event (outbox) | `EVENT#<id>` | `EVENT` | until relayed: `OUTBOX#<shard>`, due time; set aside: `OUTBOX#SET_ASIDE` |
 //! | rate window | `RATE#<brand>#<minute>` | `RATE` | |
 //! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | |
@@ -24,9 +25,9 @@
 //! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
 //! and the positions index that pages streams without a `Query` ([`positions`]).
 //!
-//! The due index is the one secondary index. It is read only by the sweeps (the outbox relay's
-//! and the deadline sweep), which confirm each entry with a consistent read or a conditional
-//! write, since an index lags its table.
+//! The due index is the one secondary index. It is read only by the sweeps (the outbox relay's,
+//! and the deadline sweep with its room cleanups), which confirm each entry with a consistent
+//! read or a conditional write, since an index lags its table.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -44,6 +45,7 @@ mod keys;
 mod outbox;
 mod positions;
 mod requests;
+mod room_cleanups;
 mod seeding;
 mod streams;
 pub mod table;

@@ -14,11 +14,12 @@ use super::positions::{self, BrandIndex};
 use super::requests::{
     UpdateSpec, backend, condition_failed, condition_failed_at, put, retrying, update,
 };
+use super::room_cleanups::cleanup_item;
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use crate::domain::event::EventType;
 use crate::domain::stream::Transition;
-use crate::domain::{Stream, StreamEvent, StreamStatus};
+use crate::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
 use crate::error::StoreError;
 use crate::ports::{
     CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamPage, StreamStore,
@@ -232,6 +233,7 @@ impl StreamStore for DynamoStore {
         transition: Transition,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
+        cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
         // No read: the update is conditional on the status the caller saw.
         let mut stream = current.clone();
@@ -328,6 +330,9 @@ impl StreamStore for DynamoStore {
                         values: vec![(":position", AttributeValue::Ns(vec![position.to_string()]))],
                     },
                 )?);
+            }
+            if let Some(cleanup) = cleanup {
+                items.push(put(&self.table, cleanup_item(cleanup), None)?);
             }
             let dedupe_at = items.len();
             if let Some(event_id) = dedupe {
@@ -480,5 +485,25 @@ impl StreamStore for DynamoStore {
         overdue.sort_by_key(|stream| stream.deadline);
         overdue.truncate(limit);
         Ok(overdue)
+    }
+
+    async fn due_room_cleanups(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<RoomCleanup>> {
+        self.read_due_room_cleanups(now, limit).await
+    }
+
+    async fn put_room_cleanup(&self, cleanup: &RoomCleanup) -> StoreResult<()> {
+        self.write_room_cleanup(cleanup).await
+    }
+
+    async fn settle_room_cleanup(
+        &self,
+        read: &RoomCleanup,
+        next: Option<&RoomCleanup>,
+    ) -> StoreResult<()> {
+        self.settle_cleanup(read, next).await
     }
 }
