@@ -4,8 +4,9 @@
 # Fails when cargo built anywhere but the project's one build directory (scripts/build-dir.sh)
 # since STAMP (a file made before the builds): a build directory inside the clone (cargo's
 # default `target/`, say, or one of the Rust client's own), or one under ~/.cache or the
-# temporary directory that was made or written to after STAMP. cargo marks every build
-# directory it makes with a CACHEDIR.TAG file, which is what this looks for.
+# temporary directory that was made or written to after STAMP. cargo keeps its rustc
+# information in `.rustc_info.json` at the top of every build directory it uses, which is
+# what this looks for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +16,7 @@ if [ "${1:-}" = --self-test ]; then
     trap 'rm -rf "$probe"' EXIT
     touch "$probe/stamp"
     mkdir "$probe/target"
-    echo "Signature: 8a477f597d28d172789f06886806bc55" > "$probe/target/CACHEDIR.TAG"
+    echo '{}' > "$probe/target/.rustc_info.json"
     if "$0" "$probe/stamp" > /dev/null 2>&1; then
         echo "check-build-dirs.sh missed a build directory inside the clone" >&2
         exit 1
@@ -40,7 +41,7 @@ while IFS= read -r tag; do
         ;;
     esac
 done < <(find "$clone" "${XDG_CACHE_HOME:-$HOME/.cache}" "${TMPDIR:-/tmp}" \
-    -path "$CARGO_TARGET_DIR" -prune -o -name CACHEDIR.TAG -print 2>/dev/null | sort -u)
+    -path "$CARGO_TARGET_DIR" -prune -o -name .rustc_info.json -print 2>/dev/null | sort -u)
 
 if [ "${#stray[@]}" -gt 0 ]; then
     echo "cargo built outside the one build directory $CARGO_TARGET_DIR (scripts/build-dir.sh):" >&2

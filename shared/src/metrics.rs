@@ -38,6 +38,9 @@ pub enum Metric {
     RelayEventsSetAside,
     /// Age of the oldest event still waiting for the relay, measured by each outbox sweep.
     OldestPendingEventAge,
+    /// A delivery put back on the queue without an attempt because its brand held every
+    /// delivery slot.
+    DeliveriesDeferred,
     /// A room deletion that failed (it is retried until the provider confirms the room gone).
     RoomCleanupRetries,
     /// How long the oldest room cleanup due has been pending, measured by each deadline sweep.
@@ -45,7 +48,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 10] = [
+    pub const ALL: [Metric; 11] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -54,6 +57,7 @@ impl Metric {
         Metric::RateLimitRefusals,
         Metric::RelayEventsSetAside,
         Metric::OldestPendingEventAge,
+        Metric::DeliveriesDeferred,
         Metric::RoomCleanupRetries,
         Metric::OldestPendingRoomCleanupAge,
     ];
@@ -68,6 +72,7 @@ impl Metric {
             Metric::RateLimitRefusals => "RateLimitRefusals",
             Metric::RelayEventsSetAside => "RelayEventsSetAside",
             Metric::OldestPendingEventAge => "OldestPendingEventAge",
+            Metric::DeliveriesDeferred => "DeliveriesDeferred",
             Metric::RoomCleanupRetries => "RoomCleanupRetries",
             Metric::OldestPendingRoomCleanupAge => "OldestPendingRoomCleanupAge",
         }

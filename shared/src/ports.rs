@@ -274,6 +274,24 @@ pub trait WebhookStore: Send + Sync {
         webhook_id: Uuid,
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<DeliveryAttempt>>;
+    /// Takes one of the brand's `slots` delivery slots for `holder` until `until` (a slot whose
+    /// holder's time ran out, `now` or earlier, is free again): the slot's number, or `None`
+    /// when every one is held. What keeps one brand's slow receivers from taking every worker.
+    async fn acquire_delivery_slot(
+        &self,
+        brand_id: &str,
+        slots: u32,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<u32>>;
+    /// Frees the slot `holder` took; nothing when it is no longer theirs.
+    async fn release_delivery_slot(
+        &self,
+        brand_id: &str,
+        slot: u32,
+        holder: &str,
+    ) -> StoreResult<()>;
 }
 
 /// A relay's hold on one outbox event (see [`Outbox::claim_event`]).
@@ -447,6 +465,15 @@ pub struct Delivery {
     /// 1 for the first attempt.
     pub attempt: u32,
     pub body: String,
+    /// Times it was put back on the queue unattempted, its brand holding every delivery slot
+    /// (see [`crate::delivery::worker::defer`]); each waits longer. Absent in messages written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deferrals: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 /// A delivery that failed its last attempt, with everything needed to replay it.

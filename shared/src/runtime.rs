@@ -7,6 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Semaphore;
+
 use crate::app::{App, AppParts};
 use crate::aws::dynamodb::DynamoStore;
 use crate::aws::scheduler::SchedulerTimers;
@@ -20,6 +22,10 @@ use crate::service;
 
 /// How often the background loops look again when nothing wakes them.
 const POLL: Duration = Duration::from_millis(250);
+/// Deliveries the local server attempts at once: like the delivery function's instances, a
+/// fixed pool that every brand shares, and that no brand can fill (see
+/// [`worker::BRAND_DELIVERY_SLOTS`]).
+pub const LOCAL_DELIVERIES_IN_FLIGHT: usize = 32;
 
 /// Where deliveries wait in this process.
 #[derive(Clone)]
@@ -226,9 +232,12 @@ impl Runtime {
         }
     }
 
-    /// Delivers queued deliveries, each in its own task so that one slow receiver never
-    /// delays another.
+    /// Delivers queued deliveries, each in its own task, at most
+    /// [`LOCAL_DELIVERIES_IN_FLIGHT`] at once (the local counterpart of the delivery
+    /// function's concurrency): one slow receiver holds one worker, and a brand at most
+    /// [`worker::BRAND_DELIVERY_SLOTS`] of them.
     async fn run_deliveries(self, deliverer: Deliverer) {
+        let in_flight = Arc::new(Semaphore::new(LOCAL_DELIVERIES_IN_FLIGHT));
         match self.queue.clone() {
             LocalQueue::Memory(queue) => {
                 let Some(mut ready) = queue.take_receiver() else {
@@ -236,8 +245,12 @@ impl Runtime {
                     return;
                 };
                 while let Some(delivery) = ready.recv().await {
+                    let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                        return;
+                    };
                     let (app, deliverer) = (self.app.clone(), deliverer.clone());
                     tokio::spawn(async move {
+                        let _permit = permit;
                         if let Err(err) = worker::process(&app, &deliverer, delivery.clone()).await
                         {
                             tracing::error!(event_id = %delivery.event_id, error = %err, "delivery failed; requeued");
@@ -247,7 +260,9 @@ impl Runtime {
                 }
             }
             LocalQueue::Sqs(queue) => loop {
-                if let Err(err) = sqs_worker::poll_once(&self.app, &queue, &deliverer).await {
+                if let Err(err) =
+                    sqs_worker::poll_once(&self.app, &queue, &deliverer, &in_flight).await
+                {
                     tracing::error!(error = %err, "delivery queue poll failed");
                     tokio::time::sleep(POLL).await;
                 }

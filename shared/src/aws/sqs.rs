@@ -195,6 +195,7 @@ impl SqsQueue {
                 }
                 let fresh = Delivery {
                     attempt: 1,
+                    deferrals: 0,
                     ..delivery
                 };
                 self.enqueue(fresh, Duration::ZERO).await?;

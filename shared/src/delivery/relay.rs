@@ -52,6 +52,7 @@ pub async fn fan_out(app: &App, event: &StreamEvent) -> Result<usize, StoreError
                     webhook_id: webhook.id,
                     attempt: 1,
                     body: event.body.clone(),
+                    deferrals: 0,
                 },
                 Duration::ZERO,
             )

@@ -2,7 +2,10 @@
 //! that is not yet due goes back to the queue for the time that remains; a due one is
 //! processed; only a store failure leaves the message for SQS to redeliver.
 
+use std::sync::Arc;
+
 use chrono::Utc;
+use tokio::sync::Semaphore;
 
 use crate::app::App;
 use crate::aws::sqs::{QueuedDelivery, SqsQueue};
@@ -34,48 +37,57 @@ pub async fn handle_message(
         .map(drop)
 }
 
-/// Receives one batch (long polling) and handles its messages concurrently.
+/// Receives as many messages (long polling, at most 10) as `in_flight` has room for, and starts
+/// each on its own task without waiting for them: a batch never waits for its slowest
+/// message, so a receiver that never answers holds one worker, not the poller. Returns how
+/// many it started.
 pub async fn poll_once(
     app: &App,
     queue: &SqsQueue,
     deliverer: &Deliverer,
+    in_flight: &Arc<Semaphore>,
 ) -> Result<usize, StoreError> {
+    let Ok(first) = in_flight.clone().acquire_owned().await else {
+        return Ok(0);
+    };
+    let mut permits = vec![first];
+    while permits.len() < 10 {
+        match in_flight.clone().try_acquire_owned() {
+            Ok(permit) => permits.push(permit),
+            Err(_) => break,
+        }
+    }
     let out = queue
         .client()
         .receive_message()
         .queue_url(queue.queue_url())
-        .max_number_of_messages(10)
+        .max_number_of_messages(i32::try_from(permits.len()).unwrap_or(10))
         .wait_time_seconds(1)
         .send()
         .await
         .map_err(|e| StoreError::Backend(crate::aws::describe(&e)))?;
     let messages = out.messages.unwrap_or_default();
     let count = messages.len();
-    let handles: Vec<_> = messages
-        .into_iter()
-        .map(|message| {
-            let (app, queue, deliverer) = (app.clone(), queue.clone(), deliverer.clone());
-            tokio::spawn(async move {
-                let body = message.body().unwrap_or_default();
-                match handle_message(&app, &queue, &deliverer, body).await {
-                    Ok(()) => {
-                        if let Some(receipt) = message.receipt_handle() {
-                            let _ = queue
-                                .client()
-                                .delete_message()
-                                .queue_url(queue.queue_url())
-                                .receipt_handle(receipt)
-                                .send()
-                                .await;
-                        }
+    for (message, permit) in messages.into_iter().zip(permits) {
+        let (app, queue, deliverer) = (app.clone(), queue.clone(), deliverer.clone());
+        tokio::spawn(async move {
+            let _permit = permit;
+            let body = message.body().unwrap_or_default();
+            match handle_message(&app, &queue, &deliverer, body).await {
+                Ok(()) => {
+                    if let Some(receipt) = message.receipt_handle() {
+                        let _ = queue
+                            .client()
+                            .delete_message()
+                            .queue_url(queue.queue_url())
+                            .receipt_handle(receipt)
+                            .send()
+                            .await;
                     }
-                    Err(err) => tracing::error!(error = %err, "delivery left for redelivery"),
                 }
-            })
-        })
-        .collect();
-    for handle in handles {
-        let _ = handle.await;
+                Err(err) => tracing::error!(error = %err, "delivery left for redelivery"),
+            }
+        });
     }
     Ok(count)
 }

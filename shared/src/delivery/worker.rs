@@ -1,7 +1,7 @@
 //! Processing one queued delivery: attempt it, record the attempt in the webhook's delivery
 //! log, then retry later, deactivate the webhook, or dead-letter, as the outcome says.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
@@ -15,12 +15,26 @@ use crate::ports::{DeadLetter, Delivery};
 use super::client::{AttemptOutcome, Deliverer};
 use super::retry;
 
+/// Attempts one brand may have in flight at once, across every worker (README, "Fair
+/// delivery"): however slow its receivers, a brand holds at most this many workers, each for
+/// at most one attempt's timeout.
+pub const BRAND_DELIVERY_SLOTS: u32 = 3;
+/// A delivery whose brand holds every slot goes back to the queue for at least this long,
+/// without an attempt; longer each time it is put back, up to [`MAX_SLOT_WAIT`].
+pub const SLOT_WAIT: Duration = Duration::from_secs(3);
+pub const MAX_SLOT_WAIT: Duration = Duration::from_secs(60);
+/// A slot is held for the attempt's timeout and this much more; a worker that died holding
+/// it frees it then.
+const SLOT_MARGIN: Duration = Duration::from_secs(5);
+
 /// What became of a delivery after this attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Processed {
     Delivered,
     /// The webhook is gone or inactive: nothing was sent.
     Skipped,
+    /// The brand held every delivery slot: queued again for later, nothing sent.
+    Deferred,
     Deactivated,
     RetryScheduled,
     DeadLettered,
@@ -31,16 +45,51 @@ pub async fn process(
     deliverer: &Deliverer,
     delivery: Delivery,
 ) -> Result<Processed, StoreError> {
+    // The slot first: a brand holding every slot costs its deferred deliveries one read.
+    let holder = uuid::Uuid::new_v4().simple().to_string();
+    let now = app.clock.now();
+    let lease = chrono::TimeDelta::from_std(app.config.webhook_timeout + SLOT_MARGIN)
+        .unwrap_or(chrono::TimeDelta::MAX);
+    let Some(slot) = app
+        .store
+        .acquire_delivery_slot(
+            &delivery.brand_id,
+            BRAND_DELIVERY_SLOTS,
+            &holder,
+            now,
+            now + lease,
+        )
+        .await?
+    else {
+        return defer(app, delivery).await;
+    };
+    let release = || async {
+        if let Err(err) = app
+            .store
+            .release_delivery_slot(&delivery.brand_id, slot, &holder)
+            .await
+        {
+            tracing::warn!(brand_id = %delivery.brand_id, error = %err, "delivery slot not freed; it frees itself when its time runs out");
+        }
+    };
     // A deleted or deactivated webhook receives nothing more.
-    let Some(webhook) = app
+    let webhook = match app
         .store
         .get_webhook(&delivery.brand_id, delivery.webhook_id)
-        .await?
-        .filter(|w| w.active)
-    else {
-        return Ok(Processed::Skipped);
+        .await
+    {
+        Ok(Some(webhook)) if webhook.active => webhook,
+        Ok(_) => {
+            release().await;
+            return Ok(Processed::Skipped);
+        }
+        Err(err) => {
+            release().await;
+            return Err(err);
+        }
     };
     let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, &delivery).await;
+    release().await;
     let (processed, next_attempt_at) = match &outcome {
         AttemptOutcome::Delivered { .. } => (Processed::Delivered, None),
         AttemptOutcome::Gone => {
@@ -69,6 +118,7 @@ pub async fn process(
                 Some(delay) => {
                     let next = Delivery {
                         attempt: delivery.attempt + 1,
+                        deferrals: 0,
                         ..delivery.clone()
                     };
                     app.queue.enqueue(next, delay).await?;
@@ -103,12 +153,31 @@ pub async fn process(
     Ok(processed)
 }
 
+/// Puts a delivery whose brand holds every slot back on the queue, unattempted: for
+/// [`SLOT_WAIT`] the first time, doubling with each deferral up to [`MAX_SLOT_WAIT`], each
+/// between that and half as much again (spread, so a burst comes back a little at a time). A
+/// brand whose receivers hang thus costs the queue a few requests a minute per delivery, not a
+/// few a second.
+pub async fn defer(app: &App, delivery: Delivery) -> Result<Processed, StoreError> {
+    let base = SLOT_WAIT
+        .saturating_mul(1u32 << delivery.deferrals.min(8))
+        .min(MAX_SLOT_WAIT);
+    let wait = base + base.mul_f64(rand::random_range(0.0..=0.5));
+    let again = Delivery {
+        deferrals: delivery.deferrals.saturating_add(1),
+        ..delivery
+    };
+    app.queue.enqueue(again, wait).await?;
+    metrics::count(Metric::DeliveriesDeferred);
+    Ok(Processed::Deferred)
+}
+
 /// The metrics of an attempt that was made: a `410` counts as a failure, and a dead letter
 /// both as a failure and as dead-lettered.
 fn count(processed: &Processed) {
     match processed {
         Processed::Delivered => metrics::count(Metric::DeliveriesSucceeded),
-        Processed::Skipped => {}
+        Processed::Skipped | Processed::Deferred => {}
         Processed::Deactivated | Processed::RetryScheduled => {
             metrics::count(Metric::DeliveriesFailed)
         }

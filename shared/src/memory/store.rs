@@ -84,6 +84,8 @@ pub(super) struct State {
     room_cleanups_due: BTreeSet<(DateTime<Utc>, Uuid)>,
     pub(super) webhooks: HashMap<Uuid, Webhook>,
     pub(super) attempts: Vec<DeliveryAttempt>,
+    /// Delivery slots held, by (brand, slot): (holder, held until).
+    pub(super) delivery_slots: HashMap<(String, u32), (String, DateTime<Utc>)>,
     /// Events not yet relayed (and those set aside), by id.
     pub(super) outbox: BTreeMap<String, OutboxEntry>,
     /// Every event ever emitted, for tests and the local server's log.

@@ -296,6 +296,7 @@ pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDe
         webhook_id: webhook.id,
         attempt: 1,
         body: body.to_string(),
+        deferrals: 0,
     };
     let deliverer = Deliverer::new(
         app.config.webhook_timeout,
@@ -434,6 +435,7 @@ pub async fn redeliver(
             webhook_id: attempt.webhook_id,
             attempt: 1,
             body: attempt.body.clone(),
+            deferrals: 0,
         };
         app.queue
             .enqueue(delivery, std::time::Duration::ZERO)

@@ -127,6 +127,10 @@ pub(super) fn outbox_pks() -> impl Iterator<Item = String> {
     (0..DUE_SHARDS).map(|shard| format!("OUTBOX#{shard}"))
 }
 
+pub(super) fn delivery_slot_key(brand_id: &str, slot: u32) -> Item {
+    key(format!("DSLOT#{brand_id}#{slot}"), "DSLOT")
+}
+
 pub(super) fn room_cleanup_key(stream_id: Uuid) -> Item {
     key(format!("CLEANUP#{stream_id}"), "CLEANUP")
 }

@@ -14,12 +14,14 @@
 //! | first position of a day | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
 //! | pending room cleanup | `CLEANUP#<stream id>` | `CLEANUP` | `CLEANUP#<shard>`, next attempt |
+//! | a brand's delivery slot, while held | `DSLOT#<brand>#<slot>` | `DSLOT` | |
 //! | event (outbox) | `EVENT#<id>` | `EVENT` | until relayed: `OUTBOX#<shard>`, due time; set aside: `OUTBOX#SET_ASIDE` |
 //! | rate window | `RATE#<brand>#<minute>` | `RATE` | |
 //! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | |
 //! | idempotency key | `IDEMPOTENCY#<sha256 of brand, environment, endpoint, key>` | `IDEMPOTENCY` | |
 //!
-//! Rate windows, provider event ids, idempotency keys and relayed events expire by TTL (`ttl`).
+//! Rate windows, provider event ids, idempotency keys, relayed events and delivery slots left
+//! by a dead holder expire by TTL (`ttl`).
 //!
 //! The brand item carries the counters that make limits atomic and totals cheap: `active`
 //! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
@@ -39,6 +41,7 @@ use uuid::Uuid;
 mod accounts;
 mod brand_index;
 mod delivery_log;
+mod delivery_slots;
 mod idempotency;
 mod items;
 mod keys;

@@ -221,4 +221,25 @@ impl WebhookStore for DynamoStore {
     ) -> StoreResult<Vec<DeliveryAttempt>> {
         self.attempts_since(brand_id, webhook_id, since).await
     }
+
+    async fn acquire_delivery_slot(
+        &self,
+        brand_id: &str,
+        slots: u32,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<u32>> {
+        self.take_delivery_slot(brand_id, slots, holder, now, until)
+            .await
+    }
+
+    async fn release_delivery_slot(
+        &self,
+        brand_id: &str,
+        slot: u32,
+        holder: &str,
+    ) -> StoreResult<()> {
+        self.free_delivery_slot(brand_id, slot, holder).await
+    }
 }
