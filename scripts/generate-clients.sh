@@ -15,8 +15,6 @@ mode="${1:-write}"
 case "$mode" in write | --check) ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;; esac
 
 venv="$(scripts/venv.sh clients)"
-# The binary of the test build (see scripts/schemathesis.sh): a no-op after the tests.
-cargo test --workspace --locked --no-run --quiet
 
 work=$(mktemp -d)
 . scripts/local-server.sh

@@ -4,7 +4,9 @@
 #   start_local_server [NAME=value ...] [-- local-api arguments]   (default: --fixed-demo-keys)
 #
 # sets LOCAL_API (its .../api/v1 base URL) once it answers; stop_local_server stops it. The
-# binary is the test build's (`cargo test --workspace --no-run`) in the one build directory.
+# binary is the test build's (`cargo test --workspace --no-run`, with the dev-dependencies'
+# features, so a plain `cargo build` would rebuild dozens of crates) in the one build
+# directory.
 
 . scripts/build-dir.sh
 
@@ -14,6 +16,9 @@ free_port() {
 
 start_local_server() {
     local vars=() args=() port
+    # Built first (a no-op after scripts/test.sh's cargo test), so the wait below is for the
+    # start alone.
+    cargo test --workspace --locked --no-run --quiet
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
     if [ $# -gt 0 ]; then shift; args=("$@"); else args=(--fixed-demo-keys); fi
     port=$(free_port)

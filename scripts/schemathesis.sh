@@ -8,10 +8,6 @@ cd "$(dirname "$0")/.."
 . scripts/build-dir.sh
 
 schemathesis="$(scripts/venv.sh schemathesis)/bin/schemathesis"
-# The binary the test build makes for the server tests (dev-dependency features included):
-# after scripts/test.sh's cargo test this is a no-op, where a plain `cargo build` would
-# rebuild dozens of crates with other features.
-cargo test --workspace --locked --no-run --quiet
 
 work=$(mktemp -d)
 python3 - "$work/seed.json" <<'PY'
