@@ -145,7 +145,7 @@ async fn failing_three_times_then_delivered_with_the_same_event() {
     .await;
     api.start_test_stream(&Keys::test_a()).await;
 
-    let hits = receiver.wait_for(4, WAIT).await;
+    let hits = receiver.wait_for(4, WAIT * 2).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(
         receiver.hits().len(),
@@ -176,7 +176,8 @@ async fn always_failing_gets_six_attempts_then_a_dead_letter() {
     .await;
     let stream_id = api.start_test_stream(&Keys::test_a()).await;
 
-    receiver.wait_for(6, WAIT).await;
+    // Six attempts, each retry at least a second apart on SQS (its delays are whole seconds).
+    receiver.wait_for(6, WAIT * 3).await;
     api.wait_for_dead_letters(WAIT).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(receiver.hits().len(), 6);

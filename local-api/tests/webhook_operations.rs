@@ -722,7 +722,8 @@ async fn a_dead_lettered_event_is_recovered_by_since() {
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
     let since = api.now() - chrono::Duration::minutes(5);
     api.start_test_stream(&Keys::test_a()).await;
-    api.wait_for_dead_letters(WAIT).await;
+    // Six attempts, each retry at least a second apart on SQS (its delays are whole seconds).
+    api.wait_for_dead_letters(WAIT * 3).await;
     let logged = log_of(&api, &id, 6).await;
     assert_eq!(logged["deliveries"][0]["attempt"], 6);
     assert_eq!(logged["deliveries"][0]["next_attempt_at"], Value::Null);
