@@ -1,5 +1,5 @@
 //! `local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]`: the whole API on one
-//! port, with embedded backends (decisions.md section 10).
+//! port, with embedded backends (README, "Try it" and "Configuration").
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! `GET /analytics`: api-v1.md "Analytics" and decisions.md section 5, over seeded history.
+//! `GET /analytics` (README, "Choices where the contract is silent"), over seeded history.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! extensions.md E4: the reference page, rendered from the OpenAPI document, served publicly
+//! The reference page (README, "Development"), rendered from the OpenAPI document, served publicly
 //! by the real binary.
 
 mod common;
