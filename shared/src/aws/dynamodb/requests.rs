@@ -8,6 +8,7 @@
 //! retries, so one whose answer was lost is not applied twice. What still fails is a
 //! [`StoreError`], which the API answers as `500 db_error`; a failed transaction wrote nothing.
 
+use chrono::{DateTime, Utc};
 use std::any::Any;
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use aws_sdk_dynamodb::types::{
     WriteRequest,
 };
 
-use super::{DynamoStore, Item};
+use super::{DynamoStore, Item, keys};
 use crate::aws::describe;
 use crate::error::StoreError;
 use crate::ports::StoreResult;
@@ -257,6 +258,33 @@ impl DynamoStore {
             values.push((":prefix", AttributeValue::S(prefix.to_owned())));
         }
         self.query(None, condition, values, true, None).await
+    }
+
+    /// The due-index entries of each partition in `pks` due before `now`, at most `limit` from
+    /// each. The index lags the table: callers confirm what they act on.
+    pub(super) async fn due_before(
+        &self,
+        pks: impl Iterator<Item = String>,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::new();
+        for pk in pks {
+            items.extend(
+                self.query(
+                    Some(keys::DUE_INDEX),
+                    "due_pk = :pk AND due_sk < :now",
+                    vec![
+                        (":pk", AttributeValue::S(pk)),
+                        (":now", AttributeValue::S(keys::sortable(now))),
+                    ],
+                    false,
+                    Some(limit),
+                )
+                .await?,
+            );
+        }
+        Ok(items)
     }
 
     /// Every page of a query, up to `max` items (`None`: all), oldest (lowest sort key) first.

@@ -53,21 +53,12 @@ impl DynamoStore {
     ) -> StoreResult<Vec<RoomCleanup>> {
         // The index projects whole items; one that lags the table costs at most a repeated
         // deletion, which the provider confirms as gone, and its settling write is refused.
-        let mut due = Vec::new();
-        for pk in keys::room_cleanup_pks() {
-            let items = self
-                .query(
-                    Some(keys::DUE_INDEX),
-                    "due_pk = :pk AND due_sk < :now",
-                    vec![(":pk", s(pk)), (":now", s(sortable(now)))],
-                    false,
-                    Some(limit),
-                )
-                .await?;
-            for item in &items {
-                due.push(cleanup_from_item(item)?);
-            }
-        }
+        let mut due = self
+            .due_before(keys::room_cleanup_pks(), now, limit)
+            .await?
+            .iter()
+            .map(cleanup_from_item)
+            .collect::<StoreResult<Vec<_>>>()?;
         due.sort_by_key(|cleanup| cleanup.due_at);
         due.truncate(limit);
         Ok(due)

@@ -457,21 +457,10 @@ impl StreamStore for DynamoStore {
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {
         // The index lags the table: each entry is confirmed by a consistent read.
         let mut ids = Vec::new();
-        for pk in keys::deadline_pks() {
-            let items = self
-                .query(
-                    Some(keys::DUE_INDEX),
-                    "due_pk = :pk AND due_sk < :now",
-                    vec![(":pk", s(pk)), (":now", s(sortable(now)))],
-                    false,
-                    Some(limit),
-                )
-                .await?;
-            for item in items {
-                ids.push(keys::stream_key(
-                    Uuid::parse_str(&item.string("id")?).map_err(|_| corrupt("stream id"))?,
-                ));
-            }
+        for item in self.due_before(keys::deadline_pks(), now, limit).await? {
+            ids.push(keys::stream_key(
+                Uuid::parse_str(&item.string("id")?).map_err(|_| corrupt("stream id"))?,
+            ));
         }
         let mut overdue: Vec<Stream> = self
             .batch_get(ids)
