@@ -8,6 +8,8 @@ use shared::http::{finish, trim_trailing_slash};
 use tower::ServiceExt;
 use tower::util::MapRequest;
 
+pub mod transport;
+
 /// Every public route, completed with the 404 envelope and request ids.
 pub fn router(app: App) -> Router {
     finish(gateway_default::router(app))

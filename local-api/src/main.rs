@@ -141,8 +141,7 @@ async fn run(args: Args) -> Result<(), String> {
     }
 
     let service = local_api::service(runtime.app.clone());
-    axum::serve(listener, axum::ServiceExt::into_make_service(service))
-        .with_graceful_shutdown(shutdown_signal())
+    local_api::transport::serve(listener, service, shutdown_signal())
         .await
         .map_err(|e| e.to_string())?;
     for task in background {

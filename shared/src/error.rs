@@ -56,6 +56,13 @@ pub enum ApiError {
     Db(#[source] StoreError),
     #[error("The stream could not be launched.")]
     LaunchFailed(#[source] RoomError),
+    /// Refused by the local server's transport before routing (README, "Errors").
+    #[error("The request line exceeds {0} bytes.")]
+    RequestLineTooLong(usize),
+    #[error("{0}")]
+    HeaderFieldsTooLarge(String),
+    #[error("The request is not valid HTTP/1.1: {0}.")]
+    MalformedRequest(&'static str),
 }
 
 /// The `code` of an error: stable, for programs to match on.
@@ -137,6 +144,9 @@ impl ApiError {
             ApiError::IdempotencyKeyMismatch => ErrorCode::IdempotencyKeyMismatch,
             ApiError::Db(_) => ErrorCode::DbError,
             ApiError::LaunchFailed(_) => ErrorCode::LaunchFailed,
+            ApiError::RequestLineTooLong(_)
+            | ApiError::HeaderFieldsTooLarge(_)
+            | ApiError::MalformedRequest(_) => ErrorCode::InvalidFields,
         }
     }
 
@@ -146,7 +156,10 @@ impl ApiError {
             | ApiError::InvalidFields(_)
             | ApiError::InvalidCreator
             | ApiError::InvalidUrl(_)
-            | ApiError::InvalidEvents(_) => StatusCode::BAD_REQUEST,
+            | ApiError::InvalidEvents(_)
+            | ApiError::MalformedRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::RequestLineTooLong(_) => StatusCode::URI_TOO_LONG,
+            ApiError::HeaderFieldsTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::PlanRequired => StatusCode::PAYMENT_REQUIRED,
             ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => StatusCode::FORBIDDEN,
