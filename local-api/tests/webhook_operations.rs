@@ -14,6 +14,8 @@ use common::*;
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
+use shared::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+use shared::domain::event::EventType;
 
 const PRIVATE_OK: (&str, &str) = ("WEBHOOK_ALLOW_PRIVATE_URLS", "true");
 const WAIT: Duration = Duration::from_secs(10);
@@ -461,7 +463,7 @@ async fn redeliver(api: &TestApi, id: &str, body: &str) -> Response {
 async fn log_of(api: &TestApi, id: &str, n: u64) -> Value {
     for _ in 0..200 {
         let body = log(api, id, "?limit=100").await;
-        if body["total"].as_u64() >= Some(n) {
+        if body["deliveries"].as_array().unwrap().len() as u64 >= n {
             return body;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -505,7 +507,8 @@ async fn a_test_event_goes_out_signed_whatever_the_state_and_is_logged() {
     assert_eq!(signers(&hits[0], &[&secret]), [secret.as_str()]);
 
     let logged = log(&api, &id, "").await;
-    assert_eq!(logged["total"], 1);
+    assert_eq!(logged["deliveries"].as_array().unwrap().len(), 1);
+    assert_eq!(logged["next_cursor"], Value::Null);
     let entry = &logged["deliveries"][0];
     assert_eq!(entry["event_id"], event_id.as_str());
     assert_eq!(entry["event_type"], "webhook.test");
@@ -571,7 +574,8 @@ async fn the_log_shows_each_attempt_newest_first_with_filters_and_pages() {
     receiver.wait_for(3, WAIT).await;
     let logged = log_of(&api, &id, 3).await;
     let entries = logged["deliveries"].as_array().unwrap();
-    assert_eq!(logged["total"], 3);
+    assert_eq!(entries.len(), 3);
+    assert_eq!(logged["next_cursor"], Value::Null);
     let event_id = entries[0]["event_id"].as_str().unwrap().to_owned();
     for (entry, (attempt, status, response)) in entries.iter().zip([
         (3, "succeeded", 200),
@@ -598,35 +602,38 @@ async fn the_log_shows_each_attempt_newest_first_with_filters_and_pages() {
     assert!(at(0) >= at(1) && at(1) >= at(2), "newest first");
 
     // Filters.
-    assert_eq!(log(&api, &id, "?status=failed").await["total"], 2);
-    assert_eq!(log(&api, &id, "?status=succeeded").await["total"], 1);
+    let count = |body: Value| body["deliveries"].as_array().unwrap().len();
+    assert_eq!(count(log(&api, &id, "?status=failed").await), 2);
+    assert_eq!(count(log(&api, &id, "?status=succeeded").await), 1);
     let none = log(&api, &id, "?status=pending").await;
     assert_eq!(
-        (none["total"].clone(), none["deliveries"].clone()),
-        (json!(0), json!([]))
+        (none["deliveries"].clone(), none["next_cursor"].clone()),
+        (json!([]), Value::Null)
     );
     assert_eq!(
-        log(&api, &id, &format!("?event_id={event_id}")).await["total"],
+        count(log(&api, &id, &format!("?event_id={event_id}")).await),
         3
     );
-    assert_eq!(log(&api, &id, "?event_id=evt_other").await["total"], 0);
-    // Pages, clamped like GET /streams.
-    let page = log(&api, &id, "?limit=1&offset=1").await;
-    assert_eq!(page["deliveries"].as_array().unwrap().len(), 1);
-    assert_eq!(page["deliveries"][0]["attempt"], 2);
     assert_eq!(
-        (
-            page["total"].clone(),
-            page["limit"].clone(),
-            page["offset"].clone()
-        ),
-        (json!(3), json!(1), json!(1))
+        count(log(&api, &id, &format!("?event_id={event_id}&status=failed")).await),
+        2
     );
-    let clamped = log(&api, &id, "?limit=0&offset=-4").await;
-    assert_eq!(
-        (clamped["limit"].clone(), clamped["offset"].clone()),
-        (json!(1), json!(0))
-    );
+    assert_eq!(count(log(&api, &id, "?event_id=evt_other").await), 0);
+    // Pages by cursor, the limit clamped like GET /streams.
+    let first = log(&api, &id, "?limit=1").await;
+    assert_eq!(first["deliveries"][0]["attempt"], 3);
+    assert_eq!(first["limit"], 1);
+    let cursor = first["next_cursor"]
+        .as_str()
+        .expect("more pages")
+        .to_owned();
+    let second = log(&api, &id, &format!("?limit=1&cursor={cursor}")).await;
+    assert_eq!(second["deliveries"][0]["attempt"], 2);
+    let cursor = second["next_cursor"].as_str().unwrap().to_owned();
+    let last = log(&api, &id, &format!("?limit=5&cursor={cursor}")).await;
+    assert_eq!(last["deliveries"][0]["attempt"], 1);
+    assert_eq!(last["next_cursor"], Value::Null);
+    assert_eq!(log(&api, &id, "?limit=0").await["limit"], 1);
     let defaulted = log(&api, &id, "?limit=abc").await;
     assert_eq!(defaulted["limit"], 20);
     assert_eq!(log(&api, &id, "?limit=101").await["limit"], 100);
@@ -680,7 +687,10 @@ async fn redeliver_checks_its_body_in_order() {
     )
     .await;
     r.assert_status(202);
-    assert_eq!(r.body, json!({"webhook_id": id, "queued": 0}));
+    assert_eq!(
+        r.body,
+        json!({"webhook_id": id, "queued": 0, "has_more": false})
+    );
     let (theirs, _) = register(&api, &Keys::test_b(), "https://hooks.example.com/b").await;
     for other in [NOWHERE, "nope", theirs.as_str()] {
         redeliver(&api, other, r#"{"event_id": "evt_x"}"#)
@@ -705,7 +715,10 @@ async fn one_event_is_sent_again_with_the_same_id_and_body() {
     log_of(&api, &id, 1).await;
     let r = redeliver(&api, &id, &json!({"event_id": event_id}).to_string()).await;
     r.assert_status(202);
-    assert_eq!(r.body, json!({"webhook_id": id, "queued": 1}));
+    assert_eq!(
+        r.body,
+        json!({"webhook_id": id, "queued": 1, "has_more": false})
+    );
     let again = receiver.wait_for(2, WAIT).await[1].clone();
     assert_eq!(again.header("x-service-event-id"), event_id);
     assert_eq!(again.body, first.body);
@@ -823,4 +836,241 @@ async fn dynamodb_only_webhook_operations_under_aws_faults() {
             .count()
             >= 2
     );
+}
+
+// ---- The log at volume: cursors and recovery (README, "Webhook operations") ----
+
+/// Attempt `n` of a seeded log: three attempts per event, the third succeeding, a second
+/// apart from `start`.
+fn seeded_attempt(
+    webhook_id: &str,
+    n: usize,
+    start: DateTime<Utc>,
+    ended_failed: bool,
+) -> (DeliveryAttempt, DeliveredEvent) {
+    let webhook_id = uuid::Uuid::parse_str(webhook_id).unwrap();
+    let event_id = format!("evt_{:032x}", n / 3);
+    let attempted_at = start + chrono::Duration::seconds(n as i64);
+    let succeeded = !ended_failed && n % 3 == 2;
+    let attempt = DeliveryAttempt {
+        brand_id: "brand_a".into(),
+        webhook_id,
+        event_id: event_id.clone(),
+        event_type: EventType::StreamStarted,
+        event_created_at: start + chrono::Duration::seconds((n / 3 * 3) as i64),
+        attempt: (n % 3) as u32 + 1,
+        attempted_at,
+        succeeded,
+        response_status: Some(if succeeded { 200 } else { 500 }),
+        duration_ms: 12,
+        error: None,
+        next_attempt_at: (!succeeded && !ended_failed)
+            .then(|| attempted_at + chrono::Duration::seconds(1)),
+    };
+    let event = DeliveredEvent {
+        brand_id: "brand_a".into(),
+        webhook_id,
+        event_id: event_id.clone(),
+        event_type: EventType::StreamStarted,
+        event_created_at: attempt.event_created_at,
+        body: json!({"id": event_id, "type": "stream.started"}).to_string(),
+    };
+    (attempt, event)
+}
+
+/// Every page of a walk with `query`, following `next_cursor`; `between_pages` runs after the
+/// first.
+async fn walk(
+    api: &TestApi,
+    id: &str,
+    query: &str,
+    mut between_pages: impl AsyncFnMut(),
+) -> Vec<Value> {
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let page_query = match &cursor {
+            Some(cursor) => format!("{query}&cursor={cursor}"),
+            None => query.to_owned(),
+        };
+        let page = log(api, id, &page_query).await;
+        seen.extend(page["deliveries"].as_array().unwrap().iter().cloned());
+        if cursor.is_none() {
+            between_pages().await;
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return seen,
+        }
+    }
+}
+
+#[tokio::test]
+async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
+    let api = TestApi::new().await;
+    let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    let store = api.runtime.app.store.clone();
+    let start = api.now() - chrono::Duration::days(2);
+    let seeded: Vec<(DeliveryAttempt, DeliveredEvent)> = (0..90)
+        .map(|n| seeded_attempt(&id, n, start, false))
+        .collect();
+    for (attempt, event) in &seeded {
+        store.record_attempt(attempt, event).await.unwrap();
+    }
+    let newest_first = |keep: &dyn Fn(&DeliveryAttempt) -> bool| -> Vec<(String, u64)> {
+        seeded
+            .iter()
+            .rev()
+            .map(|(a, _)| a)
+            .filter(|a| keep(a))
+            .map(|a| (a.event_id.clone(), u64::from(a.attempt)))
+            .collect()
+    };
+    let shown = |entries: &[Value]| -> Vec<(String, u64)> {
+        entries
+            .iter()
+            .map(|e| {
+                (
+                    e["event_id"].as_str().unwrap().to_owned(),
+                    e["attempt"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let event = format!("evt_{:032x}", 7);
+    type Keep = Box<dyn Fn(&DeliveryAttempt) -> bool>;
+    let cases: [(String, Keep); 5] = [
+        ("?limit=7".into(), Box::new(|_| true)),
+        ("?limit=7&status=failed".into(), Box::new(|a| !a.succeeded)),
+        (
+            "?limit=4&status=succeeded".into(),
+            Box::new(|a| a.succeeded),
+        ),
+        (
+            format!("?limit=2&event_id={event}"),
+            Box::new(|a| a.event_id == event),
+        ),
+        (
+            format!("?limit=1&event_id={event}&status=failed"),
+            Box::new(|a| a.event_id == event && !a.succeeded),
+        ),
+    ];
+    for (query, keep) in &cases {
+        let walked = walk(&api, &id, query, async || {}).await;
+        assert_eq!(shown(&walked), newest_first(keep.as_ref()), "{query}");
+    }
+
+    // Attempts recorded during a walk appear only on a new walk.
+    let later: Vec<_> = (0..5)
+        .map(|n| seeded_attempt(&id, 300 + n, api.now(), false))
+        .collect();
+    let walked = walk(&api, &id, "?limit=10", async || {
+        for (attempt, event) in &later {
+            store.record_attempt(attempt, event).await.unwrap();
+        }
+    })
+    .await;
+    assert_eq!(shown(&walked), newest_first(&|_| true));
+    assert_eq!(walk(&api, &id, "?limit=100", async || {}).await.len(), 95);
+
+    // A cursor belongs to its webhook and its filters.
+    let first = log(&api, &id, "?limit=3&status=failed").await;
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+    let (other, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/b").await;
+    for (webhook, query) in [
+        (id.as_str(), format!("?cursor={cursor}")),
+        (id.as_str(), format!("?status=succeeded&cursor={cursor}")),
+        (
+            id.as_str(),
+            format!("?status=failed&event_id={event}&cursor={cursor}"),
+        ),
+        (other.as_str(), format!("?status=failed&cursor={cursor}")),
+        (id.as_str(), "?cursor=not-a-cursor".into()),
+        (id.as_str(), "?cursor=".into()),
+        (id.as_str(), "?cursor=e30".into()),
+    ] {
+        api.get(
+            &format!("/webhooks/{webhook}/deliveries{query}"),
+            &Keys::test_a(),
+        )
+        .await
+        .assert_error(400, "invalid_fields");
+    }
+    // The same cursor with its filters goes on.
+    let next = log(
+        &api,
+        &id,
+        &format!("?limit=3&status=failed&cursor={cursor}"),
+    )
+    .await;
+    assert_eq!(next["deliveries"].as_array().unwrap().len(), 3);
+}
+
+/// Events `range`, each with one attempt that ended its delivery failed, recorded a few at once.
+async fn seed_failed(
+    store: &std::sync::Arc<dyn shared::ports::Store>,
+    webhook_id: &str,
+    range: std::ops::Range<usize>,
+    start: DateTime<Utc>,
+) {
+    let seeded: Vec<_> = range
+        .map(|n| seeded_attempt(webhook_id, n * 3, start, true))
+        .collect();
+    for chunk in seeded.chunks(16) {
+        let writes = chunk
+            .iter()
+            .map(|(attempt, event)| store.record_attempt(attempt, event));
+        for written in futures::future::join_all(writes).await {
+            written.unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovery_queues_a_thousand_failed_deliveries_a_call_and_never_one_twice() {
+    let api = TestApi::new().await;
+    let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
+    let store = api.runtime.app.store.clone();
+    let start = api.now() - chrono::Duration::days(3);
+    // 1,040 events whose delivery ended failed, one attempt each, and one that succeeded.
+    seed_failed(&store, &id, 0..1_040, start).await;
+    let (attempt, event) = seeded_attempt(&id, 5_000 * 3 + 2, start, false);
+    store.record_attempt(&attempt, &event).await.unwrap();
+    let since = json!({"since": (start - chrono::Duration::seconds(1)).to_rfc3339()}).to_string();
+
+    // One call queues the oldest 1,000 and says there are more.
+    let r = redeliver(&api, &id, &since).await;
+    assert_eq!(
+        r.body,
+        json!({"webhook_id": id, "queued": 1_000, "has_more": true})
+    );
+    // Calls at once take disjoint sets of the rest: each event once in all.
+    let (a, b) = tokio::join!(redeliver(&api, &id, &since), redeliver(&api, &id, &since));
+    a.assert_status(202);
+    b.assert_status(202);
+    assert_eq!(
+        a.body["queued"].as_u64().unwrap() + b.body["queued"].as_u64().unwrap(),
+        40,
+        "{} {}",
+        a.body,
+        b.body
+    );
+    assert_eq!(
+        (&a.body["has_more"], &b.body["has_more"]),
+        (&json!(false), &json!(false))
+    );
+    // Those queued are pending: nothing is left to queue.
+    let r = redeliver(&api, &id, &since).await;
+    assert_eq!(
+        r.body,
+        json!({"webhook_id": id, "queued": 0, "has_more": false})
+    );
+    let other = id.clone();
+    // A redelivery by id takes its event out of recovery too.
+    let (attempt, event) = seeded_attempt(&other, 9_000 * 3, start, true);
+    store.record_attempt(&attempt, &event).await.unwrap();
+    let by_id = json!({"event_id": event.event_id}).to_string();
+    redeliver(&api, &other, &by_id).await.assert_status(202);
+    let r = redeliver(&api, &other, &since).await;
+    assert_eq!(r.body["queued"], 0);
 }

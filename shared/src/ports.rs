@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::domain::delivery_log::DeliveryAttempt;
+use crate::domain::delivery_log::{AttemptFilter, DeliveredEvent, DeliveryAttempt};
 use crate::domain::idempotency::StoredAnswer;
 use crate::domain::room_cleanup::RoomCleanup;
 use crate::domain::stream::Transition;
@@ -264,16 +264,54 @@ pub trait WebhookStore: Send + Sync {
         webhook_id: Uuid,
         changes: &WebhookChanges,
     ) -> StoreResult<WebhookUpdate>;
-    /// Adds one attempt to its webhook's delivery log, which keeps each attempt for
-    /// [`crate::domain::delivery_log::RETENTION`].
-    async fn record_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()>;
-    /// The brand's webhook's attempts made at or after `since`, newest first.
+    /// Adds one attempt of `event` to its webhook's delivery log, which keeps each attempt for
+    /// [`crate::domain::delivery_log::RETENTION`], and keeps the event's body for sending it
+    /// again. An attempt that ends its delivery failed makes the event one of the webhook's
+    /// failed deliveries, until [`WebhookStore::take_failed_deliveries`] takes it.
+    async fn record_attempt(
+        &self,
+        attempt: &DeliveryAttempt,
+        event: &DeliveredEvent,
+    ) -> StoreResult<()>;
+    /// A page of the brand's webhook's log, newest first: at most `limit` attempts matching
+    /// `filter`, made at or after `since`, and placed before `after` (the
+    /// [`DeliveryAttempt::position`] of the previous page's last) when given. Reads about
+    /// `limit` records, whatever the log holds.
     async fn delivery_attempts(
         &self,
         brand_id: &str,
         webhook_id: Uuid,
+        filter: &AttemptFilter,
         since: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
     ) -> StoreResult<Vec<DeliveryAttempt>>;
+    /// The event as delivered to the brand's webhook, if one of its attempts was made at or
+    /// after `since`.
+    async fn delivered_event(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        event_id: &str,
+        since: DateTime<Utc>,
+    ) -> StoreResult<Option<DeliveredEvent>>;
+    /// Takes up to `limit` of the brand's webhook's failed deliveries of events created at or
+    /// after `since`, oldest first, for a while: each is given to one caller only, who then
+    /// settles it (queued) or puts it back. Also whether there were more than `limit` in the
+    /// range. Reads about `limit` records.
+    async fn take_failed_deliveries(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<(Vec<DeliveredEvent>, bool)>;
+    /// Forgets failed deliveries whose redelivery is queued: they are failed deliveries again
+    /// only when it ends failed.
+    async fn settle_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()>;
+    /// Puts back failed deliveries whose redelivery could not be queued.
+    async fn restore_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()>;
     /// Takes one of the brand's `slots` delivery slots for `holder` until `until` (a slot whose
     /// holder's time ran out, `now` or earlier, is free again): the slot's number, or `None`
     /// when every one is held. What keeps one brand's slow receivers from taking every worker.
@@ -489,5 +527,13 @@ pub struct DeadLetter {
 pub trait DeliveryQueue: Send + Sync {
     /// Makes `delivery` available to the delivery worker after `delay`.
     async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()>;
+    /// Makes every one of `deliveries` available now, in as few requests as the queue allows.
+    /// On an error, some of them may have been queued.
+    async fn enqueue_now(&self, deliveries: Vec<Delivery>) -> StoreResult<()> {
+        for delivery in deliveries {
+            self.enqueue(delivery, Duration::ZERO).await?;
+        }
+        Ok(())
+    }
     async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()>;
 }

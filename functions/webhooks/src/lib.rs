@@ -115,14 +115,17 @@ async fn deliveries(
     id: Result<Path<String>, PathRejection>,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
-    let paging = ListQuery::new(None, query.get("limit"), query.get("offset"));
+    let paging = ListQuery::new(None, query.get("limit"), None);
     let log = webhooks::deliveries(
         &app,
         &caller,
         webhook_id(id)?,
-        query.get("status"),
-        query.get("event_id"),
-        paging,
+        webhooks::DeliveriesQuery {
+            limit: paging.limit,
+            cursor: query.get("cursor"),
+            status: query.get("status"),
+            event_id: query.get("event_id"),
+        },
     )
     .await?;
     Ok(Json(log))

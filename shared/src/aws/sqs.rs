@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +60,12 @@ pub struct SqsQueue {
     dlq_url: String,
 }
 
+/// SQS's most messages in one `SendMessageBatch`; and a batch's bytes, kept well below its
+/// payload limit.
+const SEND_BATCH_MESSAGES: usize = 10;
+const SEND_BATCH_BYTES: usize = 200 * 1024;
+const SEND_BATCH_ROUNDS: u32 = 4;
+
 impl SqsQueue {
     pub fn new(client: Client, queue_url: impl Into<String>, dlq_url: impl Into<String>) -> Self {
         Self {
@@ -94,6 +101,43 @@ impl SqsQueue {
             .await
             .map_err(|e| StoreError::Backend(describe(&e)))?;
         Ok(())
+    }
+
+    /// One `SendMessageBatch` of `(id, body)` entries; entries SQS reports failed are sent
+    /// again, a few times, before giving up.
+    async fn send_batch(&self, mut entries: Vec<(String, String)>) -> StoreResult<()> {
+        for round in 0..SEND_BATCH_ROUNDS {
+            if round > 0 {
+                tokio::time::sleep(Duration::from_millis(100 << round)).await;
+            }
+            let requests = entries
+                .iter()
+                .map(|(id, body)| {
+                    SendMessageBatchRequestEntry::builder()
+                        .id(id)
+                        .message_body(body)
+                        .build()
+                        .map_err(|e| StoreError::Backend(e.to_string()))
+                })
+                .collect::<StoreResult<Vec<_>>>()?;
+            let out = self
+                .client
+                .send_message_batch()
+                .queue_url(&self.queue_url)
+                .set_entries(Some(requests))
+                .send()
+                .await
+                .map_err(|e| StoreError::Backend(describe(&e)))?;
+            let failed: Vec<String> = out.failed.into_iter().map(|f| f.id).collect();
+            if failed.is_empty() {
+                return Ok(());
+            }
+            entries.retain(|(id, _)| failed.contains(id));
+        }
+        Err(StoreError::Backend(format!(
+            "SendMessageBatch failed {} entries after every retry",
+            entries.len()
+        )))
     }
 
     /// What to do with a received message: `None` when it is due now; otherwise it has been
@@ -225,6 +269,30 @@ impl DeliveryQueue for SqsQueue {
             delay,
         )
         .await
+    }
+
+    /// `SendMessageBatch`es of up to 10 messages (and 200 KB), resending the entries SQS
+    /// reports failed.
+    async fn enqueue_now(&self, deliveries: Vec<Delivery>) -> StoreResult<()> {
+        let not_before = Utc::now();
+        let mut batch: Vec<(String, String)> = Vec::with_capacity(SEND_BATCH_MESSAGES);
+        let mut bytes = 0;
+        for (n, delivery) in deliveries.into_iter().enumerate() {
+            let body = message_body(&QueuedDelivery {
+                delivery,
+                not_before,
+            })?;
+            if batch.len() == SEND_BATCH_MESSAGES || bytes + body.len() > SEND_BATCH_BYTES {
+                self.send_batch(std::mem::take(&mut batch)).await?;
+                bytes = 0;
+            }
+            bytes += body.len();
+            batch.push((format!("m{n}"), body));
+        }
+        if !batch.is_empty() {
+            self.send_batch(batch).await?;
+        }
+        Ok(())
     }
 
     async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()> {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::domain::Webhook;
-use crate::domain::delivery_log::DeliveryAttempt;
+use crate::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
 use crate::error::StoreError;
 use crate::metrics::{self, Metric};
 use crate::ports::{DeadLetter, Delivery};
@@ -212,12 +212,13 @@ pub async fn record(
     duration_ms: u64,
     next_attempt_at: Option<DateTime<Utc>>,
 ) {
+    let event_created_at = created_at(&delivery.body).unwrap_or(attempted_at);
     let entry = DeliveryAttempt {
         brand_id: delivery.brand_id.clone(),
         webhook_id: delivery.webhook_id,
         event_id: delivery.event_id.clone(),
         event_type: delivery.event_type,
-        event_created_at: created_at(&delivery.body).unwrap_or(attempted_at),
+        event_created_at,
         attempt: delivery.attempt,
         attempted_at,
         succeeded: matches!(outcome, AttemptOutcome::Delivered { .. }),
@@ -225,9 +226,16 @@ pub async fn record(
         duration_ms,
         error: outcome.error(),
         next_attempt_at,
+    };
+    let event = DeliveredEvent {
+        brand_id: delivery.brand_id.clone(),
+        webhook_id: delivery.webhook_id,
+        event_id: delivery.event_id.clone(),
+        event_type: delivery.event_type,
+        event_created_at,
         body: delivery.body.clone(),
     };
-    if let Err(err) = app.store.record_attempt(&entry).await {
+    if let Err(err) = app.store.record_attempt(&entry, &event).await {
         tracing::warn!(error = %err, event_id = %delivery.event_id, "delivery log write failed");
     }
 }

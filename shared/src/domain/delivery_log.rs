@@ -1,16 +1,24 @@
-//! A webhook's delivery log (extensions.md E3): one record per attempt, kept 30 days, read
-//! newest first; and what redelivery reads from it.
+//! A webhook's delivery log (README, "Webhook operations"): one record per attempt, kept 30
+//! days, read newest first a page at a time by cursor; and the failed deliveries that
+//! recovery sends again.
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::event::EventType;
 use crate::clock::timestamp;
+use crate::error::ApiError;
 
 /// How long attempts (and so what can be redelivered) are kept.
 pub const RETENTION: TimeDelta = TimeDelta::days(30);
+
+/// The most failed deliveries one `redeliver` with `since` queues; `has_more` says there are
+/// others.
+pub const MAX_REDELIVERIES_PER_CALL: usize = 1_000;
 
 /// One attempt of one event to one webhook, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,14 +38,96 @@ pub struct DeliveryAttempt {
     pub error: Option<String>,
     /// When this failure is retried; `None` once it succeeded or no retry remains.
     pub next_attempt_at: Option<DateTime<Utc>>,
-    /// The delivered body, kept for redelivery; never shown.
-    pub body: String,
 }
 
 impl DeliveryAttempt {
     /// The last attempt of a delivery that ended failed.
     pub fn ended_failed(&self) -> bool {
         !self.succeeded && self.next_attempt_at.is_none()
+    }
+
+    /// Where the attempt sits in its webhook's log: string order is time order, and no two
+    /// attempts share one.
+    pub fn position(&self) -> String {
+        format!(
+            "{}#{}#{}",
+            self.attempted_at.format("%Y-%m-%dT%H:%M:%S%.6fZ"),
+            self.event_id,
+            self.attempt
+        )
+    }
+
+    pub fn matches(&self, filter: &AttemptFilter) -> bool {
+        filter
+            .status
+            .is_none_or(|wanted| (wanted == AttemptStatus::Succeeded) == self.succeeded)
+            && filter
+                .event_id
+                .as_ref()
+                .is_none_or(|wanted| *wanted == self.event_id)
+    }
+}
+
+/// What a page of the log is filtered by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttemptFilter {
+    pub status: Option<AttemptStatus>,
+    pub event_id: Option<String>,
+}
+
+/// An event as it was delivered to a webhook: what sending it again needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveredEvent {
+    pub brand_id: String,
+    pub webhook_id: Uuid,
+    pub event_id: String,
+    pub event_type: EventType,
+    pub event_created_at: DateTime<Utc>,
+    pub body: String,
+}
+
+/// Where a walk of a log stands: the position of the last attempt shown, bound to the webhook
+/// and the filters it was made with. Opaque to clients.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogCursor {
+    #[serde(rename = "w")]
+    pub webhook_id: Uuid,
+    /// The raw `status` and `event_id` parameters, empty when absent.
+    #[serde(rename = "s")]
+    pub status: String,
+    #[serde(rename = "e")]
+    pub event_id: String,
+    #[serde(rename = "p")]
+    pub after: String,
+}
+
+impl LogCursor {
+    pub fn encode(&self) -> String {
+        URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).unwrap_or_default())
+    }
+
+    /// The cursor in `raw`, if it was made for this webhook and these filters.
+    pub fn decode(
+        raw: &str,
+        webhook_id: Uuid,
+        status: &str,
+        event_id: &str,
+    ) -> Result<Self, ApiError> {
+        let refused = || {
+            ApiError::InvalidFields(
+                "cursor is not a next_cursor of this webhook's log with these filters.".into(),
+            )
+        };
+        let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| refused())?;
+        let cursor: Self = serde_json::from_slice(&bytes).map_err(|_| refused())?;
+        if cursor.webhook_id != webhook_id
+            || cursor.status != status
+            || cursor.event_id != event_id
+            || cursor.after.is_empty()
+        {
+            return Err(refused());
+        }
+        Ok(cursor)
     }
 }
 
@@ -107,11 +197,12 @@ impl From<&DeliveryAttempt> for DeliveryLogEntry {
 /// Response of `GET /webhooks/{id}/deliveries`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DeliveryLog {
+    /// Newest first.
     pub deliveries: Vec<DeliveryLogEntry>,
-    /// Attempts matching the filters, over every page.
-    pub total: u64,
     pub limit: u64,
-    pub offset: u64,
+    /// The `cursor` of the next page, or `null` on the last. Valid only with the same webhook
+    /// and filters.
+    pub next_cursor: Option<String>,
 }
 
 /// Response of `POST /webhooks/{id}/test`.
@@ -141,4 +232,6 @@ pub struct RedeliverRequest {
 pub struct Redelivered {
     pub webhook_id: Uuid,
     pub queued: u64,
+    /// With `since`: more failed deliveries match; the same call again queues the next ones.
+    pub has_more: bool,
 }

@@ -8,7 +8,6 @@ use uuid::Uuid;
 
 use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
-use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::idempotency::RETENTION;
 use crate::domain::room_cleanup::RoomCleanup;
 use crate::domain::stream::Transition;
@@ -83,7 +82,8 @@ pub(super) struct State {
     room_cleanups: HashMap<Uuid, RoomCleanup>,
     room_cleanups_due: BTreeSet<(DateTime<Utc>, Uuid)>,
     pub(super) webhooks: HashMap<Uuid, Webhook>,
-    pub(super) attempts: Vec<DeliveryAttempt>,
+    /// Each webhook's delivery log.
+    pub(super) delivery_logs: HashMap<Uuid, super::webhooks::DeliveryLogState>,
     /// Delivery slots held, by (brand, slot): (holder, held until).
     pub(super) delivery_slots: HashMap<(String, u32), (String, DateTime<Utc>)>,
     /// Events not yet relayed (and those set aside), by id.

@@ -12,11 +12,11 @@ use crate::delivery::{Deliverer, worker};
 use crate::domain::Caller;
 use crate::domain::Webhook;
 use crate::domain::delivery_log::{
-    self, AttemptStatus, DeliveryAttempt, DeliveryLog, DeliveryLogEntry, Redelivered, TestDelivery,
+    self, AttemptFilter, AttemptStatus, DeliveryAttempt, DeliveryLog, DeliveryLogEntry, LogCursor,
+    MAX_REDELIVERIES_PER_CALL, Redelivered, TestDelivery,
 };
 use crate::domain::event::{EventType, new_event_id};
 use crate::domain::idempotency::{Endpoint, StoredAnswer};
-use crate::domain::paging::ListQuery;
 use crate::domain::webhook::{
     MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
     WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
@@ -315,57 +315,93 @@ pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDe
     })
 }
 
-/// The brand's webhook's attempts of the retention period, newest first; `404` when there is
-/// no such webhook.
-async fn attempts(app: &App, caller: &Caller, id: Uuid) -> ApiResult<Vec<DeliveryAttempt>> {
-    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
-        return Err(ApiError::NotFound);
-    }
-    let since = app.clock.now() - delivery_log::RETENTION;
-    Ok(app
-        .store
-        .delivery_attempts(&caller.brand.id, id, since)
-        .await?)
-}
-
-/// `GET /webhooks/{id}/deliveries`: paged like `GET /streams`; `status` and `event_id` filter,
-/// and an unknown `status` matches nothing.
+/// `GET /webhooks/{id}/deliveries`: a page of the log, newest first, by cursor; `status` and
+/// `event_id` filter, and an unknown `status` matches nothing. A page reads about `limit`
+/// records of the log whatever its size (README, "Webhook operations").
 pub async fn deliveries(
     app: &App,
     caller: &Caller,
     id: Uuid,
-    status: Option<&str>,
-    event_id: Option<&str>,
-    paging: ListQuery,
+    query: DeliveriesQuery<'_>,
 ) -> ApiResult<DeliveryLog> {
-    let status = status.map(AttemptStatus::parse);
-    let matching: Vec<DeliveryAttempt> = attempts(app, caller, id)
-        .await?
-        .into_iter()
-        .filter(|a| match status {
-            None => true,
-            Some(None) => false,
-            Some(Some(wanted)) => (wanted == AttemptStatus::Succeeded) == a.succeeded,
+    let limit = query.limit;
+    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+        return Err(ApiError::NotFound);
+    }
+    let cursor = query
+        .cursor
+        .map(|raw| {
+            LogCursor::decode(
+                raw,
+                id,
+                query.status.unwrap_or_default(),
+                query.event_id.unwrap_or_default(),
+            )
         })
-        .filter(|a| event_id.is_none_or(|wanted| a.event_id == wanted))
-        .collect();
-    let total = matching.len() as u64;
-    let deliveries = matching
-        .iter()
-        .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
-        .take(usize::try_from(paging.limit).unwrap_or(usize::MAX))
-        .map(DeliveryLogEntry::from)
-        .collect();
+        .transpose()?;
+    let status = match query.status.map(AttemptStatus::parse) {
+        Some(None) => {
+            return Ok(DeliveryLog {
+                deliveries: Vec::new(),
+                limit,
+                next_cursor: None,
+            });
+        }
+        Some(status) => status,
+        None => None,
+    };
+    let filter = AttemptFilter {
+        status,
+        event_id: query.event_id.map(str::to_owned),
+    };
+    let since = app.clock.now() - delivery_log::RETENTION;
+    let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
+    // One more than the page, so the last page says it is the last.
+    let mut attempts = app
+        .store
+        .delivery_attempts(
+            &caller.brand.id,
+            id,
+            &filter,
+            since,
+            cursor.as_ref().map(|c| c.after.as_str()),
+            wanted + 1,
+        )
+        .await?;
+    let next_cursor = (attempts.len() > wanted).then(|| {
+        attempts.truncate(wanted);
+        LogCursor {
+            webhook_id: id,
+            status: query.status.unwrap_or_default().to_owned(),
+            event_id: query.event_id.unwrap_or_default().to_owned(),
+            after: attempts
+                .last()
+                .map(DeliveryAttempt::position)
+                .unwrap_or_default(),
+        }
+        .encode()
+    });
     Ok(DeliveryLog {
-        deliveries,
-        total,
-        limit: paging.limit,
-        offset: paging.offset,
+        deliveries: attempts.iter().map(DeliveryLogEntry::from).collect(),
+        limit,
+        next_cursor,
     })
 }
 
-/// `POST /webhooks/{id}/redeliver`: one event again (`event_id`), or every event since a time
-/// whose delivery ended failed (`since`), each as a new delivery with its own retries.
+/// The query of `GET /webhooks/{id}/deliveries`.
+#[derive(Debug, Clone, Copy)]
+pub struct DeliveriesQuery<'a> {
+    /// Already clamped to 1-100.
+    pub limit: u64,
+    pub cursor: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub event_id: Option<&'a str>,
+}
+
+/// `POST /webhooks/{id}/redeliver`: one event again (`event_id`), or the failed deliveries of
+/// events since a time (`since`), at most [`MAX_REDELIVERIES_PER_CALL`] a call, each as a new
+/// delivery with its own retries. A failed delivery is taken from the store before it is
+/// queued, so a repeated call never queues it twice.
 pub async fn redeliver(
     app: &App,
     caller: &Caller,
@@ -409,40 +445,49 @@ pub async fn redeliver(
             Which::Since(since)
         }
     };
-    let attempts = attempts(app, caller, id).await?;
-    // The latest attempt of each event (attempts come newest first).
-    let mut latest: Vec<&DeliveryAttempt> = Vec::new();
-    for attempt in &attempts {
-        if !latest.iter().any(|a| a.event_id == attempt.event_id) {
-            latest.push(attempt);
-        }
+    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+        return Err(ApiError::NotFound);
     }
-    let chosen: Vec<&DeliveryAttempt> = match &which {
+    let (events, has_more) = match which {
         Which::Event(event_id) => {
-            let found = latest.iter().find(|a| &a.event_id == event_id);
-            vec![*found.ok_or(ApiError::NotFound)?]
+            let event = app
+                .store
+                .delivered_event(&caller.brand.id, id, &event_id, horizon)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            (vec![event], false)
         }
-        Which::Since(since) => latest
-            .into_iter()
-            .filter(|a| a.ended_failed() && a.event_created_at >= *since)
-            .collect(),
+        Which::Since(since) => {
+            app.store
+                .take_failed_deliveries(&caller.brand.id, id, since, now, MAX_REDELIVERIES_PER_CALL)
+                .await?
+        }
     };
-    for attempt in &chosen {
-        let delivery = Delivery {
-            event_id: attempt.event_id.clone(),
-            event_type: attempt.event_type,
-            brand_id: attempt.brand_id.clone(),
-            webhook_id: attempt.webhook_id,
+    let deliveries = events
+        .iter()
+        .map(|event| Delivery {
+            event_id: event.event_id.clone(),
+            event_type: event.event_type,
+            brand_id: event.brand_id.clone(),
+            webhook_id: event.webhook_id,
             attempt: 1,
-            body: attempt.body.clone(),
+            body: event.body.clone(),
             deferrals: 0,
-        };
-        app.queue
-            .enqueue(delivery, std::time::Duration::ZERO)
-            .await?;
+        })
+        .collect();
+    if let Err(err) = app.queue.enqueue_now(deliveries).await {
+        // Some may have been queued: a later call may send those twice, but none is lost.
+        if let Err(restore) = app.store.restore_failed_deliveries(&events).await {
+            tracing::error!(error = %restore, "failed deliveries not put back after a queue error");
+        }
+        return Err(err.into());
     }
+    // Queued: pending redeliveries, no longer failed deliveries (an event redelivered by id
+    // included).
+    app.store.settle_failed_deliveries(&events).await?;
     Ok(Redelivered {
         webhook_id: id,
-        queued: chosen.len() as u64,
+        queued: events.len() as u64,
+        has_more,
     })
 }

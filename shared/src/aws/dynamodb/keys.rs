@@ -29,19 +29,43 @@ pub(super) fn key(pk: String, sk: &str) -> Item {
     Item::from([("pk".to_owned(), s(pk)), ("sk".to_owned(), s(sk))])
 }
 
-/// A webhook's delivery log: one partition per webhook, attempts in time order.
-pub(super) fn attempts_pk(webhook_id: Uuid) -> String {
-    format!("ATTEMPTS#{webhook_id}")
+/// A webhook's delivery log: every attempt is written to four partitions, one per filter a
+/// page can have (none, its status, its event, both), each sorted by position (time), so that
+/// any page is one range of one partition.
+pub(super) fn attempts_pk(
+    webhook_id: Uuid,
+    status: Option<&str>,
+    event_id: Option<&str>,
+) -> String {
+    let mut pk = format!("ATTEMPTS#{webhook_id}");
+    if let Some(event_id) = event_id {
+        pk.push_str("#EVT#");
+        pk.push_str(event_id);
+    }
+    if let Some(status) = status {
+        pk.push_str("#S#");
+        pk.push_str(status);
+    }
+    pk
 }
 
-pub(super) fn attempt_key(
+/// The event as delivered to a webhook (its body, for sending it again).
+pub(super) fn delivered_event_key(webhook_id: Uuid, event_id: &str) -> Item {
+    key(format!("EVENT#{webhook_id}#{event_id}"), "EVENT")
+}
+
+/// A webhook's deliveries that ended failed, by their event's creation.
+pub(super) fn failed_deliveries_pk(webhook_id: Uuid) -> String {
+    format!("FAILED#{webhook_id}")
+}
+
+pub(super) fn failed_delivery_key(
     webhook_id: Uuid,
-    attempted_at: DateTime<Utc>,
+    event_created_at: DateTime<Utc>,
     event_id: &str,
-    attempt: u32,
 ) -> Item {
-    let sk = format!("{}#{event_id}#{attempt}", sortable(attempted_at));
-    key(attempts_pk(webhook_id), &sk)
+    let sk = format!("{}#{event_id}", sortable(event_created_at));
+    key(failed_deliveries_pk(webhook_id), &sk)
 }
 
 pub(super) fn brand_key(brand_id: &str) -> Item {

@@ -17,7 +17,7 @@ use super::requests::{
 use chrono::{DateTime, Utc};
 
 use crate::domain::Webhook;
-use crate::domain::delivery_log::DeliveryAttempt;
+use crate::domain::delivery_log::{AttemptFilter, DeliveredEvent, DeliveryAttempt};
 use crate::domain::webhook::WebhookChanges;
 use crate::error::StoreError;
 use crate::ports::{
@@ -209,17 +209,56 @@ impl WebhookStore for DynamoStore {
         }
     }
 
-    async fn record_attempt(&self, attempt: &DeliveryAttempt) -> StoreResult<()> {
-        self.put_attempt(attempt).await
+    async fn record_attempt(
+        &self,
+        attempt: &DeliveryAttempt,
+        event: &DeliveredEvent,
+    ) -> StoreResult<()> {
+        self.put_attempt(attempt, event).await
     }
 
     async fn delivery_attempts(
         &self,
         brand_id: &str,
         webhook_id: Uuid,
+        filter: &AttemptFilter,
         since: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
     ) -> StoreResult<Vec<DeliveryAttempt>> {
-        self.attempts_since(brand_id, webhook_id, since).await
+        self.attempts_page(brand_id, webhook_id, filter, since, after, limit)
+            .await
+    }
+
+    async fn delivered_event(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        event_id: &str,
+        since: DateTime<Utc>,
+    ) -> StoreResult<Option<DeliveredEvent>> {
+        self.get_delivered_event(brand_id, webhook_id, event_id, since)
+            .await
+    }
+
+    async fn take_failed_deliveries(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<(Vec<DeliveredEvent>, bool)> {
+        self.take_failed(brand_id, webhook_id, since, now, limit)
+            .await
+    }
+
+    async fn settle_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
+        self.delete_failed(events).await
+    }
+
+    async fn restore_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
+        self.put_failed(events).await
     }
 
     async fn acquire_delivery_slot(

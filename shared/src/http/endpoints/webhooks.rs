@@ -5,7 +5,7 @@ use axum::http::Method;
 use schemars::{Schema, SchemaGenerator};
 
 use super::{Access, Body, Endpoint, In, Parameter, Response, schema_of};
-use super::{list_limit, list_offset, string};
+use super::{list_limit, string};
 use crate::domain::Scope;
 use crate::domain::delivery_log::{
     AttemptStatus, DeliveryLog, RedeliverRequest, Redelivered, TestDelivery,
@@ -228,7 +228,7 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
     path: "/webhooks/{id}/deliveries",
     access: Access::Keyed(Scope::WebhooksWrite),
     summary: "A webhook's delivery attempts of the last 30 days, newest first.",
-    description: "Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.",
+    description: "Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns every attempt of the window once, in order, while new ones are recorded (they appear on a new walk). A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.",
     parameters: &[
         WEBHOOK_ID,
         Parameter {
@@ -253,11 +253,11 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
             schema: list_limit,
         },
         Parameter {
-            name: "offset",
+            name: "cursor",
             location: In::Query,
             required: false,
-            description: "Attempts to skip; clamped to 0.",
-            schema: list_offset,
+            description: "The `next_cursor` of the previous page, with the same filters.",
+            schema: string,
         },
     ],
     request_body: None,
@@ -267,6 +267,12 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
             status: 200,
             description: "A page of attempts.",
             body: Body::Json(schema_of::<DeliveryLog>),
+            headers: &[],
+        },
+        Response {
+            status: 400,
+            description: "A `cursor` that is malformed, another webhook's, or made with other filters (`invalid_fields`).",
+            body: Body::Error(&[InvalidFields]),
             headers: &[],
         },
         WEBHOOK_NOT_FOUND,
@@ -281,7 +287,7 @@ pub static REDELIVER: Endpoint = Endpoint {
     path: "/webhooks/{id}/redeliver",
     access: Access::Keyed(Scope::WebhooksWrite),
     summary: "Send events to a webhook again.",
-    description: "Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).",
+    description: "Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (the events of the last 30 days created at or after it whose delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).",
     parameters: &[WEBHOOK_ID],
     request_body: Some(schema_of::<RedeliverRequest>),
     body_optional: false,
