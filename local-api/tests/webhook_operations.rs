@@ -938,8 +938,8 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
             .collect()
     };
     let event = format!("evt_{:032x}", 7);
-    type Keep = Box<dyn Fn(&DeliveryAttempt) -> bool>;
-    let cases: [(String, Keep); 5] = [
+    type Keep<'a> = Box<dyn Fn(&DeliveryAttempt) -> bool + 'a>;
+    let cases: [(String, Keep<'_>); 5] = [
         ("?limit=7".into(), Box::new(|_| true)),
         ("?limit=7&status=failed".into(), Box::new(|a| !a.succeeded)),
         (
