@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::store::MemoryStore;
+use crate::admission;
 use crate::domain::Webhook;
 use crate::domain::delivery_log::{self, DeliveryAttempt};
 use crate::domain::webhook::WebhookChanges;
@@ -38,6 +39,7 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
+        admission::admitted().await;
         let mut webhooks: Vec<Webhook> = self
             .lock()?
             .webhooks
@@ -122,6 +124,7 @@ impl WebhookStore for MemoryStore {
         webhook_id: Uuid,
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<DeliveryAttempt>> {
+        admission::admitted().await;
         let mut attempts: Vec<DeliveryAttempt> = self
             .lock()?
             .attempts

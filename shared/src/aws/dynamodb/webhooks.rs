@@ -16,6 +16,7 @@ use super::requests::{
 };
 use chrono::{DateTime, Utc};
 
+use crate::admission;
 use crate::domain::Webhook;
 use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::webhook::WebhookChanges;
@@ -63,6 +64,7 @@ impl WebhookStore for DynamoStore {
     }
 
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
+        admission::admitted().await;
         let mut webhooks = self
             .query_partition(&keys::brand_pk(brand_id), Some(WEBHOOK_SK_PREFIX))
             .await?
@@ -219,6 +221,7 @@ impl WebhookStore for DynamoStore {
         webhook_id: Uuid,
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<DeliveryAttempt>> {
+        admission::admitted().await;
         self.attempts_since(brand_id, webhook_id, since).await
     }
 
