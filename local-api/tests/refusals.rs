@@ -1,8 +1,9 @@
 //! Refused requests do no work (README "Retrying safely", rate-limit headers): once an
 //! instance saw a brand refused in a minute, the brand's further requests of that minute are
 //! refused with no store request; a read refused by its count never makes the reads that grow
-//! with what it returns (a page, a window, a list, a delivery log). Store requests are counted
-//! on both backends (the embedded store's calls, or each DynamoDB request the SDK sends).
+//! with what it returns (a page, a window, a list, a delivery log); and a count whose answer
+//! was lost counts its request once. Store requests are counted on both backends (the
+//! embedded store's calls, or each DynamoDB request the SDK sends).
 
 mod common;
 
@@ -278,4 +279,43 @@ async fn reads_refused_by_their_count_skip_their_costly_reads() {
         r.assert_error(429, "rate_limited");
         assert_eq!(api.store_requests().total, 0, "{path}");
     }
+}
+
+/// The count's `ADD` is not sent again after its answer was lost: the request fails, counted
+/// once (a resend would count it again).
+#[tokio::test]
+#[ignore = "needs DynamoDB (moto) behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_a_lost_count_answer_counts_the_request_once() {
+    let api = TestApi::new().await;
+    let table = api.table().expect("DynamoDB").to_owned();
+    let path = format!("/streams/{NO_STREAM}");
+    let r = api.get(&path, &Keys::test_a()).await;
+    assert_eq!(standing(&r).0, 99);
+    common::faults::set(&table, json!({"lost_response": 1.0})).await;
+    let r = api.get(&path, &Keys::test_a()).await;
+    let stats = common::faults::stats(&table).await;
+    common::faults::clear(&table).await;
+    r.assert_error(500, "db_error");
+    assert_eq!(stats["injected"]["lost_response"], 1, "{stats}");
+    let r = api.get(&path, &Keys::test_a()).await;
+    assert_eq!(standing(&r).0, 97, "the lost one counted once");
+
+    // Throttling is answered before anything is applied: resent, and counted once.
+    common::faults::set(&table, json!({"throttling": 0.5})).await;
+    let mut left = 97;
+    for _ in 0..10 {
+        let r = api.get(&path, &Keys::test_a()).await;
+        if r.status.as_u16() == 500 {
+            // Every attempt throttled: nothing was counted.
+            continue;
+        }
+        left -= 1;
+        assert_eq!(standing(&r).0, left);
+    }
+    let stats = common::faults::stats(&table).await;
+    common::faults::clear(&table).await;
+    assert!(
+        stats["injected"]["throttling"].as_u64() > Some(0),
+        "{stats}"
+    );
 }
