@@ -6,14 +6,9 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
-use aws_sdk_dynamodb::config::interceptors::{
-    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
-};
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
-use aws_smithy_types::config_bag::{Storable, StoreReplace};
+use common::store_log::{Recorder, sequential};
 use common::*;
 use serde_json::json;
 use shared::aws::dynamodb::DynamoStore;
@@ -24,8 +19,6 @@ use shared::runtime::{LocalQueue, Parts, Runtime};
 use shared::seed::Seed;
 use tower::ServiceExt;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
 /// (method, path, body, budget of sequential round trips (`None`: not budgeted), status)
 type Case = (
     &'static str,
@@ -34,88 +27,6 @@ type Case = (
     Option<usize>,
     u16,
 );
-
-#[derive(Debug, Clone)]
-struct Call {
-    operation: String,
-    start: Instant,
-    end: Option<Instant>,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Call>>>);
-
-#[derive(Debug, Clone)]
-struct CallIndex(usize);
-
-impl Storable for CallIndex {
-    type Storer = StoreReplace<Self>;
-}
-
-impl Intercept for Recorder {
-    fn name(&self) -> &'static str {
-        "RoundTripRecorder"
-    }
-
-    fn read_before_transmit(
-        &self,
-        context: &BeforeTransmitInterceptorContextRef<'_>,
-        _: &RuntimeComponents,
-        cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        let operation = context
-            .request()
-            .headers()
-            .get("x-amz-target")
-            .and_then(|t| t.split('.').nth(1))
-            .unwrap_or("?")
-            .to_owned();
-        let mut calls = self.0.lock().unwrap();
-        calls.push(Call {
-            operation,
-            start: Instant::now(),
-            end: None,
-        });
-        cfg.interceptor_state()
-            .store_put(CallIndex(calls.len() - 1));
-        Ok(())
-    }
-
-    fn read_before_deserialization(
-        &self,
-        _: &BeforeDeserializationInterceptorContextRef<'_>,
-        _: &RuntimeComponents,
-        cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        if let Some(CallIndex(i)) = cfg.load::<CallIndex>() {
-            self.0.lock().unwrap()[*i].end = Some(Instant::now());
-        }
-        Ok(())
-    }
-}
-
-impl Recorder {
-    fn take(&self) -> Vec<Call> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
-
-/// Requests that could not overlap: each starts after the previous one in the chain ended.
-fn sequential(calls: &[Call]) -> usize {
-    let mut calls = calls.to_vec();
-    calls.sort_by_key(|c| c.start);
-    let mut chain = 0;
-    let mut last_end: Option<Instant> = None;
-    for call in calls {
-        if last_end.is_none_or(|end| call.start >= end) {
-            chain += 1;
-            last_end = call.end;
-        } else if let (Some(end), Some(last)) = (call.end, last_end) {
-            last_end = Some(last.min(end));
-        }
-    }
-    chain
-}
 
 #[tokio::test]
 #[ignore = "needs DynamoDB (moto): scripts/test.sh runs it"]

@@ -9,6 +9,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::domain::{ApiKey, Brand, Creator};
 use crate::ports::{DeliveryQueue, RoomProvider, Store, Timers};
+use crate::ratelimit::Refusals;
 
 pub struct AppParts {
     pub config: Config,
@@ -25,6 +26,8 @@ pub struct Caches {
     /// Key hash -> the key and its brand, or `None` for an unknown key.
     pub keys: TtlCache<String, Option<(ApiKey, Brand)>>,
     pub creators: TtlCache<(), Arc<Vec<Creator>>>,
+    /// Brands refused by the rate limit in the current minute.
+    pub refusals: Refusals,
 }
 
 pub struct AppInner {
@@ -43,6 +46,7 @@ impl App {
             caches: Caches {
                 keys: TtlCache::new(KEY_TTL),
                 creators: TtlCache::new(CREATORS_TTL),
+                refusals: Refusals::default(),
             },
         }))
     }

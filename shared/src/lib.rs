@@ -2,6 +2,7 @@
 //! the domain model and its lifecycle, the request pipeline, the operations, and the ports with
 //! their adapters.
 
+pub mod admission;
 pub mod app;
 pub mod aws;
 pub mod cache;

@@ -1,6 +1,11 @@
 //! The ports the application needs from its backends. Each method is one atomic operation, so
 //! that an adapter maps it to one store request or transaction: embedded adapters live in
 //! [`crate::memory`], AWS adapters beside them.
+//!
+//! Reads whose cost grows with what they return (pages, windows, lists, the delivery log)
+//! wait for the admission of the request they serve ([`crate::admission::admitted`]) before
+//! making those reads; what they read first to find them may go alongside the request's
+//! rate-limit count.
 
 use std::time::Duration;
 
@@ -144,7 +149,7 @@ pub trait StreamStore: Send + Sync {
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>>;
 
     /// The brand's streams, newest first (`created_at`, then `id`, descending), optionally of
-    /// one status; `total` counts every match.
+    /// one status; `total` counts every match. The page is read once the request is admitted.
     async fn list_streams(
         &self,
         brand_id: &str,
@@ -153,7 +158,8 @@ pub trait StreamStore: Send + Sync {
         offset: usize,
     ) -> StoreResult<StreamPage>;
 
-    /// The brand's streams created at or after `since`, newest first.
+    /// The brand's streams created at or after `since`, newest first, read once the request
+    /// is admitted.
     async fn streams_created_since(
         &self,
         brand_id: &str,
@@ -250,6 +256,7 @@ pub trait WebhookStore: Send + Sync {
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateWebhookOutcome>;
     /// Newest first. Read consistently: a webhook is listed as soon as its registration answered.
+    /// Read once the request is admitted.
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>>;
     async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>>;
     /// Deletes the brand's webhook if it exists; nothing otherwise.

@@ -11,6 +11,8 @@ use shared::memory::{MemoryQueue, MemoryStore};
 use shared::ports::DeadLetter;
 use shared::runtime::{LocalQueue, Parts, Runtime};
 
+use super::store_log::{Recorder, StoreLog};
+
 pub fn is_dynamodb() -> bool {
     match std::env::var("TEST_BACKEND").as_deref() {
         Ok("dynamodb") => true,
@@ -29,19 +31,35 @@ async fn sdk() -> aws_config::SdkConfig {
 
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.
 pub async fn parts() -> (Parts, Option<DynamoStore>) {
+    let (parts, dynamo, _) = parts_logged().await;
+    (parts, dynamo)
+}
+
+/// [`parts`], and the log of the store requests made through them.
+pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
     if !is_dynamodb() {
         let store = MemoryStore::new();
+        let log = StoreLog::Memory {
+            store: store.clone(),
+            seen: Default::default(),
+        };
         let parts = Parts {
             store: Arc::new(store.clone()),
             memory: Some(store),
             queue: LocalQueue::Memory(MemoryQueue::new()),
             scheduler: None,
         };
-        return (parts, None);
+        return (parts, None, log);
     }
     let sdk = sdk().await;
     let name = format!("test-{}", uuid::Uuid::new_v4().simple());
-    let store = DynamoStore::new(aws_sdk_dynamodb::Client::new(&sdk), name.clone());
+    let recorder = Recorder::default();
+    let client = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&sdk)
+            .interceptor(recorder.clone())
+            .build(),
+    );
+    let store = DynamoStore::new(client, name.clone());
     store.create_table().await.expect("create table");
     let sqs = aws_sdk_sqs::Client::new(&sdk);
     let mut urls = Vec::new();
@@ -60,7 +78,7 @@ pub async fn parts() -> (Parts, Option<DynamoStore>) {
         queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
         scheduler: None,
     };
-    (parts, Some(store))
+    (parts, Some(store), StoreLog::Dynamo(recorder))
 }
 
 pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> Vec<StreamEvent> {

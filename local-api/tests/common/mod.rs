@@ -134,6 +134,7 @@ pub struct TestApi {
     pub clock: ManualClock,
     service: local_api::ApiService,
     background: Vec<tokio::task::JoinHandle<()>>,
+    store_log: store_log::StoreLog,
 }
 
 impl Drop for TestApi {
@@ -213,7 +214,7 @@ impl TestApi {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = shared::livekit::rooms_from_config(&config);
-        let (parts, dynamo) = backend::parts().await;
+        let (parts, dynamo, store_log) = backend::parts_logged().await;
         let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
         let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
         seed.load(&*runtime.app.store).await.unwrap();
@@ -230,7 +231,13 @@ impl TestApi {
             clock,
             service,
             background,
+            store_log,
         }
+    }
+
+    /// The store requests the app made since the last call (seeding's included).
+    pub fn store_requests(&self) -> store_log::StoreRequests {
+        self.store_log.take()
     }
 
     /// Loads more fixtures.
@@ -532,6 +539,7 @@ pub mod contract;
 pub mod fake_livekit;
 pub mod faults;
 pub mod receiver;
+pub mod store_log;
 
 /// The `local-api` binary started on a free loopback port with `args` and `envs`: the process,
 /// the first line it printed, its base URL (`http://127.0.0.1:<port>/api/v1`) and the rest of

@@ -27,8 +27,8 @@ pub struct GatewayRequestId(pub String);
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Completes a router for serving: the 404 envelope for unknown paths and for methods a path
-/// does not serve, rate-limit counts settled (reads' deferred ones, and every counted
-/// request's headers), `X-Request-Id` on every response, and one access-log line per request.
+/// does not serve, every counted request's rate-limit headers, `X-Request-Id` on every
+/// response, and one access-log line per request.
 pub fn finish(router: Router) -> Router {
     router
         .route_layer(middleware::from_fn(remember_route))

@@ -5,14 +5,20 @@
 //! Each endpoint's declaration ([`super::endpoints`]) names the scope it needs; the router
 //! runs this pipeline before the handler ([`super::routes`]).
 //!
-//! A read (`GET`, `HEAD`) that passes everything but the count is counted while its handler
-//! runs, and [`settle_count`] answers `429` in place of the handler's response when the count
-//! refuses: the same answer, one store round trip sooner. Writes are counted first.
+//! A brand refused earlier in the minute on this instance is refused at once, with no count
+//! and no read for the operation ([`crate::ratelimit::Refusals`]). Otherwise writes are counted
+//! first. A read (`GET`, `HEAD`) that passes everything but the count is counted while its
+//! handler runs ([`DeferredCount`]): the handler's cheap reads go alongside the count, and the
+//! reads that grow with what they return wait for its admission ([`crate::admission`]). When
+//! the count refuses, the handler is dropped and `429` answers in its place: the same answer,
+//! and its costly reads never made.
 //!
 //! Whichever way a request was counted, [`settle_count`] writes the standing it was counted at
 //! onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
 //! authentication, and no other.
 
+use std::future::Future;
+use std::pin::pin;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::Request;
@@ -20,41 +26,43 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use tokio::task::JoinHandle;
 
+use crate::admission;
 use crate::app::App;
 use crate::domain::account::{self, KeyEnvironment};
 use crate::domain::{Caller, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::ratelimit::{self, Standing};
 
-/// The pipeline of a keyed endpoint's request, recording its count in `slot`. A read (`GET`,
-/// `HEAD`) that passes everything else is counted while its handler runs.
+/// The pipeline of a keyed endpoint's request, recording its standing in `slot`. A read
+/// (`GET`, `HEAD`) that passes everything else comes back with its count still to run
+/// alongside its handler.
 pub async fn admit(
     app: &App,
     headers: &HeaderMap,
     method: &Method,
     scope: Scope,
     slot: &RequestCount,
-) -> ApiResult<Caller> {
+) -> ApiResult<(Caller, Option<DeferredCount>)> {
     let defer = matches!(*method, Method::GET | Method::HEAD);
     authorize_with(app, headers, scope, slot, defer).await
 }
 
 /// Runs authentication, rate limit, scope check and plan gate, in that order.
 pub async fn authorize(app: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Caller> {
-    authorize_with(app, headers, scope, &RequestCount::default(), false).await
+    let (caller, _) = authorize_with(app, headers, scope, &RequestCount::default(), false).await?;
+    Ok(caller)
 }
 
-/// [`authorize`], recording the count in `slot`; a read (`defer`) that passes everything
-/// else is counted while its handler runs.
+/// [`authorize`], recording the standing in `slot`; a read (`defer`) that passes everything
+/// else is given its count to run alongside the handler.
 async fn authorize_with(
     app: &App,
     headers: &HeaderMap,
     scope: Scope,
     slot: &RequestCount,
     defer: bool,
-) -> ApiResult<Caller> {
+) -> ApiResult<(Caller, Option<DeferredCount>)> {
     let (caller, counted) = authenticate(app, headers, slot).await?;
     let refusal = if !caller.key.has_scope(scope) {
         Some(ApiError::InsufficientScope(scope))
@@ -63,81 +71,103 @@ async fn authorize_with(
     } else {
         None
     };
+    let mut deferred = None;
     if !counted {
+        // 429 comes before 403 and 402.
+        if let Some(standing) = remembered_refusal(app, &caller.brand.id, slot) {
+            standing.admit()?;
+        }
         match (defer, &refusal) {
-            (true, None) => slot.start(app, &caller.brand.id),
-            // 429 comes before 403 and 402, so a refusal waits for the count.
+            (true, None) => {
+                deferred = Some(DeferredCount {
+                    app: app.clone(),
+                    brand_id: caller.brand.id.clone(),
+                    slot: slot.clone(),
+                })
+            }
+            // A refusal waits for the count.
             _ => count_request(app, &caller.brand.id, slot).await?,
         }
     }
     match refusal {
         Some(refusal) => Err(refusal),
-        None => Ok(caller),
+        None => Ok((caller, deferred)),
     }
 }
 
-/// The rate-limit count of one request: its standing once counted, or the count of a read
-/// still running while its handler does.
-#[derive(Clone, Default)]
-pub struct RequestCount(Arc<Mutex<CountState>>);
-
-#[derive(Default)]
-struct CountState {
-    standing: Option<Standing>,
-    running: Option<JoinHandle<Result<Standing, StoreError>>>,
+/// The standing of a brand this instance saw refused earlier in the minute, recorded in
+/// `slot`: the request is refused without a count.
+fn remembered_refusal(app: &App, brand_id: &str, slot: &RequestCount) -> Option<Standing> {
+    let standing = app.caches().refusals.standing(brand_id, app.clock.now())?;
+    slot.record(standing);
+    Some(standing)
 }
+
+/// The standing a request was counted at, for [`settle_count`] to write on its answer.
+#[derive(Clone, Default)]
+pub struct RequestCount(Arc<Mutex<Option<Standing>>>);
 
 impl RequestCount {
-    fn lock(&self) -> std::sync::MutexGuard<'_, CountState> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn record(&self, standing: Standing) {
-        self.lock().standing = Some(standing);
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(standing);
     }
 
-    fn start(&self, app: &App, brand_id: &str) {
-        let (app, brand_id) = (app.clone(), brand_id.to_owned());
-        let count = tokio::spawn(async move {
-            ratelimit::count(app.store.as_ref(), &brand_id, app.clock.now()).await
-        });
-        self.lock().running = Some(count);
-    }
-
-    /// `response` with the standing's headers, or `429` in its place when a read's count
-    /// refused it (a failed count: `500`).
-    async fn settle(self, response: Response) -> Response {
-        let running = self.lock().running.take();
-        let mut response = match running {
-            None => response,
-            Some(count) => match count.await {
-                Ok(Ok(standing)) => {
-                    self.record(standing);
-                    match standing.admit() {
-                        Ok(()) => response,
-                        Err(refusal) => refusal.into_response(),
-                    }
-                }
-                Ok(Err(err)) => return ApiError::Db(err).into_response(),
-                Err(err) => {
-                    return ApiError::Db(StoreError::Backend(err.to_string())).into_response();
-                }
-            },
-        };
-        if let Some(standing) = self.lock().standing {
-            standing.write(response.headers_mut());
-        }
-        response
+    fn standing(&self) -> Option<Standing> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-/// Middleware of every router: gives each request a slot for its count, and settles it once
-/// the handler has answered.
+/// The count of a read that passed everything else, to run alongside its handler.
+pub struct DeferredCount {
+    app: App,
+    brand_id: String,
+    slot: RequestCount,
+}
+
+impl DeferredCount {
+    /// Runs `handler` alongside the count, in this task. The handler's reads that wait for
+    /// admission ([`admission::admitted`]) run once the count admits the request. A refused
+    /// count drops the handler wherever it is and answers `429` (a failed count: `500`).
+    pub async fn alongside(self, handler: impl Future<Output = Response>) -> Response {
+        let (admission, gate) = admission::gate();
+        let mut handler = pin!(admission::behind(gate, handler));
+        let mut count = pin!(count(&self.app, &self.brand_id));
+        let mut answered = None;
+        // The handler goes first, up to its first gated read, so that its cheap reads leave
+        // with the count.
+        let counted = loop {
+            tokio::select! {
+                biased;
+                response = &mut handler, if answered.is_none() => answered = Some(response),
+                counted = &mut count => break counted,
+            }
+        };
+        let standing = match counted {
+            Ok(standing) => standing,
+            Err(err) => return ApiError::Db(err).into_response(),
+        };
+        self.slot.record(standing);
+        if let Err(refusal) = standing.admit() {
+            return refusal.into_response();
+        }
+        admission.admit();
+        match answered {
+            Some(response) => response,
+            None => handler.await,
+        }
+    }
+}
+
+/// Middleware of every router: gives each request a slot for its standing, and writes the
+/// standing onto the answer.
 pub async fn settle_count(mut request: Request, next: Next) -> Response {
     let slot = RequestCount::default();
     request.extensions_mut().insert(slot.clone());
-    let response = next.run(request).await;
-    slot.settle(response).await
+    let mut response = next.run(request).await;
+    if let Some(standing) = slot.standing() {
+        standing.write(response.headers_mut());
+    }
+    response
 }
 
 /// Authentication, and on a cold cache the rate limit too (`true` when counted). Every way of
@@ -175,15 +205,19 @@ async fn authenticate(
                 cache.put(key_hash, None, now);
                 return Err(ApiError::Unauthorized);
             }
-            let (brand, counted) = tokio::join!(
-                app.store.get_brand(&key.brand_id),
-                count_request(app, &key.brand_id, slot)
-            );
+            // A brand refused earlier in the minute is not counted: only the brand is read.
+            let refused = app.caches().refusals.standing(&key.brand_id, now).is_some();
+            let counting = async {
+                match refused {
+                    true => Ok(false),
+                    false => count_request(app, &key.brand_id, slot).await.map(|()| true),
+                }
+            };
+            let (brand, counted) = tokio::join!(app.store.get_brand(&key.brand_id), counting);
             let found = brand?.map(|brand| (key, brand));
             cache.put(key_hash, found.clone(), now);
             let (key, brand) = found.ok_or(ApiError::Unauthorized)?;
-            counted?;
-            (key, brand, true)
+            (key, brand, counted?)
         }
     };
     let caller = Caller {
@@ -196,9 +230,19 @@ async fn authenticate(
 
 /// Counts the request now, recording its standing in `slot`.
 async fn count_request(app: &App, brand_id: &str, slot: &RequestCount) -> ApiResult<()> {
-    let standing = ratelimit::count(app.store.as_ref(), brand_id, app.clock.now()).await?;
+    let standing = count(app, brand_id).await?;
     slot.record(standing);
     standing.admit()
+}
+
+/// Counts one request of `brand_id`; a refusal is remembered for the rest of its minute.
+async fn count(app: &App, brand_id: &str) -> Result<Standing, StoreError> {
+    let now = app.clock.now();
+    let standing = ratelimit::count(app.store.as_ref(), brand_id, now).await?;
+    if standing.refuses() {
+        app.caches().refusals.remember(brand_id, now);
+    }
+    Ok(standing)
 }
 
 /// The token of an `Authorization: Bearer <token>` header; the scheme is case-insensitive.

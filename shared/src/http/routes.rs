@@ -84,10 +84,13 @@ async fn authorize(
         .cloned()
         .unwrap_or_default();
     match pipeline::admit(&app, request.headers(), request.method(), scope, &count).await {
-        Ok(caller) => {
+        Ok((caller, deferred)) => {
             let brand = AccessBrand(caller.brand.id.clone());
             request.extensions_mut().insert(caller);
-            let mut response = next.run(request).await;
+            let mut response = match deferred {
+                Some(count) => count.alongside(next.run(request)).await,
+                None => next.run(request).await,
+            };
             response.extensions_mut().insert(brand);
             response
         }

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
+use crate::admission;
 use crate::domain::idempotency::RETENTION;
 use crate::domain::room_cleanup::RoomCleanup;
 use crate::domain::stream::Transition;
@@ -227,6 +228,7 @@ pub struct MemoryStore {
     state: Arc<Mutex<State>>,
     pub(super) outbox_ready: Arc<Notify>,
     fail: Arc<std::sync::atomic::AtomicBool>,
+    requests: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl MemoryStore {
@@ -235,6 +237,8 @@ impl MemoryStore {
     }
 
     pub(super) fn lock(&self) -> StoreResult<MutexGuard<'_, State>> {
+        self.requests
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(crate::error::StoreError::Backend(
                 "the embedded store is set to fail".into(),
@@ -244,6 +248,12 @@ impl MemoryStore {
             .state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Store requests made so far: each call of a port method is one (tests of the work a
+    /// request does).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Makes every later call fail, as a backend outage would (tests of `db_error`).
@@ -377,6 +387,7 @@ impl StreamStore for MemoryStore {
         limit: usize,
         offset: usize,
     ) -> StoreResult<StreamPage> {
+        admission::admitted().await;
         let state = self.lock()?;
         let ordered = match status {
             None => state.streams_by_brand.get(brand_id),
@@ -402,6 +413,7 @@ impl StreamStore for MemoryStore {
         brand_id: &str,
         since: DateTime<Utc>,
     ) -> StoreResult<Vec<Stream>> {
+        admission::admitted().await;
         let state = self.lock()?;
         Ok(state
             .streams_by_brand

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::store::MemoryStore;
+use crate::admission;
 use crate::domain::Webhook;
 use crate::domain::delivery_log::{
     self, AttemptFilter, AttemptStatus, DeliveredEvent, DeliveryAttempt,
@@ -43,6 +44,7 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
+        admission::admitted().await;
         let mut webhooks: Vec<Webhook> = self
             .lock()?
             .webhooks
@@ -133,6 +135,7 @@ impl WebhookStore for MemoryStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<DeliveryAttempt>> {
+        admission::admitted().await;
         let state = self.lock()?;
         let Some(log) = state.delivery_logs.get(&webhook_id) else {
             return Ok(Vec::new());

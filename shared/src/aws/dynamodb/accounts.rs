@@ -7,7 +7,7 @@ use super::items::{
     ItemExt, api_key_from_item, api_key_item, corrupt, creator_from_item, creator_item, n, s,
 };
 use super::keys::{self, CREATORS_PK};
-use super::requests::{backend, retrying};
+use super::requests::{backend, no_sdk_retries, retrying, retrying_unapplied};
 use super::{DynamoStore, table::TTL_ATTRIBUTE};
 use crate::domain::{ApiKey, Brand, Creator, Plan, Stream};
 use crate::ports::{AccountStore, AdminStore, CreatorStore, RateLimitStore, StoreResult};
@@ -44,8 +44,12 @@ impl AccountStore for DynamoStore {
 
 #[async_trait]
 impl RateLimitStore for DynamoStore {
+    /// One `ADD` per request. Applied twice it would count the request twice, and DynamoDB
+    /// cannot tell a resent `UpdateItem` from a new one, so it is sent again only when DynamoDB
+    /// refused it unapplied (throttling, capacity). Any other failure (a lost answer among
+    /// them) fails the request with `500 db_error`, counted at most once.
     async fn count_request(&self, brand_id: &str, window_start: DateTime<Utc>) -> StoreResult<u64> {
-        let out = retrying(|| {
+        let out = retrying_unapplied(|| {
             self.client
                 .update_item()
                 .table_name(&self.table)
@@ -56,6 +60,8 @@ impl RateLimitStore for DynamoStore {
                 .expression_attribute_values(":one", n(1))
                 .expression_attribute_values(":ttl", n(window_start.timestamp() + RATE_TTL_SECS))
                 .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+                .customize()
+                .config_override(no_sdk_retries())
                 .send()
         })
         .await

@@ -5,7 +5,9 @@
 //! throttling or conflicts), `TransactionConflictException` on single-item writes, internal
 //! errors and lost connections are retried with exponential backoff and full jitter, on top of
 //! the SDK's own few quick retries. A transaction keeps one `ClientRequestToken` across its
-//! retries, so one whose answer was lost is not applied twice. What still fails is a
+//! retries, so one whose answer was lost is not applied twice. The rate-limit count's `ADD`,
+//! which no token protects, goes through [`retrying_unapplied`] instead: resent only when
+//! DynamoDB refused it unapplied. What still fails is a
 //! [`StoreError`], which the API answers as `500 db_error`; a failed transaction wrote nothing.
 
 use chrono::{DateTime, Utc};
@@ -121,6 +123,50 @@ where
             other => return other,
         }
     }
+}
+
+/// Whether DynamoDB refused the request without applying it: throttling, capacity, or a
+/// transaction holding the item.
+fn refused_unapplied<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
+    matches!(
+        err.as_service_error().and_then(ProvideErrorMetadata::code),
+        Some(
+            "ThrottlingException"
+                | "ProvisionedThroughputExceededException"
+                | "RequestLimitExceeded"
+                | "TransactionConflictException"
+        )
+    )
+}
+
+/// [`retrying`] for a write that two applications would change twice (an `ADD`): sent again
+/// only when DynamoDB refused it unapplied. A lost connection, a lost answer or an internal
+/// error may follow an applied write, so they fail the request instead. The request must be
+/// sent with the SDK's own retries off ([`no_sdk_retries`]).
+pub(super) async fn retrying_unapplied<T, E, R, F, Fut>(mut request: F) -> Result<T, SdkError<E, R>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, SdkError<E, R>>>,
+    E: ProvideErrorMetadata + Any,
+{
+    let mut attempt = 0;
+    loop {
+        match request().await {
+            Err(err) if attempt + 1 < ATTEMPTS && refused_unapplied(&err) => {
+                attempt += 1;
+                tracing::debug!(attempt, code = ?err.code(), "DynamoDB request retried");
+                tokio::time::sleep(backoff(attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A client configuration that sends each request once: the SDK retries lost connections,
+/// timeouts and internal errors, after which a write may have been applied.
+pub(super) fn no_sdk_retries() -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::config::Builder::default()
+        .retry_config(aws_sdk_dynamodb::config::retry::RetryConfig::disabled())
 }
 
 /// Whether a single-item write was refused by its condition.

@@ -17,6 +17,7 @@ use super::requests::{
 use super::room_cleanups::cleanup_item;
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
+use crate::admission;
 use crate::domain::event::EventType;
 use crate::domain::stream::Transition;
 use crate::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
@@ -171,6 +172,8 @@ impl StreamStore for DynamoStore {
         offset: usize,
     ) -> StoreResult<StreamPage> {
         let index = BrandIndex::from_item(&self.brand_counters(brand_id).await?)?;
+        // The page's reads wait for the request's admission; the counters went alongside it.
+        admission::admitted().await;
         let (offset, limit) = (offset as u64, limit as u64);
         let positions = match status {
             None => index.page(offset, limit),
@@ -203,6 +206,9 @@ impl StreamStore for DynamoStore {
         let (counters, day_items) =
             tokio::join!(self.brand_counters(brand_id), self.batch_get(day_keys));
         let index = BrandIndex::from_item(&counters?)?;
+        // The window's reads wait for the request's admission; the counters and the days
+        // went alongside it.
+        admission::admitted().await;
         if index
             .newest
             .as_ref()

@@ -16,6 +16,7 @@ use super::requests::{
 };
 use chrono::{DateTime, Utc};
 
+use crate::admission;
 use crate::domain::Webhook;
 use crate::domain::delivery_log::{AttemptFilter, DeliveredEvent, DeliveryAttempt};
 use crate::domain::webhook::WebhookChanges;
@@ -63,6 +64,7 @@ impl WebhookStore for DynamoStore {
     }
 
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
+        admission::admitted().await;
         let mut webhooks = self
             .query_partition(&keys::brand_pk(brand_id), Some(WEBHOOK_SK_PREFIX))
             .await?
@@ -226,6 +228,7 @@ impl WebhookStore for DynamoStore {
         after: Option<&str>,
         limit: usize,
     ) -> StoreResult<Vec<DeliveryAttempt>> {
+        admission::admitted().await;
         self.attempts_page(brand_id, webhook_id, filter, since, after, limit)
             .await
     }
