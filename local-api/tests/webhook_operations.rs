@@ -905,6 +905,12 @@ async fn walk(
     }
 }
 
+/// A cursor as a client could forge one: the right webhook and no filters, any position.
+fn forged_cursor(webhook_id: &str, position: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(json!({"w": webhook_id, "s": "", "e": "", "p": position}).to_string())
+}
+
 #[tokio::test]
 async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
     let api = TestApi::new().await;
@@ -988,6 +994,17 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
         (id.as_str(), "?cursor=not-a-cursor".into()),
         (id.as_str(), "?cursor=".into()),
         (id.as_str(), "?cursor=e30".into()),
+        (
+            id.as_str(),
+            format!("?cursor={}", forged_cursor(&id, &"9".repeat(3000))),
+        ),
+        (
+            id.as_str(),
+            format!(
+                "?cursor={}",
+                forged_cursor(&id, "2026-01-01T00:00:00.000000Z#evt_x")
+            ),
+        ),
     ] {
         api.get(
             &format!("/webhooks/{webhook}/deliveries{query}"),
@@ -996,6 +1013,17 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
         .await
         .assert_error(400, "invalid_fields");
     }
+    // A cursor whose place aged out of the 30 days has nothing after it; an event id that
+    // cannot be one matches nothing.
+    let aged = forged_cursor(&id, "2020-01-01T00:00:00.000000Z#evt_x#1");
+    let page = log(&api, &id, &format!("?cursor={aged}")).await;
+    assert_eq!(
+        (page["deliveries"].clone(), page["next_cursor"].clone()),
+        (json!([]), Value::Null)
+    );
+    let long = "e".repeat(5_000);
+    let page = log(&api, &id, &format!("?event_id={long}")).await;
+    assert_eq!(page["deliveries"], json!([]));
     // The same cursor with its filters goes on.
     let next = log(
         &api,

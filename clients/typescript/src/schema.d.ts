@@ -213,7 +213,7 @@ export interface paths {
         };
         /**
          * A webhook's delivery attempts of the last 30 days, newest first.
-         * @description Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
+         * @description Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns every attempt of the window once, in order, while new ones are recorded (they appear on a new walk). A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -235,7 +235,7 @@ export interface paths {
         put?: never;
         /**
          * Send events to a webhook again.
-         * @description Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).
+         * @description Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (the events of the last 30 days created at or after it whose delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
          */
         post: operations["redeliverWebhookEvents"];
         delete?: never;
@@ -411,16 +411,15 @@ export interface components {
         };
         /** @description Response of `GET /webhooks/{id}/deliveries`. */
         DeliveryLog: {
+            /** @description Newest first. */
             deliveries: components["schemas"]["DeliveryLogEntry"][];
             /** Format: uint64 */
             limit: number;
-            /** Format: uint64 */
-            offset: number;
             /**
-             * Format: uint64
-             * @description Attempts matching the filters, over every page.
+             * @description The `cursor` of the next page, or `null` on the last. Valid only with the same webhook
+             *     and filters.
              */
-            total: number;
+            next_cursor: string | null;
         };
         /** @description An item of `GET /webhooks/{id}/deliveries`: never a response body, never a secret. */
         DeliveryLogEntry: {
@@ -506,6 +505,8 @@ export interface components {
         };
         /** @description Response of `POST /webhooks/{id}/redeliver`. */
         Redelivered: {
+            /** @description With `since`: more failed deliveries match; the same call again queues the next ones. */
+            has_more: boolean;
             /** Format: uint64 */
             queued: number;
             /** Format: uuid */
@@ -2119,8 +2120,8 @@ export interface operations {
                 event_id?: string;
                 /** @description Page size; clamped into range. */
                 limit?: number;
-                /** @description Attempts to skip; clamped to 0. */
-                offset?: number;
+                /** @description The `next_cursor` of the previous page, with the same filters. */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2144,6 +2145,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeliveryLog"];
+                };
+            };
+            /** @description A `cursor` that is malformed, another webhook's, or made with other filters (`invalid_fields`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */

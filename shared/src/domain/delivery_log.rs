@@ -68,6 +68,28 @@ impl DeliveryAttempt {
     }
 }
 
+/// Whether `raw` has the shape of a [`DeliveryAttempt::position`] (time, event id, attempt).
+fn is_position(raw: &str) -> bool {
+    let mut parts = raw.splitn(3, '#');
+    let (Some(time), Some(event_id), Some(attempt)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    raw.len() <= 128
+        && DateTime::parse_from_rfc3339(time).is_ok()
+        && is_event_id_shape(event_id)
+        && attempt.parse::<u32>().is_ok()
+}
+
+/// Whether `raw` could be an event id: a filter that cannot matches nothing, without a read
+/// (and never reaches the store as an oversized key).
+pub fn is_event_id_shape(raw: &str) -> bool {
+    (1..=64).contains(&raw.len())
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
+}
+
 /// What a page of the log is filtered by.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AttemptFilter {
@@ -123,7 +145,7 @@ impl LogCursor {
         if cursor.webhook_id != webhook_id
             || cursor.status != status
             || cursor.event_id != event_id
-            || cursor.after.is_empty()
+            || !is_position(&cursor.after)
         {
             return Err(refused());
         }

@@ -339,7 +339,17 @@ pub async fn deliveries(
             )
         })
         .transpose()?;
+    let matches_nothing = query
+        .event_id
+        .is_some_and(|event_id| !delivery_log::is_event_id_shape(event_id));
     let status = match query.status.map(AttemptStatus::parse) {
+        _ if matches_nothing => {
+            return Ok(DeliveryLog {
+                deliveries: Vec::new(),
+                limit,
+                next_cursor: None,
+            });
+        }
         Some(None) => {
             return Ok(DeliveryLog {
                 deliveries: Vec::new(),

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -18,16 +18,15 @@ class DeliveryLog:
     """Response of `GET /webhooks/{id}/deliveries`.
 
     Attributes:
-        deliveries (list[DeliveryLogEntry]):
+        deliveries (list[DeliveryLogEntry]): Newest first.
         limit (int):
-        offset (int):
-        total (int): Attempts matching the filters, over every page.
+        next_cursor (None | str): The `cursor` of the next page, or `null` on the last. Valid only with the same webhook
+            and filters.
     """
 
     deliveries: list[DeliveryLogEntry]
     limit: int
-    offset: int
-    total: int
+    next_cursor: None | str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,9 +37,8 @@ class DeliveryLog:
 
         limit = self.limit
 
-        offset = self.offset
-
-        total = self.total
+        next_cursor: None | str
+        next_cursor = self.next_cursor
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -48,8 +46,7 @@ class DeliveryLog:
             {
                 "deliveries": deliveries,
                 "limit": limit,
-                "offset": offset,
-                "total": total,
+                "next_cursor": next_cursor,
             }
         )
 
@@ -69,15 +66,17 @@ class DeliveryLog:
 
         limit = d.pop("limit")
 
-        offset = d.pop("offset")
+        def _parse_next_cursor(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
 
-        total = d.pop("total")
+        next_cursor = _parse_next_cursor(d.pop("next_cursor"))
 
         delivery_log = cls(
             deliveries=deliveries,
             limit=limit,
-            offset=offset,
-            total=total,
+            next_cursor=next_cursor,
         )
 
         delivery_log.additional_properties = d

@@ -15,15 +15,19 @@ class Redelivered:
     """Response of `POST /webhooks/{id}/redeliver`.
 
     Attributes:
+        has_more (bool): With `since`: more failed deliveries match; the same call again queues the next ones.
         queued (int):
         webhook_id (UUID):
     """
 
+    has_more: bool
     queued: int
     webhook_id: UUID
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        has_more = self.has_more
+
         queued = self.queued
 
         webhook_id = str(self.webhook_id)
@@ -32,6 +36,7 @@ class Redelivered:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "has_more": has_more,
                 "queued": queued,
                 "webhook_id": webhook_id,
             }
@@ -42,11 +47,14 @@ class Redelivered:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        has_more = d.pop("has_more")
+
         queued = d.pop("queued")
 
         webhook_id = UUID(d.pop("webhook_id"))
 
         redelivered = cls(
+            has_more=has_more,
             queued=queued,
             webhook_id=webhook_id,
         )

@@ -482,7 +482,7 @@ impl LiveStreamHostingApiClient {
     }
     /// A webhook's delivery attempts of the last 30 days, newest first.
     ///
-    /// Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
+    /// Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns every attempt of the window once, in order, while new ones are recorded (they appear on a new walk). A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
     ///
     /// * Path: `GET /webhooks/{id}/deliveries`
     pub async fn list_webhook_deliveries(
@@ -519,7 +519,7 @@ impl LiveStreamHostingApiClient {
     }
     /// Send events to a webhook again.
     ///
-    /// Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).
+    /// Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (the events of the last 30 days created at or after it whose delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
     ///
     /// * Path: `POST /webhooks/{id}/redeliver`
     pub async fn redeliver_webhook_events(

@@ -138,11 +138,12 @@ pub struct CreatorList {
 /// Response of `GET /webhooks/{id}/deliveries`.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct DeliveryLog {
+    /// Newest first.
     pub deliveries: Vec<DeliveryLogEntry>,
     pub limit: u64,
-    pub offset: u64,
-    /// Attempts matching the filters, over every page.
-    pub total: u64,
+    /// The `cursor` of the next page, or `null` on the last. Valid only with the same webhook
+    /// and filters.
+    pub next_cursor: Option<String>,
 }
 /// An item of `GET /webhooks/{id}/deliveries`: never a response body, never a secret.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
@@ -384,6 +385,8 @@ pub struct RedeliverRequest {
 /// Response of `POST /webhooks/{id}/redeliver`.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct Redelivered {
+    /// With `since`: more failed deliveries match; the same call again queues the next ones.
+    pub has_more: bool,
     pub queued: u64,
     pub webhook_id: uuid::Uuid,
 }
@@ -2372,12 +2375,10 @@ pub struct ListWebhookDeliveriesRequestQuery {
     #[validate(range(min = 1i64, max = 100i64))]
     #[default(Some(20i64))]
     pub limit: Option<i64>,
-    /// Attempts to skip; clamped to 0.
-    #[validate(range(min = 0i64))]
-    #[default(Some(0i64))]
-    pub offset: Option<i64>,
+    /// The `next_cursor` of the previous page, with the same filters.
+    pub cursor: Option<String>,
 }
-/// Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
+/// Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns every attempt of the window once, in order, while new ones are recorded (they appear on a new walk). A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct ListWebhookDeliveriesRequest {
     #[validate(nested)]
@@ -2417,6 +2418,19 @@ impl ListWebhookDeliveriesRequest {
                 >::json_with_diagnostics(req)
                     .await?;
                 return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
             }
             return Ok(ApiResponse::Other(Box::new(req)));
         }
@@ -2515,7 +2529,7 @@ pub struct RedeliverWebhookEventsRequestPath {
     #[validate(length(min = 1u64))]
     pub id: String,
 }
-/// Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (every event of the last 30 days created at or after it whose delivery to this webhook ended failed, each sent again once).
+/// Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (the events of the last 30 days created at or after it whose delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct RedeliverWebhookEventsRequest {
     #[validate(nested)]

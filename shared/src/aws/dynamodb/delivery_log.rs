@@ -175,6 +175,12 @@ impl DynamoStore {
             filter.status.map(status_name),
             filter.event_id.as_deref(),
         );
+        let since = sortable(since);
+        // DynamoDB refuses a start key outside the range: a cursor that aged out of the
+        // window has nothing after it.
+        if after.is_some_and(|after| after < since.as_str()) {
+            return Ok(Vec::new());
+        }
         let start = after.map(|after| keys::key(pk.clone(), after));
         let limit = i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000);
         let out = retrying(|| {
@@ -183,7 +189,7 @@ impl DynamoStore {
                 .table_name(&self.table)
                 .key_condition_expression("pk = :pk AND sk >= :since")
                 .expression_attribute_values(":pk", s(&pk))
-                .expression_attribute_values(":since", s(sortable(since)))
+                .expression_attribute_values(":since", s(&since))
                 .scan_index_forward(false)
                 .set_exclusive_start_key(start.clone())
                 .limit(limit)

@@ -18,7 +18,7 @@ def _get_kwargs(
     status: AttemptStatus | Unset = UNSET,
     event_id: str | Unset = UNSET,
     limit: int | Unset = 20,
-    offset: int | Unset = 0,
+    cursor: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -33,7 +33,7 @@ def _get_kwargs(
 
     params["limit"] = limit
 
-    params["offset"] = offset
+    params["cursor"] = cursor
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -53,6 +53,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
         response_200 = DeliveryLog.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 400:
+        response_400 = Error.from_dict(response.json())
+
+        return response_400
 
     if response.status_code == 401:
         response_401 = Error.from_dict(response.json())
@@ -106,12 +111,14 @@ def sync_detailed(
     status: AttemptStatus | Unset = UNSET,
     event_id: str | Unset = UNSET,
     limit: int | Unset = 20,
-    offset: int | Unset = 0,
+    cursor: str | Unset = UNSET,
 ) -> Response[DeliveryLog | Error]:
     """A webhook's delivery attempts of the last 30 days, newest first.
 
-     Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its
-    default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
+     Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns
+    every attempt of the window once, in order, while new ones are recorded (they appear on a new walk).
+    A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes
+    its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
     secret.
 
     Args:
@@ -119,7 +126,7 @@ def sync_detailed(
         status (AttemptStatus | Unset):
         event_id (str | Unset):
         limit (int | Unset):  Default: 20.
-        offset (int | Unset):  Default: 0.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -134,7 +141,7 @@ def sync_detailed(
         status=status,
         event_id=event_id,
         limit=limit,
-        offset=offset,
+        cursor=cursor,
     )
 
     response = client.get_httpx_client().request(
@@ -151,12 +158,14 @@ def sync(
     status: AttemptStatus | Unset = UNSET,
     event_id: str | Unset = UNSET,
     limit: int | Unset = 20,
-    offset: int | Unset = 0,
+    cursor: str | Unset = UNSET,
 ) -> DeliveryLog | Error | None:
     """A webhook's delivery attempts of the last 30 days, newest first.
 
-     Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its
-    default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
+     Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns
+    every attempt of the window once, in order, while new ones are recorded (they appear on a new walk).
+    A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes
+    its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
     secret.
 
     Args:
@@ -164,7 +173,7 @@ def sync(
         status (AttemptStatus | Unset):
         event_id (str | Unset):
         limit (int | Unset):  Default: 20.
-        offset (int | Unset):  Default: 0.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -180,7 +189,7 @@ def sync(
         status=status,
         event_id=event_id,
         limit=limit,
-        offset=offset,
+        cursor=cursor,
     ).parsed
 
 
@@ -191,12 +200,14 @@ async def asyncio_detailed(
     status: AttemptStatus | Unset = UNSET,
     event_id: str | Unset = UNSET,
     limit: int | Unset = 20,
-    offset: int | Unset = 0,
+    cursor: str | Unset = UNSET,
 ) -> Response[DeliveryLog | Error]:
     """A webhook's delivery attempts of the last 30 days, newest first.
 
-     Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its
-    default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
+     Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns
+    every attempt of the window once, in order, while new ones are recorded (they appear on a new walk).
+    A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes
+    its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
     secret.
 
     Args:
@@ -204,7 +215,7 @@ async def asyncio_detailed(
         status (AttemptStatus | Unset):
         event_id (str | Unset):
         limit (int | Unset):  Default: 20.
-        offset (int | Unset):  Default: 0.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -219,7 +230,7 @@ async def asyncio_detailed(
         status=status,
         event_id=event_id,
         limit=limit,
-        offset=offset,
+        cursor=cursor,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -234,12 +245,14 @@ async def asyncio(
     status: AttemptStatus | Unset = UNSET,
     event_id: str | Unset = UNSET,
     limit: int | Unset = 20,
-    offset: int | Unset = 0,
+    cursor: str | Unset = UNSET,
 ) -> DeliveryLog | Error | None:
     """A webhook's delivery attempts of the last 30 days, newest first.
 
-     Paged like `GET /streams`: never `400`; a malformed or out-of-range `limit` or `offset` takes its
-    default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
+     Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns
+    every attempt of the window once, in order, while new ones are recorded (they appear on a new walk).
+    A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes
+    its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a
     secret.
 
     Args:
@@ -247,7 +260,7 @@ async def asyncio(
         status (AttemptStatus | Unset):
         event_id (str | Unset):
         limit (int | Unset):  Default: 20.
-        offset (int | Unset):  Default: 0.
+        cursor (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -264,6 +277,6 @@ async def asyncio(
             status=status,
             event_id=event_id,
             limit=limit,
-            offset=offset,
+            cursor=cursor,
         )
     ).parsed

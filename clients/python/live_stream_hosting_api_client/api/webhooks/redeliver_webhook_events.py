@@ -99,8 +99,9 @@ def sync_detailed(
     """Send events to a webhook again.
 
      Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own
-    attempts and retries) or `since` (every event of the last 30 days created at or after it whose
-    delivery to this webhook ended failed, each sent again once).
+    attempts and retries) or `since` (the events of the last 30 days created at or after it whose
+    delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again
+    once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
 
     Args:
         id (str):
@@ -135,8 +136,9 @@ def sync(
     """Send events to a webhook again.
 
      Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own
-    attempts and retries) or `since` (every event of the last 30 days created at or after it whose
-    delivery to this webhook ended failed, each sent again once).
+    attempts and retries) or `since` (the events of the last 30 days created at or after it whose
+    delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again
+    once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
 
     Args:
         id (str):
@@ -166,8 +168,9 @@ async def asyncio_detailed(
     """Send events to a webhook again.
 
      Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own
-    attempts and retries) or `since` (every event of the last 30 days created at or after it whose
-    delivery to this webhook ended failed, each sent again once).
+    attempts and retries) or `since` (the events of the last 30 days created at or after it whose
+    delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again
+    once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
 
     Args:
         id (str):
@@ -200,8 +203,9 @@ async def asyncio(
     """Send events to a webhook again.
 
      Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own
-    attempts and retries) or `since` (every event of the last 30 days created at or after it whose
-    delivery to this webhook ended failed, each sent again once).
+    attempts and retries) or `since` (the events of the last 30 days created at or after it whose
+    delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again
+    once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).
 
     Args:
         id (str):
