@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
+use crate::domain::analytics::{Figures, MAX_LISTED_STREAMS, Window, next_whole_minute};
 use crate::domain::delivery_log::DeliveryAttempt;
 use crate::domain::idempotency::RETENTION;
 use crate::domain::room_cleanup::RoomCleanup;
@@ -60,6 +61,18 @@ impl Ordered {
         let start = self.0.partition_point(|(created, _)| *created < since);
         self.0[start..].iter().rev().map(|(_, id)| id)
     }
+
+    /// Created at or after `from` and before `to`.
+    fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> impl Iterator<Item = &Uuid> {
+        let start = self.0.partition_point(|(created, _)| *created < from);
+        let end = self.0.partition_point(|(created, _)| *created < to);
+        self.0[start..end.max(start)].iter().map(|(_, id)| id)
+    }
+}
+
+/// The minute of creation analytics aggregates a stream under.
+fn minute_of(at: DateTime<Utc>) -> i64 {
+    at.timestamp().div_euclid(60)
 }
 
 #[derive(Default)]
@@ -75,6 +88,9 @@ pub(super) struct State {
     streams_by_brand: HashMap<String, Ordered>,
     streams_by_status: HashMap<(String, StreamStatus), Ordered>,
     streams_by_room: HashMap<String, Uuid>,
+    /// Analytics aggregates per brand and minute of creation: every stream's creation figures,
+    /// and the final figures of those that finished (see [`StreamStore::analytics_window`]).
+    minutes: HashMap<String, BTreeMap<i64, Figures>>,
     rate_windows: HashMap<(String, DateTime<Utc>), u64>,
     rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
@@ -95,7 +111,32 @@ pub(super) struct State {
 }
 
 impl State {
+    /// Adds `figures` (or takes them out) to the minute of `stream`'s creation.
+    fn aggregate(&mut self, stream: &Stream, figures: &Figures, add: bool) {
+        let minutes = self.minutes.entry(stream.brand_id.clone()).or_default();
+        let minute = minutes.entry(minute_of(stream.created_at)).or_default();
+        if add {
+            minute.add(figures);
+        } else {
+            minute.subtract(figures);
+        }
+        if minute.is_empty() {
+            minutes.remove(&minute_of(stream.created_at));
+        }
+    }
+
+    /// What a stream as stored adds to the aggregates: its creation figures, and its final
+    /// figures once it finished.
+    fn stored_figures(stream: &Stream) -> Figures {
+        if stream.status.is_active() {
+            Figures::created(stream)
+        } else {
+            Figures::of(stream)
+        }
+    }
+
     fn index_stream(&mut self, stream: &Stream) {
+        self.aggregate(stream, &Self::stored_figures(stream), true);
         let key = (stream.created_at, stream.id);
         self.streams_by_brand
             .entry(stream.brand_id.clone())
@@ -114,6 +155,7 @@ impl State {
     }
 
     fn unindex_stream(&mut self, stream: &Stream) {
+        self.aggregate(stream, &Self::stored_figures(stream), false);
         let key = (stream.created_at, stream.id);
         if let Some(ordered) = self.streams_by_brand.get_mut(&stream.brand_id) {
             ordered.remove(&key);
@@ -397,22 +439,50 @@ impl StreamStore for MemoryStore {
         })
     }
 
-    async fn streams_created_since(
+    async fn analytics_window(
         &self,
         brand_id: &str,
         since: DateTime<Utc>,
-    ) -> StoreResult<Vec<Stream>> {
+        _now: DateTime<Utc>,
+    ) -> StoreResult<Window> {
         let state = self.lock()?;
-        Ok(state
-            .streams_by_brand
-            .get(brand_id)
-            .map(|ordered| {
-                ordered
-                    .since(since)
-                    .map(|id| state.streams[id].clone())
-                    .collect()
-            })
-            .unwrap_or_default())
+        let whole = next_whole_minute(since);
+        let mut window = Window::default();
+        let count = |window: &mut Window, stream: &Stream, figures: Figures| {
+            window.figures.add(&figures);
+            if stream.status == StreamStatus::Live {
+                window.live_now += 1;
+            }
+        };
+        // Whole minutes from the aggregates: every stream's creation, finished streams' final
+        // figures.
+        if let Some(minutes) = state.minutes.get(brand_id) {
+            for figures in minutes.range(minute_of(whole)..).map(|(_, f)| f) {
+                window.figures.add(figures);
+            }
+        }
+        if let Some(ordered) = state.streams_by_brand.get(brand_id) {
+            // The partial minute, one by one.
+            for id in ordered.between(since, whole) {
+                let stream = &state.streams[id];
+                count(&mut window, stream, Figures::of(stream));
+            }
+            window.streams = ordered
+                .since(since)
+                .take(MAX_LISTED_STREAMS)
+                .map(|id| state.streams[id].clone())
+                .collect();
+        }
+        // Active streams of the whole minutes: their viewers and time as they are now.
+        for status in [StreamStatus::Preparing, StreamStatus::Live] {
+            if let Some(ordered) = state.streams_by_status.get(&(brand_id.to_owned(), status)) {
+                for id in ordered.since(whole) {
+                    let stream = &state.streams[id];
+                    count(&mut window, stream, Figures::finished(stream));
+                }
+            }
+        }
+        Ok(window)
     }
 
     async fn apply_transition(
@@ -445,6 +515,7 @@ impl StreamStore for MemoryStore {
         }
         if !stream.status.is_active() {
             state.release_slot(&stream.brand_id);
+            state.aggregate(&stream, &Figures::finished(&stream), true);
         }
         if let Some(cleanup) = cleanup {
             state.put_room_cleanup(cleanup);
