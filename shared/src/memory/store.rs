@@ -75,6 +75,56 @@ fn minute_of(at: DateTime<Utc>) -> i64 {
     at.timestamp().div_euclid(60)
 }
 
+/// `value` divided by `by`, rounded up.
+fn ceil_div(value: i64, by: i64) -> i64 {
+    (value + by - 1).div_euclid(by)
+}
+
+/// A brand's analytics aggregates per day, hour and minute of creation (numbered from the
+/// epoch), so a window sums at most a day's hours, an hour's minutes and its days.
+#[derive(Default)]
+struct Aggregates {
+    days: BTreeMap<i64, Figures>,
+    hours: BTreeMap<i64, Figures>,
+    minutes: BTreeMap<i64, Figures>,
+}
+
+impl Aggregates {
+    fn add(&mut self, minute: i64, figures: &Figures, add: bool) {
+        for (map, unit) in [
+            (&mut self.days, minute.div_euclid(24 * 60)),
+            (&mut self.hours, minute.div_euclid(60)),
+            (&mut self.minutes, minute),
+        ] {
+            let entry = map.entry(unit).or_default();
+            if add {
+                entry.add(figures);
+            } else {
+                entry.subtract(figures);
+            }
+            if entry.is_empty() {
+                map.remove(&unit);
+            }
+        }
+    }
+
+    /// The figures of every minute from `minute` on.
+    fn since(&self, minute: i64) -> Figures {
+        let hour = ceil_div(minute, 60);
+        let day = ceil_div(hour, 24);
+        let mut figures = Figures::default();
+        for (_, f) in self
+            .minutes
+            .range(minute..hour * 60)
+            .chain(self.hours.range(hour..day * 24))
+            .chain(self.days.range(day..))
+        {
+            figures.add(f);
+        }
+        figures
+    }
+}
+
 #[derive(Default)]
 pub(super) struct State {
     brands: HashMap<String, Brand>,
@@ -90,7 +140,7 @@ pub(super) struct State {
     streams_by_room: HashMap<String, Uuid>,
     /// Analytics aggregates per brand and minute of creation: every stream's creation figures,
     /// and the final figures of those that finished (see [`StreamStore::analytics_window`]).
-    minutes: HashMap<String, BTreeMap<i64, Figures>>,
+    aggregates: HashMap<String, Aggregates>,
     rate_windows: HashMap<(String, DateTime<Utc>), u64>,
     rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
@@ -113,16 +163,10 @@ pub(super) struct State {
 impl State {
     /// Adds `figures` (or takes them out) to the minute of `stream`'s creation.
     fn aggregate(&mut self, stream: &Stream, figures: &Figures, add: bool) {
-        let minutes = self.minutes.entry(stream.brand_id.clone()).or_default();
-        let minute = minutes.entry(minute_of(stream.created_at)).or_default();
-        if add {
-            minute.add(figures);
-        } else {
-            minute.subtract(figures);
-        }
-        if minute.is_empty() {
-            minutes.remove(&minute_of(stream.created_at));
-        }
+        self.aggregates
+            .entry(stream.brand_id.clone())
+            .or_default()
+            .add(minute_of(stream.created_at), figures, add);
     }
 
     /// What a stream as stored adds to the aggregates: its creation figures, and its final
@@ -456,10 +500,8 @@ impl StreamStore for MemoryStore {
         };
         // Whole minutes from the aggregates: every stream's creation, finished streams' final
         // figures.
-        if let Some(minutes) = state.minutes.get(brand_id) {
-            for figures in minutes.range(minute_of(whole)..).map(|(_, f)| f) {
-                window.figures.add(figures);
-            }
+        if let Some(aggregates) = state.aggregates.get(brand_id) {
+            window.figures = aggregates.since(minute_of(whole));
         }
         if let Some(ordered) = state.streams_by_brand.get(brand_id) {
             // The partial minute, one by one.
@@ -635,5 +677,52 @@ impl AdminStore for MemoryStore {
         state.streams.insert(stream.id, stream.clone());
         state.index_stream(stream);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Days, hours and minutes sum to what every minute from any start sums to.
+    #[test]
+    fn aggregates_since_any_minute_match_the_minutes() {
+        let mut aggregates = Aggregates::default();
+        let minutes: Vec<i64> = (0..400)
+            .map(|i| 29_000_000 + i * 37 + (i % 7) * 300)
+            .collect();
+        for (i, minute) in minutes.iter().enumerate() {
+            let figures = Figures {
+                streams: 1,
+                viewers: i as i64,
+                ..Figures::default()
+            };
+            aggregates.add(*minute, &figures, true);
+        }
+        // One taken out again.
+        aggregates.add(
+            minutes[10],
+            &Figures {
+                streams: 1,
+                viewers: 10,
+                ..Figures::default()
+            },
+            false,
+        );
+        for start in (minutes[0] - 5..minutes[399] + 5).step_by(13) {
+            let expected: Vec<i64> = minutes
+                .iter()
+                .enumerate()
+                .filter(|(i, m)| **m >= start && *i != 10)
+                .map(|(i, _)| i as i64)
+                .collect();
+            let figures = aggregates.since(start);
+            assert_eq!(figures.streams, expected.len() as i64, "from {start}");
+            assert_eq!(
+                figures.viewers,
+                expected.iter().sum::<i64>(),
+                "from {start}"
+            );
+        }
     }
 }
