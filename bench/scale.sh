@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Latency of GET /streams and GET /analytics against the size of a brand's history, on the
-# embedded store and on DynamoDB (moto server). Usage: bench/scale.sh
+# Latency of GET /streams and GET /analytics against the size of a brand's history, and of
+# GET /analytics against the number of streams in its window, on the embedded store and on
+# DynamoDB (moto server). Usage: bench/scale.sh
 #   MEMORY_SIZES    default 100,10000,100000
 #   DYNAMODB_SIZES  default 100,10000,100000 (seeding 100,000 streams into moto takes about
 #                   two and a half minutes)
+#   MEMORY_IN_WINDOW    streams in the 30-day window, default 200,20000,200000
+#   DYNAMODB_IN_WINDOW  ... on DynamoDB, default 200,20000,200000 (an empty value skips)
 #   REQUESTS        requests per case and size on the embedded store, default 200
 #   DYNAMODB_REQUESTS                                 ... on DynamoDB, default 5
 set -euo pipefail
@@ -12,7 +15,8 @@ cd "$(dirname "$0")/.."
 cargo build --release --locked -p local-api --example scale
 bin="$CARGO_TARGET_DIR/release/examples/scale"
 
-"$bin" --backend memory --sizes "${MEMORY_SIZES:-100,10000,100000}" --requests "${REQUESTS:-200}"
+"$bin" --backend memory --sizes "${MEMORY_SIZES-100,10000,100000}" \
+    --in-window "${MEMORY_IN_WINDOW-200,20000,200000}" --requests "${REQUESTS:-200}"
 echo
 
 moto="$(scripts/venv.sh moto)"
@@ -26,5 +30,5 @@ for _ in $(seq 1 100); do
     python3 -c "import urllib.request; urllib.request.urlopen('$AWS_ENDPOINT_URL/moto-api/')" 2>/dev/null && break
     sleep 0.1
 done
-"$bin" --backend dynamodb --sizes "${DYNAMODB_SIZES:-100,10000,100000}" \
-    --requests "${DYNAMODB_REQUESTS:-5}"
+"$bin" --backend dynamodb --sizes "${DYNAMODB_SIZES-100,10000,100000}" \
+    --in-window "${DYNAMODB_IN_WINDOW-200,20000,200000}" --requests "${DYNAMODB_REQUESTS:-5}"

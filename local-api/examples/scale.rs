@@ -4,7 +4,9 @@
 //!
 //! For each size, a fresh store gets one brand with that many streams: the newest 100 inside
 //! the last 30 days, the rest older, one in five in `error` (so that even 100 streams fill a
-//! page of errors) and the others `ended`. Requests go
+//! page of errors) and the others `ended`. With `--in-window 200,20000,...`, it then measures
+//! analytics against the size of the window: for each, a fresh store whose brand has that many
+//! streams spread over the last 30 days (and 100 older). Requests go
 //! through the whole router (authentication, rate limit, store, JSON), in process, so the
 //! figures are the API's own time without a network client. On DynamoDB it also counts the
 //! items each request reads (what DynamoDB bills read capacity for), from the responses.
@@ -36,7 +38,8 @@ const IN_WINDOW: usize = 100;
 /// The rate limit is 100 a minute: the clock moves on a minute before it is reached.
 const REQUESTS_PER_MINUTE: usize = 90;
 
-/// Items read from DynamoDB: `ScannedCount` of queries, the items of gets and batch gets.
+/// Items read from DynamoDB: `ScannedCount` of queries, the items of gets, batch gets and
+/// transactional gets.
 #[derive(Debug, Clone, Default)]
 struct ItemsRead(Arc<AtomicU64>);
 
@@ -65,6 +68,11 @@ impl Intercept for ItemsRead {
                 .filter_map(|items| items.as_array())
                 .map(|items| items.len() as u64)
                 .sum()
+        } else if let Some(responses) = json["Responses"].as_array() {
+            responses
+                .iter()
+                .filter(|response| response.get("Item").is_some())
+                .count() as u64
         } else {
             u64::from(json.get("Item").is_some())
         };
@@ -76,13 +84,23 @@ impl Intercept for ItemsRead {
 struct Args {
     backend: String,
     sizes: Vec<usize>,
+    in_window: Vec<usize>,
     requests: usize,
+}
+
+fn numbers(flag: &str, value: &str) -> Vec<usize> {
+    value
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap_or_else(|_| panic!("{flag}: numbers")))
+        .collect()
 }
 
 fn args() -> Args {
     let mut args = Args {
         backend: "memory".into(),
         sizes: vec![100, 10_000, 100_000],
+        in_window: Vec::new(),
         requests: 50,
     };
     let mut it = std::env::args().skip(1);
@@ -90,12 +108,8 @@ fn args() -> Args {
         let value = it.next().unwrap_or_else(|| panic!("{flag} needs a value"));
         match flag.as_str() {
             "--backend" => args.backend = value,
-            "--sizes" => {
-                args.sizes = value
-                    .split(',')
-                    .map(|s| s.parse().expect("--sizes: numbers"))
-                    .collect()
-            }
+            "--sizes" => args.sizes = numbers(&flag, &value),
+            "--in-window" => args.in_window = numbers(&flag, &value),
             "--requests" => args.requests = value.parse().expect("--requests: a number"),
             other => panic!("unknown flag {other}"),
         }
@@ -103,13 +117,17 @@ fn args() -> Args {
     args
 }
 
-fn history(size: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
+/// `size` streams, the newest `in_window` of them spread over the last 30 days.
+fn history(size: usize, in_window: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
+    // From an hour ago to half a day before the window starts.
+    let spacing_ms = (Duration::days(30) - Duration::hours(13)).num_milliseconds()
+        / i64::try_from(in_window.max(1)).unwrap_or(i64::MAX);
     (0..size)
         .map(|i| {
-            let created_at = if i < IN_WINDOW {
-                now - Duration::hours(1) - Duration::hours(6 * i as i64)
+            let created_at = if i < in_window {
+                now - Duration::hours(1) - Duration::milliseconds(spacing_ms * i as i64)
             } else {
-                now - Duration::days(31) - Duration::minutes(10 * (i - IN_WINDOW) as i64)
+                now - Duration::days(31) - Duration::minutes(10 * (i - in_window) as i64)
             };
             let status = if i % 5 == 3 {
                 StreamStatus::Error
@@ -265,84 +283,82 @@ fn percentile(sorted: &[StdDuration], p: f64) -> f64 {
     sorted[at].as_secs_f64() * 1000.0
 }
 
-#[tokio::main]
-async fn main() {
-    let args = args();
-    let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
-    let items_read = ItemsRead::default();
-    println!("| backend | streams | request | p50 ms | p99 ms | items read per request |");
-    println!("|---|---|---|---|---|---|");
-    for &size in &args.sizes {
-        let now = Utc::now();
-        let clock = ManualClock::new(now);
-        let runtime = runtime(&args.backend, size, &items_read, clock.clone()).await;
-        let started = Instant::now();
-        seed(&runtime, &history(size, now)).await;
-        eprintln!(
-            "{} streams seeded in {:.1} s",
-            size,
-            started.elapsed().as_secs_f64()
+/// The p50 and p99 latency (ms) of `requests` calls of `case` (after three warm-up calls that
+/// fill the key and creators caches), and the items the last one read.
+async fn measure(
+    router: &axum::Router,
+    clock: &ManualClock,
+    sent: &mut usize,
+    case: &Case,
+    requests: usize,
+    items_read: &ItemsRead,
+) -> (f64, f64, u64) {
+    let mut timings = Vec::with_capacity(requests);
+    let mut read = 0;
+    for round in 0..requests + 3 {
+        if *sent > 0 && sent.is_multiple_of(REQUESTS_PER_MINUTE) {
+            clock.advance(Duration::minutes(1));
+        }
+        *sent += 1;
+        let request = Request::get(&case.path)
+            .header(AUTHORIZATION, format!("Bearer {KEY}"))
+            .body(Body::empty())
+            .unwrap();
+        let read_before = items_read.0.load(Ordering::Relaxed);
+        let begin = Instant::now();
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let elapsed = begin.elapsed();
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "{}: {}",
+            case.path,
+            String::from_utf8_lossy(&body)
         );
-        let router = local_api::router(runtime.app.clone());
-        let mut sent = 0usize;
-        for case in cases(size) {
-            let mut timings = Vec::with_capacity(args.requests);
-            let mut read = 0;
-            // Three warm-up requests fill the key and creators caches.
-            for round in 0..args.requests + 3 {
-                if sent > 0 && sent.is_multiple_of(REQUESTS_PER_MINUTE) {
-                    clock.advance(Duration::minutes(1));
-                }
-                sent += 1;
-                let request = Request::get(&case.path)
-                    .header(AUTHORIZATION, format!("Bearer {KEY}"))
-                    .body(Body::empty())
-                    .unwrap();
-                let read_before = items_read.0.load(Ordering::Relaxed);
-                let begin = Instant::now();
-                let response = router.clone().oneshot(request).await.unwrap();
-                let status = response.status();
-                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .unwrap();
-                let elapsed = begin.elapsed();
-                assert_eq!(
-                    status,
-                    StatusCode::OK,
-                    "{}: {}",
-                    case.path,
-                    String::from_utf8_lossy(&body)
-                );
-                if round >= 3 {
-                    timings.push(elapsed);
-                    read = items_read.0.load(Ordering::Relaxed) - read_before;
-                }
-            }
-            timings.sort();
-            let p50 = percentile(&timings, 0.5);
-            let read = if args.backend == "dynamodb" {
-                read.to_string()
-            } else {
-                "-".to_owned()
-            };
-            println!(
-                "| {} | {} | {} | {:.2} | {:.2} | {read} |",
-                args.backend,
-                size,
-                case.name,
-                p50,
-                percentile(&timings, 0.99)
-            );
-            medians.push((size, case.name, p50));
+        if round >= 3 {
+            timings.push(elapsed);
+            read = items_read.0.load(Ordering::Relaxed) - read_before;
         }
     }
-    let (Some(&smallest), Some(&largest)) = (args.sizes.first(), args.sizes.last()) else {
+    timings.sort();
+    (percentile(&timings, 0.5), percentile(&timings, 0.99), read)
+}
+
+fn window_cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "analytics 30d",
+            path: "/api/v1/analytics?period=30d".into(),
+        },
+        Case {
+            name: "analytics 7d",
+            path: "/api/v1/analytics?period=7d".into(),
+        },
+        Case {
+            name: "analytics 24h",
+            path: "/api/v1/analytics?period=24h".into(),
+        },
+    ]
+}
+
+fn ratios(
+    backend: &str,
+    medians: &[(usize, &'static str, f64)],
+    sizes: &[usize],
+    cases: &[Case],
+    what: &str,
+) {
+    let (Some(&smallest), Some(&largest)) = (sizes.first(), sizes.last()) else {
         return;
     };
     println!();
-    println!("| backend | request | p50 at {largest} / p50 at {smallest} |");
+    println!("| backend | request | p50 at {largest} / p50 at {smallest} {what} |");
     println!("|---|---|---|");
-    for case in cases(smallest) {
+    for case in cases {
         let p50 = |size: usize| {
             medians
                 .iter()
@@ -351,10 +367,115 @@ async fn main() {
                 .unwrap_or(f64::NAN)
         };
         println!(
-            "| {} | {} | {:.2}x |",
-            args.backend,
+            "| {backend} | {} | {:.2}x |",
             case.name,
             p50(largest) / p50(smallest)
+        );
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args = args();
+    let items_read = ItemsRead::default();
+    let show_read = |read: u64| {
+        if args.backend == "dynamodb" {
+            read.to_string()
+        } else {
+            "-".to_owned()
+        }
+    };
+    if !args.sizes.is_empty() {
+        let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
+        println!("| backend | streams | request | p50 ms | p99 ms | items read per request |");
+        println!("|---|---|---|---|---|---|");
+        for &size in &args.sizes {
+            let now = Utc::now();
+            let clock = ManualClock::new(now);
+            let runtime = runtime(&args.backend, size, &items_read, clock.clone()).await;
+            let started = Instant::now();
+            seed(&runtime, &history(size, IN_WINDOW, now)).await;
+            eprintln!(
+                "{} streams seeded in {:.1} s",
+                size,
+                started.elapsed().as_secs_f64()
+            );
+            let router = local_api::router(runtime.app.clone());
+            let mut sent = 0usize;
+            for case in cases(size) {
+                let (p50, p99, read) = measure(
+                    &router,
+                    &clock,
+                    &mut sent,
+                    &case,
+                    args.requests,
+                    &items_read,
+                )
+                .await;
+                println!(
+                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} |",
+                    args.backend,
+                    size,
+                    case.name,
+                    show_read(read)
+                );
+                medians.push((size, case.name, p50));
+            }
+        }
+        ratios(
+            &args.backend,
+            &medians,
+            &args.sizes,
+            &cases(0),
+            "of history",
+        );
+    }
+    if !args.in_window.is_empty() {
+        let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
+        println!();
+        println!(
+            "| backend | streams in the 30-day window | request | p50 ms | p99 ms | items read per request |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for &window in &args.in_window {
+            let now = Utc::now();
+            let clock = ManualClock::new(now);
+            let runtime = runtime(&args.backend, window, &items_read, clock.clone()).await;
+            let started = Instant::now();
+            seed(&runtime, &history(window + IN_WINDOW, window, now)).await;
+            eprintln!(
+                "{} streams in the window seeded in {:.1} s",
+                window,
+                started.elapsed().as_secs_f64()
+            );
+            let router = local_api::router(runtime.app.clone());
+            let mut sent = 0usize;
+            for case in window_cases() {
+                let (p50, p99, read) = measure(
+                    &router,
+                    &clock,
+                    &mut sent,
+                    &case,
+                    args.requests,
+                    &items_read,
+                )
+                .await;
+                println!(
+                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} |",
+                    args.backend,
+                    window,
+                    case.name,
+                    show_read(read)
+                );
+                medians.push((window, case.name, p50));
+            }
+        }
+        ratios(
+            &args.backend,
+            &medians,
+            &args.in_window,
+            &window_cases(),
+            "in the window",
         );
     }
 }

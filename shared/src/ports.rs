@@ -158,13 +158,21 @@ pub trait StreamStore: Send + Sync {
         offset: usize,
     ) -> StoreResult<StreamPage>;
 
-    /// The brand's streams created at or after `since`, newest first, read once the request
-    /// is admitted.
-    async fn streams_created_since(
+    /// The analytics window of the brand's streams created at or after `since`: the figures
+    /// of all of them, how many are live, and the newest [`MAX_LISTED_STREAMS`] of them,
+    /// newest first. Work is bounded whatever the window holds: finished streams are counted
+    /// from aggregates that each finishing transition (and seeding) updates in its own atomic
+    /// step, and only the brand's active streams, those created in the minute of `since`, and
+    /// the listed ones are read one by one.
+    ///
+    /// [`MAX_LISTED_STREAMS`]: crate::domain::analytics::MAX_LISTED_STREAMS
+    /// `now` bounds the days a store looks at (streams created after it are counted too).
+    async fn analytics_window(
         &self,
         brand_id: &str,
         since: DateTime<Utc>,
-    ) -> StoreResult<Vec<Stream>>;
+        now: DateTime<Utc>,
+    ) -> StoreResult<crate::domain::analytics::Window>;
 
     /// Applies `transition` to `current` (the stream as the caller read it) if the stored
     /// stream is still in the status the transition leaves: in one atomic step, the stream
@@ -172,7 +180,9 @@ pub trait StreamStore: Send + Sync {
     /// `preparing` or `live`, its event in the outbox, and `dedupe` (a room-provider event id)
     /// recorded as seen, so that a provider event is applied once and a failed attempt leaves
     /// it unseen for the provider's retry; and `cleanup`, the deletion of the room of a stream
-    /// the transition finishes, written pending.
+    /// the transition finishes, written pending. A transition that finishes the stream adds
+    /// its final figures (its viewer count as stored, not as the caller read it) to the
+    /// brand's analytics aggregates in the same step.
     async fn apply_transition(
         &self,
         current: &Stream,
@@ -182,7 +192,8 @@ pub trait StreamStore: Send + Sync {
         cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>>;
 
-    /// Adds `delta` to a live stream's viewer count, never going below zero, recording
+    /// Adds `delta` to a live stream's viewer count (only while it is `live`: a finished
+    /// stream's count is final), never going below zero, recording
     /// `dedupe` in the same atomic step as [`StreamStore::apply_transition`] does.
     async fn adjust_viewer_count(
         &self,

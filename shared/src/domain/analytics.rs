@@ -1,5 +1,5 @@
-//! Analytics (decisions.md section 5): the window, the aggregates over its streams and their
-//! representation.
+//! Analytics (README, "Choices where the contract is silent"): the window, the figures summed
+//! over its streams and their representation.
 
 use std::collections::BTreeMap;
 
@@ -85,20 +85,117 @@ pub struct Analytics {
     pub streams: Vec<AnalyticsStream>,
 }
 
-/// The aggregates over `streams` (newest first), which are exactly the window's streams.
-pub fn aggregate(period: Period, brand_id: &str, streams: &[Stream]) -> Analytics {
-    let total_streams = streams.len() as u64;
-    let total_viewers: u64 = streams.iter().map(|s| s.viewer_count).sum();
-    let completed_millis: i64 = streams
-        .iter()
-        .filter_map(|s| Some((s.ended_at? - s.started_at?).num_milliseconds().max(0)))
-        .sum();
-    let mut by_platform = BTreeMap::new();
-    for stream in streams {
-        *by_platform
-            .entry(stream.platform_or_unknown().to_owned())
-            .or_insert(0) += 1;
+/// What analytics sums over a set of streams. Signed, so that a store can take a replaced
+/// stream's figures back out of its aggregates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Figures {
+    pub streams: i64,
+    pub viewers: i64,
+    /// Sum of `ended_at - started_at` over the streams that have both.
+    pub completed_ms: i64,
+    /// Streams per platform (`unknown` when none was recorded).
+    pub platforms: BTreeMap<String, i64>,
+}
+
+impl Figures {
+    /// All of one stream's figures, as they are now.
+    pub fn of(stream: &Stream) -> Self {
+        let mut figures = Self::created(stream);
+        figures.add(&Self::finished(stream));
+        figures
     }
+
+    /// The figures fixed when a stream is created: it counts, on its platform.
+    pub fn created(stream: &Stream) -> Self {
+        Figures {
+            streams: 1,
+            platforms: BTreeMap::from([(stream.platform_or_unknown().to_owned(), 1)]),
+            ..Figures::default()
+        }
+    }
+
+    /// The figures that change while a stream is active and are final once it finished: its
+    /// viewers and its completed time.
+    pub fn finished(stream: &Stream) -> Self {
+        Figures {
+            viewers: i64::try_from(stream.viewer_count).unwrap_or(i64::MAX),
+            completed_ms: completed_ms(stream),
+            ..Figures::default()
+        }
+    }
+
+    pub fn add(&mut self, other: &Figures) {
+        self.add_signed(other, 1);
+    }
+
+    pub fn subtract(&mut self, other: &Figures) {
+        self.add_signed(other, -1);
+    }
+
+    fn add_signed(&mut self, other: &Figures, sign: i64) {
+        self.streams += sign * other.streams;
+        self.viewers += sign * other.viewers;
+        self.completed_ms += sign * other.completed_ms;
+        for (platform, count) in &other.platforms {
+            let entry = self.platforms.entry(platform.clone()).or_insert(0);
+            *entry += sign * count;
+            if *entry == 0 {
+                self.platforms.remove(platform);
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Figures::default()
+    }
+}
+
+fn completed_ms(stream: &Stream) -> i64 {
+    match (stream.started_at, stream.ended_at) {
+        (Some(started), Some(ended)) => (ended - started).num_milliseconds().max(0),
+        _ => 0,
+    }
+}
+
+/// What a store reads for one analytics window: the totals over every stream of the window,
+/// how many of them are live now, and the newest of them (at most [`MAX_LISTED_STREAMS`],
+/// newest first).
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    pub figures: Figures,
+    pub live_now: u64,
+    pub streams: Vec<Stream>,
+}
+
+impl Window {
+    /// The window of exactly `streams` (newest first), summed one by one.
+    pub fn of_streams(streams: Vec<Stream>) -> Self {
+        let mut window = Window::default();
+        for stream in &streams {
+            window.figures.add(&Figures::of(stream));
+            if stream.status == StreamStatus::Live {
+                window.live_now += 1;
+            }
+        }
+        window.streams = streams;
+        window.streams.truncate(MAX_LISTED_STREAMS);
+        window
+    }
+}
+
+/// Where the window starting at `since` splits for stores that keep aggregates per minute of
+/// creation: the streams created from `since` to the end of its minute (the partial minute,
+/// read one by one) and those created from the next whole minute on (read from aggregates).
+pub fn next_whole_minute(since: DateTime<Utc>) -> DateTime<Utc> {
+    let minute = since.timestamp().div_euclid(60) * 60;
+    DateTime::from_timestamp(minute + 60, 0).unwrap_or(since)
+}
+
+/// The answer for `window`.
+pub fn answer(period: Period, brand_id: &str, window: &Window) -> Analytics {
+    let figures = &window.figures;
+    let total_streams = figures.streams.max(0) as u64;
+    let total_viewers = figures.viewers.max(0) as u64;
     let avg_viewers_per_stream = if total_streams == 0 {
         0.0
     } else {
@@ -109,14 +206,17 @@ pub fn aggregate(period: Period, brand_id: &str, streams: &[Stream]) -> Analytic
         brand_id: brand_id.to_owned(),
         total_streams,
         total_viewers,
-        total_minutes: (completed_millis / 60_000) as u64,
-        live_now: streams
-            .iter()
-            .filter(|s| s.status == StreamStatus::Live)
-            .count() as u64,
+        total_minutes: (figures.completed_ms.max(0) / 60_000) as u64,
+        live_now: window.live_now,
         avg_viewers_per_stream,
-        by_platform,
-        streams: streams
+        by_platform: figures
+            .platforms
+            .iter()
+            .filter(|(_, count)| **count > 0)
+            .map(|(platform, count)| (platform.clone(), *count as u64))
+            .collect(),
+        streams: window
+            .streams
             .iter()
             .take(MAX_LISTED_STREAMS)
             .map(|s| AnalyticsStream {
@@ -129,5 +229,50 @@ pub fn aggregate(period: Period, brand_id: &str, streams: &[Stream]) -> Analytic
                 vertical: s.vertical.clone(),
             })
             .collect(),
+    }
+}
+
+/// The aggregates over `streams` (newest first), which are exactly the window's streams.
+pub fn aggregate(period: Period, brand_id: &str, streams: &[Stream]) -> Analytics {
+    answer(period, brand_id, &Window::of_streams(streams.to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_whole_minute_follows_since() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().to_utc();
+        assert_eq!(
+            next_whole_minute(at("2026-03-01T12:00:30.5Z")),
+            at("2026-03-01T12:01:00Z")
+        );
+        // On a whole minute, that minute is the partial one (read one by one).
+        assert_eq!(
+            next_whole_minute(at("2026-03-01T12:00:00Z")),
+            at("2026-03-01T12:01:00Z")
+        );
+        assert_eq!(
+            next_whole_minute(at("2026-03-01T23:59:59.999999Z")),
+            at("2026-03-02T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn figures_added_and_taken_out_leave_nothing() {
+        let mut figures = Figures {
+            streams: 1,
+            viewers: 4,
+            completed_ms: 61_000,
+            platforms: BTreeMap::from([("kick".to_owned(), 1)]),
+        };
+        let other = figures.clone();
+        figures.add(&other);
+        assert_eq!(figures.streams, 2);
+        assert_eq!(figures.platforms["kick"], 2);
+        figures.subtract(&other);
+        figures.subtract(&other);
+        assert!(figures.is_empty());
     }
 }

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::idempotency::KeyEntry;
 use super::outbox::OutboxEntry;
 use crate::admission;
+use crate::domain::analytics::{Figures, MAX_LISTED_STREAMS, Window, next_whole_minute};
 use crate::domain::idempotency::RETENTION;
 use crate::domain::room_cleanup::RoomCleanup;
 use crate::domain::stream::Transition;
@@ -60,6 +61,68 @@ impl Ordered {
         let start = self.0.partition_point(|(created, _)| *created < since);
         self.0[start..].iter().rev().map(|(_, id)| id)
     }
+
+    /// Created at or after `from` and before `to`.
+    fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> impl Iterator<Item = &Uuid> {
+        let start = self.0.partition_point(|(created, _)| *created < from);
+        let end = self.0.partition_point(|(created, _)| *created < to);
+        self.0[start..end.max(start)].iter().map(|(_, id)| id)
+    }
+}
+
+/// The minute of creation analytics aggregates a stream under.
+fn minute_of(at: DateTime<Utc>) -> i64 {
+    at.timestamp().div_euclid(60)
+}
+
+/// `value` divided by `by`, rounded up.
+fn ceil_div(value: i64, by: i64) -> i64 {
+    (value + by - 1).div_euclid(by)
+}
+
+/// A brand's analytics aggregates per day, hour and minute of creation (numbered from the
+/// epoch), so a window sums at most a day's hours, an hour's minutes and its days.
+#[derive(Default)]
+struct Aggregates {
+    days: BTreeMap<i64, Figures>,
+    hours: BTreeMap<i64, Figures>,
+    minutes: BTreeMap<i64, Figures>,
+}
+
+impl Aggregates {
+    fn add(&mut self, minute: i64, figures: &Figures, add: bool) {
+        for (map, unit) in [
+            (&mut self.days, minute.div_euclid(24 * 60)),
+            (&mut self.hours, minute.div_euclid(60)),
+            (&mut self.minutes, minute),
+        ] {
+            let entry = map.entry(unit).or_default();
+            if add {
+                entry.add(figures);
+            } else {
+                entry.subtract(figures);
+            }
+            if entry.is_empty() {
+                map.remove(&unit);
+            }
+        }
+    }
+
+    /// The figures of every minute from `minute` on.
+    fn since(&self, minute: i64) -> Figures {
+        let hour = ceil_div(minute, 60);
+        let day = ceil_div(hour, 24);
+        let mut figures = Figures::default();
+        for (_, f) in self
+            .minutes
+            .range(minute..hour * 60)
+            .chain(self.hours.range(hour..day * 24))
+            .chain(self.days.range(day..))
+        {
+            figures.add(f);
+        }
+        figures
+    }
 }
 
 #[derive(Default)]
@@ -75,6 +138,9 @@ pub(super) struct State {
     streams_by_brand: HashMap<String, Ordered>,
     streams_by_status: HashMap<(String, StreamStatus), Ordered>,
     streams_by_room: HashMap<String, Uuid>,
+    /// Analytics aggregates per brand and minute of creation: every stream's creation figures,
+    /// and the final figures of those that finished (see [`StreamStore::analytics_window`]).
+    aggregates: HashMap<String, Aggregates>,
     rate_windows: HashMap<(String, DateTime<Utc>), u64>,
     rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
@@ -96,7 +162,26 @@ pub(super) struct State {
 }
 
 impl State {
+    /// Adds `figures` (or takes them out) to the minute of `stream`'s creation.
+    fn aggregate(&mut self, stream: &Stream, figures: &Figures, add: bool) {
+        self.aggregates
+            .entry(stream.brand_id.clone())
+            .or_default()
+            .add(minute_of(stream.created_at), figures, add);
+    }
+
+    /// What a stream as stored adds to the aggregates: its creation figures, and its final
+    /// figures once it finished.
+    fn stored_figures(stream: &Stream) -> Figures {
+        if stream.status.is_active() {
+            Figures::created(stream)
+        } else {
+            Figures::of(stream)
+        }
+    }
+
     fn index_stream(&mut self, stream: &Stream) {
+        self.aggregate(stream, &Self::stored_figures(stream), true);
         let key = (stream.created_at, stream.id);
         self.streams_by_brand
             .entry(stream.brand_id.clone())
@@ -115,6 +200,7 @@ impl State {
     }
 
     fn unindex_stream(&mut self, stream: &Stream) {
+        self.aggregate(stream, &Self::stored_figures(stream), false);
         let key = (stream.created_at, stream.id);
         if let Some(ordered) = self.streams_by_brand.get_mut(&stream.brand_id) {
             ordered.remove(&key);
@@ -408,23 +494,49 @@ impl StreamStore for MemoryStore {
         })
     }
 
-    async fn streams_created_since(
+    async fn analytics_window(
         &self,
         brand_id: &str,
         since: DateTime<Utc>,
-    ) -> StoreResult<Vec<Stream>> {
+        _now: DateTime<Utc>,
+    ) -> StoreResult<Window> {
         admission::admitted().await;
         let state = self.lock()?;
-        Ok(state
-            .streams_by_brand
-            .get(brand_id)
-            .map(|ordered| {
-                ordered
-                    .since(since)
-                    .map(|id| state.streams[id].clone())
-                    .collect()
-            })
-            .unwrap_or_default())
+        let whole = next_whole_minute(since);
+        let mut window = Window::default();
+        let count = |window: &mut Window, stream: &Stream, figures: Figures| {
+            window.figures.add(&figures);
+            if stream.status == StreamStatus::Live {
+                window.live_now += 1;
+            }
+        };
+        // Whole minutes from the aggregates: every stream's creation, finished streams' final
+        // figures.
+        if let Some(aggregates) = state.aggregates.get(brand_id) {
+            window.figures = aggregates.since(minute_of(whole));
+        }
+        if let Some(ordered) = state.streams_by_brand.get(brand_id) {
+            // The partial minute, one by one.
+            for id in ordered.between(since, whole) {
+                let stream = &state.streams[id];
+                count(&mut window, stream, Figures::of(stream));
+            }
+            window.streams = ordered
+                .since(since)
+                .take(MAX_LISTED_STREAMS)
+                .map(|id| state.streams[id].clone())
+                .collect();
+        }
+        // Active streams of the whole minutes: their viewers and time as they are now.
+        for status in [StreamStatus::Preparing, StreamStatus::Live] {
+            if let Some(ordered) = state.streams_by_status.get(&(brand_id.to_owned(), status)) {
+                for id in ordered.since(whole) {
+                    let stream = &state.streams[id];
+                    count(&mut window, stream, Figures::finished(stream));
+                }
+            }
+        }
+        Ok(window)
     }
 
     async fn apply_transition(
@@ -457,6 +569,7 @@ impl StreamStore for MemoryStore {
         }
         if !stream.status.is_active() {
             state.release_slot(&stream.brand_id);
+            state.aggregate(&stream, &Figures::finished(&stream), true);
         }
         if let Some(cleanup) = cleanup {
             state.put_room_cleanup(cleanup);
@@ -576,5 +689,52 @@ impl AdminStore for MemoryStore {
         state.streams.insert(stream.id, stream.clone());
         state.index_stream(stream);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Days, hours and minutes sum to what every minute from any start sums to.
+    #[test]
+    fn aggregates_since_any_minute_match_the_minutes() {
+        let mut aggregates = Aggregates::default();
+        let minutes: Vec<i64> = (0..400)
+            .map(|i| 29_000_000 + i * 37 + (i % 7) * 300)
+            .collect();
+        for (i, minute) in minutes.iter().enumerate() {
+            let figures = Figures {
+                streams: 1,
+                viewers: i as i64,
+                ..Figures::default()
+            };
+            aggregates.add(*minute, &figures, true);
+        }
+        // One taken out again.
+        aggregates.add(
+            minutes[10],
+            &Figures {
+                streams: 1,
+                viewers: 10,
+                ..Figures::default()
+            },
+            false,
+        );
+        for start in (minutes[0] - 5..minutes[399] + 5).step_by(13) {
+            let expected: Vec<i64> = minutes
+                .iter()
+                .enumerate()
+                .filter(|(i, m)| **m >= start && *i != 10)
+                .map(|(i, _)| i as i64)
+                .collect();
+            let figures = aggregates.since(start);
+            assert_eq!(figures.streams, expected.len() as i64, "from {start}");
+            assert_eq!(
+                figures.viewers,
+                expected.iter().sum::<i64>(),
+                "from {start}"
+            );
+        }
     }
 }

@@ -1,12 +1,12 @@
-//! `GET /analytics` (decisions.md section 5): the window's streams, aggregated by the rules of
-//! [`crate::domain::analytics`]. Reads only the brand's streams created inside the window,
-//! never its whole history.
+//! `GET /analytics` (README, "Choices where the contract is silent"): the window's figures,
+//! by the rules of [`crate::domain::analytics`]. The store answers a window from aggregates
+//! kept as streams change, so a call costs the same with 200 or 200,000 streams in it.
 
 use uuid::Uuid;
 
 use crate::app::App;
 use crate::domain::Caller;
-use crate::domain::analytics::{Analytics, Period, aggregate};
+use crate::domain::analytics::{Analytics, Period, Window, aggregate, answer};
 use crate::error::ApiResult;
 
 /// `GET /analytics`.
@@ -17,21 +17,23 @@ pub async fn get(
     stream_id: Option<&str>,
 ) -> ApiResult<Analytics> {
     let period = Period::parse(period)?;
-    let since = app.clock.now() - period.length();
+    let now = app.clock.now();
+    let since = now - period.length();
     let brand_id = caller.brand.id.as_str();
-    let streams = match stream_id {
-        None => app.store.streams_created_since(brand_id, since).await?,
+    let window: Window = match stream_id {
+        None => app.store.analytics_window(brand_id, since, now).await?,
         // One stream: an unknown, foreign, malformed or out-of-window id gives zeros.
         Some(raw) => match Uuid::parse_str(raw) {
-            Err(_) => Vec::new(),
-            Ok(id) => app
-                .store
-                .get_stream(id)
-                .await?
-                .filter(|s| s.brand_id == brand_id && s.created_at >= since)
-                .into_iter()
-                .collect(),
+            Err(_) => Window::default(),
+            Ok(id) => {
+                let stream = app
+                    .store
+                    .get_stream(id)
+                    .await?
+                    .filter(|s| s.brand_id == brand_id && s.created_at >= since);
+                return Ok(aggregate(period, brand_id, &Vec::from_iter(stream)));
+            }
         },
     };
-    Ok(aggregate(period, brand_id, &streams))
+    Ok(answer(period, brand_id, &window))
 }

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
-use chrono::{DateTime, Utc};
 
 use super::DynamoStore;
 use super::items::{ItemExt, corrupt, n, position_of, s};
@@ -97,6 +96,23 @@ impl DynamoStore {
     /// The streams at `positions` of a brand, in that order (a missing one is skipped and
     /// logged: positions are written with their streams, so it means a damaged index).
     pub(super) async fn streams_at(&self, brand_id: &str, at: &[u64]) -> StoreResult<Vec<Stream>> {
+        let mut found = self.streams_by_position(brand_id, at).await?;
+        let mut streams = Vec::with_capacity(at.len());
+        for position in at {
+            match found.remove(position) {
+                Some(stream) => streams.push(stream),
+                None => tracing::warn!(brand_id, position, "stream position missing"),
+            }
+        }
+        Ok(streams)
+    }
+
+    /// The streams at `positions` (each at most once) of a brand, by position.
+    pub(super) async fn streams_by_position(
+        &self,
+        brand_id: &str,
+        at: &[u64],
+    ) -> StoreResult<HashMap<u64, Stream>> {
         let keys = at
             .iter()
             .map(|p| keys::position_key(brand_id, *p))
@@ -108,14 +124,7 @@ impl DynamoStore {
                 found.insert(position, stream);
             }
         }
-        let mut streams = Vec::with_capacity(at.len());
-        for position in at {
-            match found.remove(position) {
-                Some(stream) => streams.push(stream),
-                None => tracing::warn!(brand_id, position, "stream position missing"),
-            }
-        }
-        Ok(streams)
+        Ok(found)
     }
 
     /// Error sets of `blocks`, from the cache while their counts say they are complete.
@@ -170,29 +179,5 @@ impl DynamoStore {
             sets.insert(block, set);
         }
         Ok(sets)
-    }
-
-    /// The first position created at or after `since`, by halving (a few reads; used only
-    /// when `since` is long before the next stream).
-    pub(super) async fn first_position_since(
-        &self,
-        brand_id: &str,
-        index: &BrandIndex,
-        since: DateTime<Utc>,
-    ) -> StoreResult<u64> {
-        let (mut low, mut high) = (0, index.total);
-        while low < high {
-            let middle = low + (high - low) / 2;
-            let created_at = match self.streams_at(brand_id, &[middle]).await?.first() {
-                Some(stream) => stream.created_at,
-                None => return Err(corrupt("stream position missing")),
-            };
-            if created_at < since {
-                low = middle + 1;
-            } else {
-                high = middle;
-            }
-        }
-        Ok(low)
     }
 }

@@ -103,8 +103,14 @@ pub(super) fn errors_block(pk: &str) -> Option<u64> {
     pk.rsplit('#').next()?.parse().ok()
 }
 
+/// A brand's analytics aggregates of a day of creation, per hour (see `analytics.rs`).
 pub(super) fn day_key(brand_id: &str, day: NaiveDate) -> Item {
     key(format!("DAY#{brand_id}#{day}"), "DAY")
+}
+
+/// A brand's analytics aggregates of an hour of creation, per minute (see `analytics.rs`).
+pub(super) fn hour_key(brand_id: &str, day: NaiveDate, hour: u32) -> Item {
+    key(format!("HOUR#{brand_id}#{day}T{hour:02}"), "HOUR")
 }
 
 pub(super) fn room_key(room_name: &str) -> Item {

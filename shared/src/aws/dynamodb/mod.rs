@@ -11,7 +11,8 @@
 //! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
 //! | stream, by position | `POS#<brand>#<position>` | `POS` | |
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
-//! | first position of a day | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
+//! | analytics of a day of creation, per hour | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
+//! | analytics of an hour of creation, per minute | `HOUR#<brand>#<yyyy-mm-dd>T<hh>` | `HOUR` | |
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
 //! | pending room cleanup | `CLEANUP#<stream id>` | `CLEANUP` | `CLEANUP#<shard>`, next attempt |
 //! | a brand's delivery slot, while held | `DSLOT#<brand>#<slot>` | `DSLOT` | |
@@ -25,7 +26,9 @@
 //!
 //! The brand item carries the counters that make limits atomic and totals cheap: `active`
 //! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
-//! and the positions index that pages streams without a `Query` ([`positions`]).
+//! and the positions index that pages streams without a `Query` ([`positions`]). The day and
+//! hour items hold the analytics aggregates that answer a window without reading its streams
+//! ([`analytics`]).
 //!
 //! The due index is the one secondary index. It is read only by the sweeps (the outbox relay's,
 //! and the deadline sweep with its room cleanups), which confirm each entry with a consistent
@@ -39,6 +42,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use uuid::Uuid;
 
 mod accounts;
+mod analytics;
 mod brand_index;
 mod delivery_log;
 mod delivery_slots;

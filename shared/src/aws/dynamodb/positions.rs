@@ -12,9 +12,9 @@
 //!   other position is `ended`. A page of one status is found from these counts, reading only
 //!   the error sets of the blocks the page touches, and those sets are cached while the count
 //!   says they are complete (an error is final, so a set only grows).
-//! - `DAY#<brand>#<date>` holds the first position created that day, so the streams since a
-//!   time start at a position found in one read, and reading them costs the window, not the
-//!   history.
+//! - Positions follow creation time, so the streams created since any time are the newest
+//!   positions: analytics (`analytics.rs`) knows how many from its aggregates and reads the
+//!   ones it lists as a range.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -1,5 +1,5 @@
-//! Seeding streams (fixtures, history): positions, position copies, error blocks and days, as
-//! creation and transitions keep them. No request of the API uses this. Not atomic with
+//! Seeding streams (fixtures, history): positions, position copies, error blocks and the
+//! analytics aggregates, as creation and transitions keep them. No request of the API uses this. Not atomic with
 //! concurrent starts of the same brand: seed a brand while it is idle.
 
 use std::collections::{BTreeMap, HashMap};
@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use aws_sdk_dynamodb::types::AttributeValue;
 use uuid::Uuid;
 
+use super::analytics::{Aggregates, aggregate_item};
 use super::items::{n, position_item, s, stream_item};
 use super::keys::{self, created_sort_key, status_counter};
 use super::positions::{self, BrandIndex};
@@ -15,6 +16,7 @@ use super::streams::room_item;
 use super::{DynamoStore, Item};
 use crate::domain::{Stream, StreamStatus};
 use crate::ports::StoreResult;
+use chrono::DateTime;
 
 impl DynamoStore {
     /// Inserts or replaces streams as they are; active ones take a slot.
@@ -34,12 +36,11 @@ impl DynamoStore {
 }
 
 /// What streams with positions add to their brand's index: status counts (and `active`), the
-/// active positions' attributes, the error positions per block and each day's first position.
+/// active positions' attributes and the error positions per block.
 struct PositionsSummary {
     counts: BTreeMap<String, i64>,
     active: Vec<(String, AttributeValue)>,
     error_sets: BTreeMap<u64, Vec<u64>>,
-    firsts: BTreeMap<chrono::NaiveDate, u64>,
 }
 
 impl PositionsSummary {
@@ -49,7 +50,6 @@ impl PositionsSummary {
             counts: BTreeMap::new(),
             active: Vec::new(),
             error_sets: BTreeMap::new(),
-            firsts: BTreeMap::new(),
         };
         for (position, stream) in (first..).zip(streams) {
             *summary
@@ -69,10 +69,6 @@ impl PositionsSummary {
                     summary.active.push((attribute, s(active.as_str())));
                 }
             }
-            summary
-                .firsts
-                .entry(stream.created_at.date_naive())
-                .or_insert(position);
         }
         summary
     }
@@ -139,25 +135,27 @@ impl DynamoStore {
             .await
             .map_err(backend)?;
         }
-        for (day, first) in summary.firsts {
-            retrying(|| {
-                self.client
-                    .update_item()
-                    .table_name(&self.table)
-                    .set_key(Some(keys::day_key(brand_id, day)))
-                    .update_expression("SET #first = if_not_exists(#first, :first)")
-                    .expression_attribute_names("#first", "first")
-                    .expression_attribute_values(":first", n(first))
-                    .send()
-            })
-            .await
-            .map_err(backend)?;
+        // Aggregate items after the brand's newest stream are new: written whole, in batches.
+        // The newest's own day and hour may hold figures already: added to.
+        let newest_before = index.newest.as_ref().and_then(|newest| {
+            let at = newest.split_once('#')?.0;
+            Some(DateTime::parse_from_rfc3339(at).ok()?.to_utc())
+        });
+        let (new, existing) = Aggregates::of_stored(&streams).split_after(brand_id, newest_before);
+        let new = new
+            .into_iter()
+            .map(|(key, attributes)| aggregate_item(key, attributes))
+            .collect();
+        self.batch_write(new, Vec::new()).await?;
+        for (key, adds) in existing {
+            self.update_attributes(key, adds, Vec::new(), Vec::new())
+                .await?;
         }
         Ok(())
     }
 
     /// Streams that replace or precede some of the brand's: the whole history is read,
-    /// merged and numbered again, and every index item rewritten.
+    /// merged and numbered again, and every index and aggregate item rewritten.
     async fn renumber_streams(
         &self,
         brand_id: &str,
@@ -165,12 +163,13 @@ impl DynamoStore {
         streams: Vec<Stream>,
     ) -> StoreResult<()> {
         let existing: Vec<u64> = (0..index.total).collect();
-        let mut merged: HashMap<Uuid, Stream> = self
-            .streams_at(brand_id, &existing)
-            .await?
+        let existing = self.streams_at(brand_id, &existing).await?;
+        let old_aggregates: Vec<Item> = Aggregates::of_stored(&existing)
+            .items(brand_id)
             .into_iter()
-            .map(|s| (s.id, s))
+            .map(|(key, _)| key)
             .collect();
+        let mut merged: HashMap<Uuid, Stream> = existing.into_iter().map(|s| (s.id, s)).collect();
         for stream in streams {
             merged.insert(stream.id, stream);
         }
@@ -220,17 +219,23 @@ impl DynamoStore {
             );
             puts.push(item);
         }
-        for (day, first) in &summary.firsts {
-            let mut item = keys::day_key(brand_id, *day);
-            item.insert("first".into(), n(first));
-            puts.push(item);
+        for (key, attributes) in Aggregates::of_stored(&merged).items(brand_id) {
+            puts.push(aggregate_item(key, attributes));
         }
-        let deletes = index
+        let mut deletes: Vec<Item> = index
             .errors
             .keys()
             .filter(|block| !summary.error_sets.contains_key(block))
             .map(|block| keys::errors_key(brand_id, *block))
             .collect();
+        // Aggregate items no stream counts in any more (a replaced stream's old time).
+        let pk = |item: &Item| item.get("pk").and_then(|pk| pk.as_s().ok()).cloned();
+        let written: std::collections::HashSet<String> = puts.iter().filter_map(pk).collect();
+        deletes.extend(
+            old_aggregates
+                .into_iter()
+                .filter(|key| pk(key).is_none_or(|pk| !written.contains(&pk))),
+        );
         self.batch_write(puts, deletes).await
     }
 

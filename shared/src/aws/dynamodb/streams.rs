@@ -18,6 +18,7 @@ use super::room_cleanups::cleanup_item;
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use crate::admission;
+use crate::domain::analytics::{Figures, Window};
 use crate::domain::event::EventType;
 use crate::domain::stream::Transition;
 use crate::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
@@ -28,8 +29,11 @@ use crate::ports::{
 
 /// Placing a new stream at the brand's next position, against concurrent starts.
 const CREATE_ATTEMPTS: u32 = 12;
-/// Days whose first position the streams since a time look up: a 30-day window and today.
-const DAYS_PROBED: usize = 31;
+/// Writes of a finishing transition whose viewer count a concurrent viewer update changed.
+const TRANSITION_ATTEMPTS: u32 = 8;
+/// A finished stream's position copy takes this viewer version with its final count, so a
+/// late copy of an earlier count never overwrites it.
+const FINAL_VIEWER_VERSION: i64 = i64::MAX;
 /// How long provider event ids are remembered for deduplication.
 const PROVIDER_EVENT_TTL: chrono::Duration = chrono::Duration::hours(24);
 
@@ -106,17 +110,8 @@ impl StreamStore for DynamoStore {
                     Some("attribute_not_exists(pk)"),
                 )?,
                 put(&self.table, position_item(&stored, position), None)?,
-                update(
-                    &self.table,
-                    UpdateSpec {
-                        key: keys::day_key(&stored.brand_id, stored.created_at.date_naive()),
-                        expression: "SET #first = if_not_exists(#first, :position)",
-                        condition: None,
-                        names: vec![("#first", "first".to_owned())],
-                        values: vec![(":position", n(position))],
-                    },
-                )?,
             ];
+            items.extend(self.aggregate_updates(&stored, &Figures::created(&stored))?);
             if let Some(room) = &stored.room_name {
                 items.push(put(&self.table, room_item(room, stored.id), None)?);
             }
@@ -192,45 +187,13 @@ impl StreamStore for DynamoStore {
         })
     }
 
-    async fn streams_created_since(
+    async fn analytics_window(
         &self,
         brand_id: &str,
         since: DateTime<Utc>,
-    ) -> StoreResult<Vec<Stream>> {
-        let days: Vec<chrono::NaiveDate> =
-            since.date_naive().iter_days().take(DAYS_PROBED).collect();
-        let day_keys = days
-            .iter()
-            .map(|day| keys::day_key(brand_id, *day))
-            .collect();
-        let (counters, day_items) =
-            tokio::join!(self.brand_counters(brand_id), self.batch_get(day_keys));
-        let index = BrandIndex::from_item(&counters?)?;
-        // The window's reads wait for the request's admission; the counters and the days
-        // went alongside it.
-        admission::admitted().await;
-        if index
-            .newest
-            .as_ref()
-            .is_none_or(|newest| *newest < sortable(since))
-        {
-            return Ok(Vec::new());
-        }
-        // Positions follow creation time, so the earliest day found holds the lowest one.
-        let first = day_items?
-            .iter()
-            .filter_map(|item| item.opt_number("first"))
-            .filter_map(|first| u64::try_from(first).ok())
-            .min();
-        let first = match first {
-            Some(first) => first,
-            // Nothing in the days probed, yet something newer: a search by position.
-            None => self.first_position_since(brand_id, &index, since).await?,
-        };
-        let positions: Vec<u64> = (first..index.total).rev().collect();
-        let mut streams = self.streams_at(brand_id, &positions).await?;
-        streams.retain(|stream| stream.created_at >= since);
-        Ok(streams)
+        now: DateTime<Utc>,
+    ) -> StoreResult<Window> {
+        self.read_analytics_window(brand_id, since, now).await
     }
 
     async fn apply_transition(
@@ -241,15 +204,20 @@ impl StreamStore for DynamoStore {
         dedupe: Option<&str>,
         cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
-        // No read: the update is conditional on the status the caller saw.
-        let mut stream = current.clone();
-        let from = stream.status;
-        if !stream.apply(transition, at) {
-            return Ok(Outcome::Stale);
-        }
-        // A position remembered from before a seeding renumbered the brand is refused by the
-        // copy's condition; the second pass reads it afresh.
-        for fresh in [false, true] {
+        // No read: the update is conditional on the status the caller saw, and when it
+        // finishes a live stream, on the viewer count it adds to the analytics aggregates (a
+        // count changed meanwhile is read, and the write made again with it).
+        let mut seen = current.clone();
+        let from = seen.status;
+        let mut fresh = false;
+        for _ in 0..TRANSITION_ATTEMPTS {
+            let mut stream = seen.clone();
+            if !stream.apply(transition, at) {
+                return Ok(Outcome::Stale);
+            }
+            let finishes = !stream.status.is_active();
+            // A position remembered from before a seeding renumbered the brand is refused by
+            // the copy's condition; the next pass reads it afresh.
             if fresh {
                 self.forget_position(stream.id);
             }
@@ -295,15 +263,33 @@ impl StreamStore for DynamoStore {
                 ),
             };
             stream_values.push((":from", s(from.as_str())));
+            let stream_condition = if finishes && from == StreamStatus::Live {
+                stream_values.push((":viewers", n(stream.viewer_count)));
+                "#status = :from AND viewer_count = :viewers"
+            } else {
+                "#status = :from"
+            };
             let mut copy_values = values;
             copy_values.push((":id", s(stream.id.to_string())));
+            // The copy takes the final count, sealed against late copies of earlier ones.
+            let copy_expression = if finishes {
+                copy_values.push((":viewers", n(stream.viewer_count)));
+                copy_values.push((":sealed", n(FINAL_VIEWER_VERSION)));
+                copy_expression.replacen(
+                    "SET ",
+                    "SET viewer_count = :viewers, viewer_version = :sealed, ",
+                    1,
+                )
+            } else {
+                copy_expression
+            };
             let mut items = vec![
                 update(
                     &self.table,
                     UpdateSpec {
                         key: keys::stream_key(stream.id),
                         expression: &stream_expression,
-                        condition: Some("#status = :from"),
+                        condition: Some(stream_condition),
                         names: vec![
                             ("#status", "status".to_owned()),
                             ("#due_pk", keys::DUE_PK.to_owned()),
@@ -325,6 +311,9 @@ impl StreamStore for DynamoStore {
                 self.counters_update(&stream, position, Some(from), None)?,
                 put(&self.table, event_item(&event), None)?,
             ];
+            if finishes {
+                items.extend(self.aggregate_updates(&stream, &Figures::finished(&stream))?);
+            }
             if stream.status == StreamStatus::Error {
                 items.push(update(
                     &self.table,
@@ -349,12 +338,32 @@ impl StreamStore for DynamoStore {
                 Err(err) if dedupe.is_some() && condition_failed_at(&err, dedupe_at) => {
                     return Ok(Outcome::Duplicate);
                 }
-                Err(err) if condition_failed_at(&err, 0) => return Ok(Outcome::Stale),
-                Err(err) if !fresh && condition_failed_at(&err, 1) => {}
+                Err(err) if condition_failed_at(&err, 0) => {
+                    if !(finishes && from == StreamStatus::Live) {
+                        return Ok(Outcome::Stale);
+                    }
+                    // Still live, so a viewer update came first: again with the count as
+                    // stored.
+                    let stored = match self.get(keys::stream_key(stream.id)).await? {
+                        Some(item) => Stream::try_from(&item)?,
+                        None => return Ok(Outcome::Stale),
+                    };
+                    if stored.status != from {
+                        return Ok(Outcome::Stale);
+                    }
+                    seen.viewer_count = stored.viewer_count;
+                }
+                Err(err) if !fresh && condition_failed_at(&err, 1) => fresh = true,
+                Err(err) if condition_failed_at(&err, 1) => {
+                    return Err(corrupt("the stream's position copy holds another stream"));
+                }
                 Err(err) => return Err(backend(err)),
             }
         }
-        Err(corrupt("the stream's position copy holds another stream"))
+        Err(StoreError::Backend(format!(
+            "stream {}: its viewer count kept changing while it finished",
+            current.id
+        )))
     }
 
     async fn adjust_viewer_count(
