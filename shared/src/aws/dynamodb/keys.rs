@@ -51,7 +51,7 @@ pub(super) fn attempts_pk(
 
 /// The event as delivered to a webhook (its body, for sending it again).
 pub(super) fn delivered_event_key(webhook_id: Uuid, event_id: &str) -> Item {
-    key(format!("EVENT#{webhook_id}#{event_id}"), "EVENT")
+    key(format!("DELIVERED#{webhook_id}#{event_id}"), "DELIVERED")
 }
 
 /// A webhook's deliveries that ended failed, by their event's creation.

@@ -20,9 +20,12 @@
 //! | rate window | `RATE#<brand>#<minute>` | `RATE` | |
 //! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | |
 //! | idempotency key | `IDEMPOTENCY#<sha256 of brand, environment, endpoint, key>` | `IDEMPOTENCY` | |
+//! | delivery attempt, once per filter | `ATTEMPTS#<webhook>`, `+#S#<status>`, `+#EVT#<event>`, `+#EVT#<event>#S#<status>` | its position (time, event, attempt) | |
+//! | an event as delivered to a webhook (its body) | `DELIVERED#<webhook>#<event>` | `DELIVERED` | |
+//! | a delivery that ended failed | `FAILED#<webhook>` | event creation, event id | |
 //!
-//! Rate windows, provider event ids, idempotency keys, relayed events and delivery slots left
-//! by a dead holder expire by TTL (`ttl`).
+//! Rate windows, provider event ids, idempotency keys, relayed events, delivery slots left by a
+//! dead holder and the delivery log (30 days) expire by TTL (`ttl`).
 //!
 //! The brand item carries the counters that make limits atomic and totals cheap: `active`
 //! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,
