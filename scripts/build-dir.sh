@@ -17,3 +17,16 @@ CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/live-strea
 mkdir -p "$CARGO_TARGET_DIR"
 CARGO_TARGET_DIR="$(cd "$CARGO_TARGET_DIR" && pwd -P)"
 export CARGO_TARGET_DIR
+
+# Cargo names a workspace crate's build by its path inside the workspace, not by the clone, and
+# judges it up to date by its sources' times. So, with one build for every clone, a crate built
+# from another clone would look current here whenever this clone's sources are older, and the
+# other clone's code would be linked. A clone that is not the one that built last therefore makes
+# its tracked files newer than any build (a second clone still rebuilds only the workspace's own
+# crates; the dependencies are shared as before).
+build_dir_checkout="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd -P)"
+if [ "$(cat "$CARGO_TARGET_DIR/.last-checkout" 2>/dev/null)" != "$build_dir_checkout" ]; then
+    (cd "$build_dir_checkout" && git ls-files -z 2>/dev/null | xargs -0 -r touch -c)
+    printf '%s\n' "$build_dir_checkout" > "$CARGO_TARGET_DIR/.last-checkout"
+fi
+unset build_dir_checkout

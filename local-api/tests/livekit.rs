@@ -619,3 +619,68 @@ async fn racing_agent_join_and_timeout_give_one_transition() {
         }
     }
 }
+
+/// A 50,000-character script reaches the AI host, and rides on no item that lists, analytics,
+/// viewer counts or transitions read or write: it is kept once, apart (README, "How the parts
+/// fit").
+#[tokio::test]
+async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
+    let fake = FakeLiveKit::start().await;
+    let api = live_api(&fake, &[]).await;
+    let script = "Say hello. ".repeat(5_000)[..50_000].to_owned();
+    let r = api
+        .start(&Keys::live_a(), json!({"duration_minutes": 30, "script": script}))
+        .await;
+    r.assert_status(201);
+    let id = r.body["stream_id"].as_str().unwrap().to_owned();
+    let room = r.body["room_name"].as_str().unwrap().to_owned();
+    let dispatched = fake
+        .calls()
+        .into_iter()
+        .find_map(|call| match call.call {
+            Call::CreateDispatch(dispatch) => Some(dispatch.metadata),
+            _ => None,
+        })
+        .expect("the agent was dispatched");
+    let metadata: Value = serde_json::from_str(&dispatched).unwrap();
+    assert_eq!(metadata["script"], script.as_str());
+
+    let uuid = uuid::Uuid::parse_str(&id).unwrap();
+    let store = api.runtime.app.store.clone();
+    assert_eq!(store.stream_script(uuid).await.unwrap().as_deref(), Some(script.as_str()));
+    assert_eq!(store.get_stream(uuid).await.unwrap().unwrap().script, None);
+    // Viewers come and go, and the stream ends: still nothing of the script on its items.
+    deliver(
+        &api,
+        participant_event("participant_joined", &room, Some("AGENT"), "agent-1"),
+    )
+    .await;
+    api.call("DELETE", &format!("/streams/{id}"), Some(&Keys::live_a()), None)
+        .await
+        .assert_status(200);
+    if let Some(dynamo) = api.dynamo() {
+        let items = dynamo
+            .client()
+            .scan()
+            .table_name(api.table().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .items
+            .unwrap_or_default();
+        let with_script: Vec<String> = items
+            .iter()
+            .filter(|item| item.contains_key("script"))
+            .map(|item| format!("{:?}/{:?}", item["pk"], item["sk"]))
+            .collect();
+        assert_eq!(with_script.len(), 1, "{with_script:?}");
+        assert!(with_script[0].contains(&format!("STREAM#{id}")) && with_script[0].contains("SCRIPT"));
+        for item in items.iter().filter(|item| !item.contains_key("script")) {
+            let bytes: usize = item
+                .iter()
+                .map(|(name, value)| name.len() + format!("{value:?}").len())
+                .sum();
+            assert!(bytes < 4_096, "{bytes} bytes: {:?}", item.get("pk"));
+        }
+    }
+}

@@ -144,7 +144,12 @@ pub trait StreamStore: Send + Sync {
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateStreamOutcome>;
 
+    /// The stream, without its script (see [`StreamStore::stream_script`]).
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>>;
+
+    /// The script the stream was started with, kept apart from the stream so that no read or
+    /// write of the stream carries it: only a launch needs it.
+    async fn stream_script(&self, stream_id: Uuid) -> StoreResult<Option<String>>;
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>>;
 

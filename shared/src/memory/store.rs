@@ -148,6 +148,8 @@ pub(super) struct State {
     /// Pending room cleanups by stream, and by when they are due.
     room_cleanups: HashMap<Uuid, RoomCleanup>,
     room_cleanups_due: BTreeSet<(DateTime<Utc>, Uuid)>,
+    /// Streams' scripts, apart from the streams.
+    scripts: HashMap<Uuid, String>,
     pub(super) webhooks: HashMap<Uuid, Webhook>,
     /// Each webhook's delivery log.
     pub(super) delivery_logs: HashMap<Uuid, super::webhooks::DeliveryLogState>,
@@ -443,8 +445,13 @@ impl StreamStore for MemoryStore {
         {
             stored.place_after(newest_at, newest_id);
         }
-        state.streams.insert(stored.id, stored.clone());
-        state.index_stream(&stored);
+        // The script apart, as on DynamoDB: the stored stream never carries it.
+        let mut kept = stored.clone();
+        if let Some(script) = kept.script.take() {
+            state.scripts.insert(kept.id, script);
+        }
+        state.streams.insert(kept.id, kept.clone());
+        state.index_stream(&kept);
         state.bind(binding, stored.id.to_string());
         if let Some(event_type) = announce {
             state.emit(StreamEvent::new(event_type, &stored, stored.created_at));
@@ -455,6 +462,10 @@ impl StreamStore for MemoryStore {
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
         Ok(self.lock()?.streams.get(&stream_id).cloned())
+    }
+
+    async fn stream_script(&self, stream_id: Uuid) -> StoreResult<Option<String>> {
+        Ok(self.lock()?.scripts.get(&stream_id).cloned())
     }
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
@@ -686,8 +697,12 @@ impl AdminStore for MemoryStore {
         if stream.status.is_active() {
             *state.active.entry(stream.brand_id.clone()).or_insert(0) += 1;
         }
-        state.streams.insert(stream.id, stream.clone());
-        state.index_stream(stream);
+        let mut kept = stream.clone();
+        if let Some(script) = kept.script.take() {
+            state.scripts.insert(kept.id, script);
+        }
+        state.streams.insert(kept.id, kept.clone());
+        state.index_stream(&kept);
         Ok(())
     }
 }

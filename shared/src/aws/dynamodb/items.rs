@@ -96,7 +96,16 @@ fn parse<T: serde::de::DeserializeOwned>(raw: String, what: &str) -> Result<T, S
         .map_err(|_| corrupt(format!("bad {what}")))
 }
 
-/// The stream's record attributes, under the stream's key. The position copy
+/// The script of a stream, on an item of its own: up to 50,000 characters that only the
+/// launch needs, kept off every item that lists, analytics, viewer counts, transitions and the
+/// due index read and write.
+pub(super) fn script_item(stream_id: Uuid, script: &str) -> Item {
+    let mut item = keys::script_key(stream_id);
+    item.insert("script".into(), s(script));
+    item
+}
+
+/// The stream's record attributes (never its script), under the stream's key. The position copy
 /// ([`position_item`]) shares them; only the stream item itself is in the due index
 /// ([`stream_item`]).
 impl From<&Stream> for Item {
@@ -118,7 +127,6 @@ impl From<&Stream> for Item {
             ("platform", &stream.platform),
             ("creator_id", &stream.creator_id),
             ("room_name", &stream.room_name),
-            ("script", &stream.script),
         ] {
             if let Some(value) = value {
                 put(name, s(value));
@@ -192,7 +200,8 @@ impl TryFrom<&Item> for Stream {
             duration_minutes: item
                 .opt_number("duration_minutes")
                 .and_then(|m| u32::try_from(m).ok()),
-            script: item.opt_string("script"),
+            // On its own item, read only by the launch (`script_item`).
+            script: None,
             deadline: item.opt_time("deadline")?,
         })
     }

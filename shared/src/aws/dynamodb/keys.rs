@@ -86,6 +86,11 @@ pub(super) fn stream_key(stream_id: Uuid) -> Item {
     key(format!("STREAM#{stream_id}"), "STREAM")
 }
 
+/// A stream's script, apart from the stream (read only by the launch).
+pub(super) fn script_key(stream_id: Uuid) -> Item {
+    key(format!("STREAM#{stream_id}"), "SCRIPT")
+}
+
 pub(super) fn position_pk(brand_id: &str, position: u64) -> String {
     format!("POS#{brand_id}#{position}")
 }

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use uuid::Uuid;
 
 use super::analytics::{Aggregates, aggregate_item};
-use super::items::{n, position_item, s, stream_item};
+use super::items::{n, position_item, s, script_item, stream_item};
 use super::keys::{self, created_sort_key, status_counter};
 use super::positions::{self, BrandIndex};
 use super::requests::{backend, retrying};
@@ -247,6 +247,9 @@ impl DynamoStore {
             self.remember_position(stream.id, position);
             items.push(stream_item(stream, position));
             items.push(position_item(stream, position));
+            if let Some(script) = &stream.script {
+                items.push(script_item(stream.id, script));
+            }
             if let Some(room) = &stream.room_name {
                 items.push(room_item(room, stream.id));
             }

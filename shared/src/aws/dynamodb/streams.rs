@@ -8,7 +8,9 @@ use uuid::Uuid;
 
 use super::brand_index::Creation;
 use super::idempotency::binding_item;
-use super::items::{ItemExt, corrupt, event_item, n, position_item, s, stream_item};
+use super::items::{
+    ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item,
+};
 use super::keys::{self, sortable};
 use super::positions::{self, BrandIndex};
 use super::requests::{
@@ -112,6 +114,9 @@ impl StreamStore for DynamoStore {
                 put(&self.table, position_item(&stored, position), None)?,
             ];
             items.extend(self.aggregate_updates(&stored, &Figures::created(&stored))?);
+            if let Some(script) = &stored.script {
+                items.push(put(&self.table, script_item(stored.id, script), None)?);
+            }
             if let Some(room) = &stored.room_name {
                 items.push(put(&self.table, room_item(room, stored.id), None)?);
             }
@@ -148,6 +153,13 @@ impl StreamStore for DynamoStore {
             .as_ref()
             .map(|item| self.stream_from(item))
             .transpose()
+    }
+
+    async fn stream_script(&self, stream_id: Uuid) -> StoreResult<Option<String>> {
+        Ok(self
+            .get(keys::script_key(stream_id))
+            .await?
+            .and_then(|item| item.opt_string("script")))
     }
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
