@@ -629,7 +629,10 @@ async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
     let api = live_api(&fake, &[]).await;
     let script = "Say hello. ".repeat(5_000)[..50_000].to_owned();
     let r = api
-        .start(&Keys::live_a(), json!({"duration_minutes": 30, "script": script}))
+        .start(
+            &Keys::live_a(),
+            json!({"duration_minutes": 30, "script": script}),
+        )
         .await;
     r.assert_status(201);
     let id = r.body["stream_id"].as_str().unwrap().to_owned();
@@ -647,7 +650,10 @@ async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
 
     let uuid = uuid::Uuid::parse_str(&id).unwrap();
     let store = api.runtime.app.store.clone();
-    assert_eq!(store.stream_script(uuid).await.unwrap().as_deref(), Some(script.as_str()));
+    assert_eq!(
+        store.stream_script(uuid).await.unwrap().as_deref(),
+        Some(script.as_str())
+    );
     assert_eq!(store.get_stream(uuid).await.unwrap().unwrap().script, None);
     // Viewers come and go, and the stream ends: still nothing of the script on its items.
     deliver(
@@ -655,9 +661,14 @@ async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
         participant_event("participant_joined", &room, Some("AGENT"), "agent-1"),
     )
     .await;
-    api.call("DELETE", &format!("/streams/{id}"), Some(&Keys::live_a()), None)
-        .await
-        .assert_status(200);
+    api.call(
+        "DELETE",
+        &format!("/streams/{id}"),
+        Some(&Keys::live_a()),
+        None,
+    )
+    .await
+    .assert_status(200);
     if let Some(dynamo) = api.dynamo() {
         let items = dynamo
             .client()
@@ -674,7 +685,9 @@ async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
             .map(|item| format!("{:?}/{:?}", item["pk"], item["sk"]))
             .collect();
         assert_eq!(with_script.len(), 1, "{with_script:?}");
-        assert!(with_script[0].contains(&format!("STREAM#{id}")) && with_script[0].contains("SCRIPT"));
+        assert!(
+            with_script[0].contains(&format!("STREAM#{id}")) && with_script[0].contains("SCRIPT")
+        );
         for item in items.iter().filter(|item| !item.contains_key("script")) {
             let bytes: usize = item
                 .iter()

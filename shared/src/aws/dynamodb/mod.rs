@@ -9,6 +9,7 @@
 //! | API key | `KEY#<sha256>` | `KEY` | |
 //! | creator | `CREATORS` | `<id>` | |
 //! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
+//! | its script, read only by a launch | `STREAM#<id>` | `SCRIPT` | |
 //! | stream, by position | `POS#<brand>#<position>` | `POS` | |
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
 //! | analytics of a day of creation, per hour | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |

@@ -8,9 +8,7 @@ use uuid::Uuid;
 
 use super::brand_index::Creation;
 use super::idempotency::binding_item;
-use super::items::{
-    ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item,
-};
+use super::items::{ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item};
 use super::keys::{self, sortable};
 use super::positions::{self, BrandIndex};
 use super::requests::{
