@@ -85,6 +85,7 @@ struct Args {
     backend: String,
     sizes: Vec<usize>,
     in_window: Vec<usize>,
+    delivery_log: Vec<usize>,
     requests: usize,
 }
 
@@ -101,6 +102,7 @@ fn args() -> Args {
         backend: "memory".into(),
         sizes: vec![100, 10_000, 100_000],
         in_window: Vec::new(),
+        delivery_log: Vec::new(),
         requests: 50,
     };
     let mut it = std::env::args().skip(1);
@@ -110,6 +112,7 @@ fn args() -> Args {
             "--backend" => args.backend = value,
             "--sizes" => args.sizes = numbers(&flag, &value),
             "--in-window" => args.in_window = numbers(&flag, &value),
+            "--delivery-log" => args.delivery_log = numbers(&flag, &value),
             "--requests" => args.requests = value.parse().expect("--requests: a number"),
             other => panic!("unknown flag {other}"),
         }
@@ -478,4 +481,219 @@ async fn main() {
             "in the window",
         );
     }
+    if !args.delivery_log.is_empty() {
+        println!();
+        println!(
+            "| backend | attempts in the log | request | p50 ms | p99 ms | items read per request |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for &size in &args.delivery_log {
+            let now = Utc::now();
+            let clock = ManualClock::new(now);
+            let runtime = runtime(&args.backend, size, &items_read, clock.clone()).await;
+            seed(&runtime, &[]).await;
+            let started = Instant::now();
+            let webhook_id = seed_delivery_log(&runtime, size, now).await;
+            eprintln!(
+                "{} attempts logged in {:.1} s",
+                size,
+                started.elapsed().as_secs_f64()
+            );
+            let router = local_api::router(runtime.app.clone());
+            let mut sent = 0usize;
+            let deep = deep_cursor(&router, &clock, &webhook_id).await;
+            for case in delivery_log_cases(&webhook_id, &deep) {
+                let (p50, p99, read) = measure(
+                    &router,
+                    &clock,
+                    &mut sent,
+                    &case,
+                    args.requests,
+                    &items_read,
+                )
+                .await;
+                println!(
+                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} |",
+                    args.backend,
+                    size,
+                    case.name,
+                    show_read(read)
+                );
+            }
+            // One recovery of the failed deliveries (one in three attempts ended one), at
+            // most 1,000 of them.
+            let read_before = items_read.0.load(Ordering::Relaxed);
+            let begin = Instant::now();
+            let request = Request::post(format!("/api/v1/webhooks/{webhook_id}/redeliver"))
+                .header(AUTHORIZATION, format!("Bearer {KEY}"))
+                .body(Body::from(
+                    serde_json::json!({"since": (now - Duration::days(29)).to_rfc3339()})
+                        .to_string(),
+                ))
+                .unwrap();
+            let response = router.clone().oneshot(request).await.unwrap();
+            let elapsed = begin.elapsed().as_secs_f64() * 1000.0;
+            let status = response.status();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            assert_eq!(
+                status,
+                StatusCode::ACCEPTED,
+                "{}",
+                String::from_utf8_lossy(&body)
+            );
+            let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            println!(
+                "| {} | {} | redeliver since (queued {}, has_more {}) | {elapsed:.2} | - | {} |",
+                args.backend,
+                size,
+                answer["queued"],
+                answer["has_more"],
+                show_read(items_read.0.load(Ordering::Relaxed) - read_before)
+            );
+        }
+    }
+}
+
+/// A webhook of the brand with `size` attempts over the last 29 days: three per event, the
+/// third of every event ending its delivery failed. Returns its id.
+async fn seed_delivery_log(runtime: &Runtime, size: usize, now: chrono::DateTime<Utc>) -> String {
+    use shared::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+    use shared::domain::event::EventType;
+    let store = runtime.app.store.clone();
+    store
+        .put_api_key(&ApiKey {
+            key_hash: hash_key(KEY),
+            brand_id: BRAND.into(),
+            environment: KeyEnvironment::Test,
+            scopes: vec![Scope::WebhooksWrite],
+            revoked: false,
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    let webhook_id = Uuid::new_v4();
+    store
+        .create_webhook(
+            &shared::domain::Webhook {
+                id: webhook_id,
+                brand_id: BRAND.into(),
+                url: "https://hooks.example.com/bench".into(),
+                events: vec![EventType::StreamStarted],
+                secret: "whsec_bench".into(),
+                active: true,
+                created_at: now - Duration::days(30),
+                previous_secret: None,
+                previous_secret_expires_at: None,
+                secret_rotated_at: None,
+            },
+            25,
+            None,
+        )
+        .await
+        .unwrap();
+    let start = now - Duration::days(29);
+    let step = Duration::days(29).num_milliseconds() / size.max(1) as i64;
+    let records: Vec<(DeliveryAttempt, DeliveredEvent)> = (0..size)
+        .map(|n| {
+            let event_id = format!("evt_{:032x}", n / 3);
+            let attempted_at = start + Duration::milliseconds(step * n as i64);
+            let last = n % 3 == 2;
+            let attempt = DeliveryAttempt {
+                brand_id: BRAND.into(),
+                webhook_id,
+                event_id: event_id.clone(),
+                event_type: EventType::StreamStarted,
+                event_created_at: start + Duration::milliseconds(step * (n / 3 * 3) as i64),
+                attempt: (n % 3) as u32 + 1,
+                attempted_at,
+                succeeded: false,
+                response_status: Some(500),
+                duration_ms: 40,
+                error: None,
+                next_attempt_at: (!last).then(|| attempted_at + Duration::seconds(30)),
+            };
+            let event = DeliveredEvent {
+                brand_id: BRAND.into(),
+                webhook_id,
+                event_id: event_id.clone(),
+                event_type: EventType::StreamStarted,
+                event_created_at: attempt.event_created_at,
+                body: serde_json::json!({"id": event_id, "type": "stream.started"}).to_string(),
+            };
+            (attempt, event)
+        })
+        .collect();
+    for chunk in records.chunks(32) {
+        let writes = chunk
+            .iter()
+            .map(|(attempt, event)| store.record_attempt(attempt, event));
+        for written in futures::future::join_all(writes).await {
+            written.unwrap();
+        }
+    }
+    webhook_id.to_string()
+}
+
+/// The cursor of the page 90% of the way down the log (walked once, not measured).
+async fn deep_cursor(
+    router: &axum::Router,
+    clock: &ManualClock,
+    webhook_id: &str,
+) -> Option<String> {
+    let mut cursor: Option<String> = None;
+    let mut last = None;
+    for _ in 0..1_000 {
+        // Each page in a minute of its own, clear of the rate limit.
+        clock.advance(Duration::minutes(1));
+        let path = match &cursor {
+            Some(cursor) => {
+                format!("/api/v1/webhooks/{webhook_id}/deliveries?limit=100&cursor={cursor}")
+            }
+            None => format!("/api/v1/webhooks/{webhook_id}/deliveries?limit=100"),
+        };
+        let request = Request::get(&path)
+            .header(AUTHORIZATION, format!("Bearer {KEY}"))
+            .body(Body::empty())
+            .unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let page: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        match page["next_cursor"].as_str() {
+            Some(next) => {
+                last = cursor.replace(next.to_owned());
+            }
+            None => break,
+        }
+    }
+    // The one before the last page: deep, and still followed by a full page.
+    last.or(cursor)
+}
+
+fn delivery_log_cases(webhook_id: &str, deep: &Option<String>) -> Vec<Case> {
+    let base = format!("/api/v1/webhooks/{webhook_id}/deliveries");
+    let mut cases = vec![
+        Case {
+            name: "deliveries, first page",
+            path: format!("{base}?limit=20"),
+        },
+        Case {
+            name: "deliveries `status=failed`, first page",
+            path: format!("{base}?limit=20&status=failed"),
+        },
+        Case {
+            name: "deliveries `event_id`",
+            path: format!("{base}?limit=20&event_id=evt_{:032x}", 1),
+        },
+    ];
+    if let Some(deep) = deep {
+        cases.push(Case {
+            name: "deliveries, a deep page",
+            path: format!("{base}?limit=20&cursor={deep}"),
+        });
+    }
+    cases
 }
