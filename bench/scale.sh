@@ -7,6 +7,9 @@
 #                   two and a half minutes)
 #   MEMORY_IN_WINDOW    streams in the 30-day window, default 200,20000,200000
 #   DYNAMODB_IN_WINDOW  ... on DynamoDB, default 200,20000,200000 (an empty value skips)
+#   MEMORY_DELIVERY_LOG  attempts in a webhook's delivery log, default 20,20000
+#   DYNAMODB_DELIVERY_LOG  ... on DynamoDB, default empty (skipped: moto sorts its whole
+#                   table on every Query, so its figures there measure moto)
 #   REQUESTS        requests per case and size on the embedded store, default 200
 #   DYNAMODB_REQUESTS                                 ... on DynamoDB, default 5
 set -euo pipefail
@@ -16,7 +19,8 @@ cargo build --release --locked -p local-api --example scale
 bin="$CARGO_TARGET_DIR/release/examples/scale"
 
 "$bin" --backend memory --sizes "${MEMORY_SIZES-100,10000,100000}" \
-    --in-window "${MEMORY_IN_WINDOW-200,20000,200000}" --requests "${REQUESTS:-200}"
+    --in-window "${MEMORY_IN_WINDOW-200,20000,200000}" \
+    --delivery-log "${MEMORY_DELIVERY_LOG-20,20000}" --requests "${REQUESTS:-200}"
 echo
 
 moto="$(scripts/venv.sh moto)"
@@ -31,4 +35,5 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 "$bin" --backend dynamodb --sizes "${DYNAMODB_SIZES-100,10000,100000}" \
-    --in-window "${DYNAMODB_IN_WINDOW-200,20000,200000}" --requests "${DYNAMODB_REQUESTS:-5}"
+    --in-window "${DYNAMODB_IN_WINDOW-200,20000,200000}" \
+    --delivery-log "${DYNAMODB_DELIVERY_LOG-}" --requests "${DYNAMODB_REQUESTS:-5}"
