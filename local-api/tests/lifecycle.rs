@@ -1,5 +1,5 @@
-//! No stream stays active past its deadline, whatever is lost on the way (decisions.md
-//! section 3): timers that fire early are armed again, the sweep ends streams whose timer was
+//! No stream stays active past its deadline, whatever is lost on the way (README,
+//! "Reliability on AWS"): timers that fire early are armed again, the sweep ends streams whose timer was
 //! lost, a room provider that hangs is cut off, and a provider event whose handling failed is
 //! applied when it is sent again. On both backends.
 

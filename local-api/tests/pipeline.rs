@@ -1,4 +1,4 @@
-//! decisions.md section 1: routing, authentication, rate limit, scope, plan gate; and the two
+//! The request pipeline (README, "Errors" and "Retrying safely"): routing, authentication, rate limit, scope, plan gate; and the two
 //! public endpoints.
 
 mod common;
@@ -9,7 +9,7 @@ use chrono::Duration;
 use common::*;
 use serde_json::json;
 
-/// api-v1.md's table, then extensions.md E3's: every keyed endpoint with the scope it needs.
+/// The API's endpoints, then the webhook operations': every keyed endpoint with the scope it needs.
 const SPEC_SCOPES: [(&str, &str, &str); 14] = [
     ("POST", "/streams", "streams:write"),
     ("GET", "/streams", "streams:read"),
@@ -358,7 +358,7 @@ async fn rate_limit_is_exact_under_concurrency() {
 
 #[tokio::test]
 async fn requests_refused_by_scope_or_plan_still_count() {
-    // The rate limit comes before the scope check and the plan gate (decisions.md 1).
+    // The rate limit comes before the scope check and the plan gate (README, "Errors").
     let api = TestApi::new().await;
     for _ in 0..50 {
         api.get("/streams", &Keys::only("analytics:read"))

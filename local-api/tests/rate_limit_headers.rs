@@ -1,4 +1,4 @@
-//! `RateLimit-Policy` and `RateLimit` (extensions.md E2): on every answer to a keyed request
+//! `RateLimit-Policy` and `RateLimit` (README, "Retrying safely"): on every answer to a keyed request
 //! that passed authentication, from the same counter as the limit; never on `401` or the
 //! public endpoints.
 

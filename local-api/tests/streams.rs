@@ -1,5 +1,5 @@
-//! The four stream endpoints: api-v1.md "POST/GET/DELETE /streams" and decisions.md
-//! sections 2 to 4.
+//! The four stream endpoints: `POST`/`GET`/`DELETE /streams` as the
+//! README's "Errors" and "Choices where the contract is silent" state them.
 
 mod common;
 

@@ -768,6 +768,10 @@ async fn dynamodb_only_webhook_operations_under_aws_faults() {
     let table = api.table().expect("DynamoDB").to_owned();
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    // Failed deliveries for recovery to lease, queue and settle under the faults.
+    let start = api.now() - chrono::Duration::hours(1);
+    seed_failed(&api.runtime.app.store, &id, 0..30, start).await;
+    let since = json!({"since": (start - chrono::Duration::seconds(1)).to_rfc3339()}).to_string();
     common::faults::set(
         &table,
         json!({"throttling": 0.1, "provisioned_throughput": 0.05, "internal_error": 0.05,
@@ -794,6 +798,8 @@ async fn dynamodb_only_webhook_operations_under_aws_faults() {
             &api.get(&format!("/webhooks/{id}/deliveries"), &Keys::test_a())
                 .await,
         );
+        // Recovery leases, queues in batches and settles under the same faults.
+        documented(&redeliver(&api, &id, &since).await);
     }
     let stats = common::faults::stats(&table).await;
     common::faults::clear(&table).await;

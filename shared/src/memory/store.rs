@@ -6,7 +6,9 @@ use chrono::{DateTime, Duration, Utc};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use super::analytics::{Aggregates, minute_of};
 use super::idempotency::KeyEntry;
+use super::ordered::Ordered;
 use super::outbox::OutboxEntry;
 use crate::admission;
 use crate::domain::analytics::{Figures, MAX_LISTED_STREAMS, Window, next_whole_minute};
@@ -21,118 +23,14 @@ use crate::ports::*;
 /// How long provider event ids are remembered for deduplication.
 const PROVIDER_EVENT_TTL: Duration = Duration::hours(24);
 
-/// Stream keys in creation order, so a page at any offset and a window since any time are
-/// found by position, not by walking the brand's history.
-#[derive(Default)]
-struct Ordered(Vec<(DateTime<Utc>, Uuid)>);
-
-impl Ordered {
-    fn insert(&mut self, key: (DateTime<Utc>, Uuid)) {
-        // New streams are the newest, so this is nearly always a push at the end.
-        let at = self.0.partition_point(|k| *k < key);
-        if self.0.get(at) != Some(&key) {
-            self.0.insert(at, key);
-        }
-    }
-
-    fn remove(&mut self, key: &(DateTime<Utc>, Uuid)) {
-        if let Ok(at) = self.0.binary_search(key) {
-            self.0.remove(at);
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn last(&self) -> Option<(DateTime<Utc>, Uuid)> {
-        self.0.last().copied()
-    }
-
-    /// Newest first, skipping the `offset` newest.
-    fn newest(&self, offset: usize, limit: usize) -> impl Iterator<Item = &Uuid> {
-        let end = self.0.len().saturating_sub(offset);
-        let start = end.saturating_sub(limit);
-        self.0[start..end].iter().rev().map(|(_, id)| id)
-    }
-
-    /// Created at or after `since`, newest first.
-    fn since(&self, since: DateTime<Utc>) -> impl Iterator<Item = &Uuid> {
-        let start = self.0.partition_point(|(created, _)| *created < since);
-        self.0[start..].iter().rev().map(|(_, id)| id)
-    }
-
-    /// Created at or after `from` and before `to`.
-    fn between(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> impl Iterator<Item = &Uuid> {
-        let start = self.0.partition_point(|(created, _)| *created < from);
-        let end = self.0.partition_point(|(created, _)| *created < to);
-        self.0[start..end.max(start)].iter().map(|(_, id)| id)
-    }
-}
-
-/// The minute of creation analytics aggregates a stream under.
-fn minute_of(at: DateTime<Utc>) -> i64 {
-    at.timestamp().div_euclid(60)
-}
-
-/// `value` divided by `by`, rounded up.
-fn ceil_div(value: i64, by: i64) -> i64 {
-    (value + by - 1).div_euclid(by)
-}
-
-/// A brand's analytics aggregates per day, hour and minute of creation (numbered from the
-/// epoch), so a window sums at most a day's hours, an hour's minutes and its days.
-#[derive(Default)]
-struct Aggregates {
-    days: BTreeMap<i64, Figures>,
-    hours: BTreeMap<i64, Figures>,
-    minutes: BTreeMap<i64, Figures>,
-}
-
-impl Aggregates {
-    fn add(&mut self, minute: i64, figures: &Figures, add: bool) {
-        for (map, unit) in [
-            (&mut self.days, minute.div_euclid(24 * 60)),
-            (&mut self.hours, minute.div_euclid(60)),
-            (&mut self.minutes, minute),
-        ] {
-            let entry = map.entry(unit).or_default();
-            if add {
-                entry.add(figures);
-            } else {
-                entry.subtract(figures);
-            }
-            if entry.is_empty() {
-                map.remove(&unit);
-            }
-        }
-    }
-
-    /// The figures of every minute from `minute` on.
-    fn since(&self, minute: i64) -> Figures {
-        let hour = ceil_div(minute, 60);
-        let day = ceil_div(hour, 24);
-        let mut figures = Figures::default();
-        for (_, f) in self
-            .minutes
-            .range(minute..hour * 60)
-            .chain(self.hours.range(hour..day * 24))
-            .chain(self.days.range(day..))
-        {
-            figures.add(f);
-        }
-        figures
-    }
-}
-
 #[derive(Default)]
 pub(super) struct State {
-    brands: HashMap<String, Brand>,
+    pub(super) brands: HashMap<String, Brand>,
     /// Streams in `preparing` or `live`, per brand: the concurrency slots in use.
-    active: HashMap<String, u32>,
-    keys: HashMap<String, ApiKey>,
-    creators: HashMap<String, Creator>,
-    streams: HashMap<Uuid, Stream>,
+    pub(super) active: HashMap<String, u32>,
+    pub(super) keys: HashMap<String, ApiKey>,
+    pub(super) creators: HashMap<String, Creator>,
+    pub(super) streams: HashMap<Uuid, Stream>,
     /// Per brand, and per brand and status, in creation order: what the DynamoDB store's
     /// positions give.
     streams_by_brand: HashMap<String, Ordered>,
@@ -164,6 +62,17 @@ pub(super) struct State {
 }
 
 impl State {
+    /// Stores a new stream and indexes it; its script apart, as on DynamoDB: the stored
+    /// stream never carries it.
+    pub(super) fn keep_stream(&mut self, stream: &Stream) {
+        let mut kept = stream.clone();
+        if let Some(script) = kept.script.take() {
+            self.scripts.insert(kept.id, script);
+        }
+        self.index_stream(&kept);
+        self.streams.insert(kept.id, kept);
+    }
+
     /// Adds `figures` (or takes them out) to the minute of `stream`'s creation.
     fn aggregate(&mut self, stream: &Stream, figures: &Figures, add: bool) {
         self.aggregates
@@ -201,7 +110,7 @@ impl State {
         }
     }
 
-    fn unindex_stream(&mut self, stream: &Stream) {
+    pub(super) fn unindex_stream(&mut self, stream: &Stream) {
         self.aggregate(stream, &Self::stored_figures(stream), false);
         let key = (stream.created_at, stream.id);
         if let Some(ordered) = self.streams_by_brand.get_mut(&stream.brand_id) {
@@ -445,13 +354,7 @@ impl StreamStore for MemoryStore {
         {
             stored.place_after(newest_at, newest_id);
         }
-        // The script apart, as on DynamoDB: the stored stream never carries it.
-        let mut kept = stored.clone();
-        if let Some(script) = kept.script.take() {
-            state.scripts.insert(kept.id, script);
-        }
-        state.streams.insert(kept.id, kept.clone());
-        state.index_stream(&kept);
+        state.keep_stream(&stored);
         state.bind(binding, stored.id.to_string());
         if let Some(event_type) = announce {
             state.emit(StreamEvent::new(event_type, &stored, stored.created_at));
@@ -662,94 +565,5 @@ impl StreamStore for MemoryStore {
             None => state.remove_room_cleanup(read.stream_id),
         }
         Ok(())
-    }
-}
-
-#[async_trait]
-impl AdminStore for MemoryStore {
-    async fn put_brand(&self, brand: &Brand) -> StoreResult<()> {
-        self.lock()?.brands.insert(brand.id.clone(), brand.clone());
-        Ok(())
-    }
-
-    async fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
-        self.lock()?.keys.insert(key.key_hash.clone(), key.clone());
-        Ok(())
-    }
-
-    async fn put_creator(&self, creator: &Creator) -> StoreResult<()> {
-        self.lock()?
-            .creators
-            .insert(creator.id.clone(), creator.clone());
-        Ok(())
-    }
-
-    async fn delete_creator(&self, creator_id: &str) -> StoreResult<()> {
-        self.lock()?.creators.remove(creator_id);
-        Ok(())
-    }
-
-    async fn put_stream(&self, stream: &Stream) -> StoreResult<()> {
-        let mut state = self.lock()?;
-        if let Some(previous) = state.streams.remove(&stream.id) {
-            state.unindex_stream(&previous);
-        }
-        if stream.status.is_active() {
-            *state.active.entry(stream.brand_id.clone()).or_insert(0) += 1;
-        }
-        let mut kept = stream.clone();
-        if let Some(script) = kept.script.take() {
-            state.scripts.insert(kept.id, script);
-        }
-        state.streams.insert(kept.id, kept.clone());
-        state.index_stream(&kept);
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Days, hours and minutes sum to what every minute from any start sums to.
-    #[test]
-    fn aggregates_since_any_minute_match_the_minutes() {
-        let mut aggregates = Aggregates::default();
-        let minutes: Vec<i64> = (0..400)
-            .map(|i| 29_000_000 + i * 37 + (i % 7) * 300)
-            .collect();
-        for (i, minute) in minutes.iter().enumerate() {
-            let figures = Figures {
-                streams: 1,
-                viewers: i as i64,
-                ..Figures::default()
-            };
-            aggregates.add(*minute, &figures, true);
-        }
-        // One taken out again.
-        aggregates.add(
-            minutes[10],
-            &Figures {
-                streams: 1,
-                viewers: 10,
-                ..Figures::default()
-            },
-            false,
-        );
-        for start in (minutes[0] - 5..minutes[399] + 5).step_by(13) {
-            let expected: Vec<i64> = minutes
-                .iter()
-                .enumerate()
-                .filter(|(i, m)| **m >= start && *i != 10)
-                .map(|(i, _)| i as i64)
-                .collect();
-            let figures = aggregates.since(start);
-            assert_eq!(figures.streams, expected.len() as i64, "from {start}");
-            assert_eq!(
-                figures.viewers,
-                expected.iter().sum::<i64>(),
-                "from {start}"
-            );
-        }
     }
 }

@@ -106,16 +106,29 @@ pub(super) fn is_retryable<E: ProvideErrorMetadata + Any, R>(err: &SdkError<E, R
 }
 
 /// Sends `request()` until it succeeds, fails for good, or runs out of attempts.
-pub(super) async fn retrying<T, E, R, F, Fut>(mut request: F) -> Result<T, SdkError<E, R>>
+pub(super) async fn retrying<T, E, R, F, Fut>(request: F) -> Result<T, SdkError<E, R>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, SdkError<E, R>>>,
     E: ProvideErrorMetadata + Any,
 {
+    retrying_when(is_retryable, request).await
+}
+
+/// Sends `request()` again, after a backoff, while it fails with an error `again` accepts.
+async fn retrying_when<T, E, R, F, Fut>(
+    again: fn(&SdkError<E, R>) -> bool,
+    mut request: F,
+) -> Result<T, SdkError<E, R>>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, SdkError<E, R>>>,
+    E: ProvideErrorMetadata,
+{
     let mut attempt = 0;
     loop {
         match request().await {
-            Err(err) if attempt + 1 < ATTEMPTS && is_retryable(&err) => {
+            Err(err) if attempt + 1 < ATTEMPTS && again(&err) => {
                 attempt += 1;
                 tracing::debug!(attempt, code = ?err.code(), "DynamoDB request retried");
                 tokio::time::sleep(backoff(attempt)).await;
@@ -143,23 +156,13 @@ fn refused_unapplied<E: ProvideErrorMetadata, R>(err: &SdkError<E, R>) -> bool {
 /// only when DynamoDB refused it unapplied. A lost connection, a lost answer or an internal
 /// error may follow an applied write, so they fail the request instead. The request must be
 /// sent with the SDK's own retries off ([`no_sdk_retries`]).
-pub(super) async fn retrying_unapplied<T, E, R, F, Fut>(mut request: F) -> Result<T, SdkError<E, R>>
+pub(super) async fn retrying_unapplied<T, E, R, F, Fut>(request: F) -> Result<T, SdkError<E, R>>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, SdkError<E, R>>>,
     E: ProvideErrorMetadata + Any,
 {
-    let mut attempt = 0;
-    loop {
-        match request().await {
-            Err(err) if attempt + 1 < ATTEMPTS && refused_unapplied(&err) => {
-                attempt += 1;
-                tracing::debug!(attempt, code = ?err.code(), "DynamoDB request retried");
-                tokio::time::sleep(backoff(attempt)).await;
-            }
-            other => return other,
-        }
-    }
+    retrying_when(refused_unapplied, request).await
 }
 
 /// A client configuration that sends each request once: the SDK retries lost connections,
