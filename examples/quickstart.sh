@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # From nothing to verified webhooks in one command, against the local server:
 # registers a receiver, starts it with the registration's secret, starts a test stream,
-# watches stream.started arrive verified, ends the stream, watches stream.ended, cleans up.
+# watches stream.started arrive verified, ends the stream, watches stream.ended (end_reason
+# requested), fails a second one with the test helper, watches stream.error (end_reason
+# provider_error), cleans up.
 #
 # First, in another terminal:
 #   WEBHOOK_ALLOW_PRIVATE_URLS=true scripts/serve.sh --fixed-demo-keys
@@ -57,10 +59,12 @@ esac
 receiver_pid=$!
 for _ in $(seq 1 100); do grep -q listening "$log" && break; sleep 0.1; done
 
-wait_for() { # event type, stream id
+wait_for() { # event type, stream id[, end_reason]
+    pattern="\"verified\": *\"$1\".*\"stream_id\": *\"$2\""
+    [ -n "${3:-}" ] && pattern="$pattern.*\"end_reason\": *\"$3\""
     for _ in $(seq 1 300); do
-        if grep -q "\"verified\": *\"$1\".*\"stream_id\": *\"$2\"" "$log"; then
-            grep "\"verified\": *\"$1\".*\"stream_id\": *\"$2\"" "$log" | sed 's/^/   received: /'
+        if grep -q "$pattern" "$log"; then
+            grep "$pattern" "$log" | sed 's/^/   received: /'
             return 0
         fi
         sleep 0.1
@@ -79,6 +83,13 @@ wait_for stream.started "$stream"
 
 echo "4. end it"
 api -X DELETE "$API/streams/$stream" > /dev/null
-wait_for stream.ended "$stream"
+wait_for stream.ended "$stream" requested
 
-echo "done: both events arrived, each verified with standardwebhooks and stripe"
+echo "5. start another and make it fail with the test helper, as a provider failure would"
+failing=$(api -X POST "$API/streams" \
+    -d '{"creator_id":"avt_ava000000001","product_name":"Glow Serum","platform":"tiktok","duration_minutes":30}' \
+    | field stream_id)
+api -X POST "$API/test_helpers/streams/$failing/fail" > /dev/null
+wait_for stream.error "$failing" provider_error
+
+echo "done: every event arrived, each verified with standardwebhooks and stripe"

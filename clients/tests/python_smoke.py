@@ -11,15 +11,18 @@ from live_stream_hosting_api_client import AuthenticatedClient, Client
 from live_stream_hosting_api_client.api.analytics import get_analytics
 from live_stream_hosting_api_client.api.creators import list_creators
 from live_stream_hosting_api_client.api.streams import end_stream, get_stream, list_streams, start_stream
+from live_stream_hosting_api_client.api.test_helpers import fail_test_stream, set_test_stream_viewers
 from live_stream_hosting_api_client.api.webhooks import delete_webhook, list_webhooks, register_webhook
 from live_stream_hosting_api_client.models import (
     Analytics,
     CreatorList,
+    EndReason,
     Error,
     ErrorCode,
     EventType,
     Period,
     RegisterWebhookRequest,
+    SetViewersRequest,
     StartStreamRequest,
     StreamCreated,
     StreamDetail,
@@ -74,6 +77,18 @@ def main(base_url: str, key: str) -> None:
     assert ended.status == StreamStatus.ENDED
     gone = expect(end_stream.sync(client=client, id=stream_id), Error)
     assert gone.error.code == ErrorCode.NOT_FOUND
+    after = expect(get_stream.sync(client=client, id=stream_id), StreamDetail)
+    assert after.end_reason == EndReason.REQUESTED
+
+    # The test helpers: a second test stream gains viewers, then fails as a provider would.
+    failing = expect(start_stream.sync(client=client, body=request), StreamCreated)
+    watched = expect(
+        set_test_stream_viewers.sync(client=client, id=str(failing.stream_id), body=SetViewersRequest(count=120)),
+        StreamDetail,
+    )
+    assert watched.viewer_count == 120 and watched.status == StreamStatus.LIVE
+    failed = expect(fail_test_stream.sync(client=client, id=str(failing.stream_id)), StreamDetail)
+    assert failed.status == StreamStatus.ERROR and failed.end_reason == EndReason.PROVIDER_ERROR
 
     analytics = expect(get_analytics.sync(client=client, period=Period.HOURS_24), Analytics)
     assert analytics.period == Period.HOURS_24 and analytics.total_streams >= 1

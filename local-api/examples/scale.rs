@@ -155,6 +155,7 @@ fn history(size: usize, in_window: usize, now: chrono::DateTime<Utc>) -> Vec<Str
                 ended_at: Some(created_at + Duration::minutes(31)),
                 duration_minutes: Some(30),
                 script: None,
+                end_reason: None,
                 deadline: None,
             }
         })

@@ -139,11 +139,36 @@ async fn workload(
             .filter(|s| s["status"] == "live")
             .filter_map(|s| s["id"].as_str().map(str::to_owned))
             .collect();
-        for id in live.iter().take(2) {
+        for (n, id) in live.iter().take(2).enumerate() {
             let r = api.get(&format!("/streams/{id}"), &test_key).await;
             record(&seen, "GET /streams/{id}", &r);
-            let r = api.delete(&format!("/streams/{id}"), &live_key).await;
-            record(&seen, "DELETE /streams/{id}", &r);
+            if n == 0 {
+                let r = api.delete(&format!("/streams/{id}"), &live_key).await;
+                record(&seen, "DELETE /streams/{id}", &r);
+                continue;
+            }
+            // The test helpers, on test streams (a live key's stream is not found).
+            let r = api
+                .post(
+                    &format!("/test_helpers/streams/{id}/viewers"),
+                    &test_key,
+                    json!({"count": round}),
+                )
+                .await;
+            record(&seen, "POST /test_helpers/streams/{id}/viewers", &r);
+            let helper = if round % 2 == 0 { "finish" } else { "fail" };
+            let r = api
+                .post(
+                    &format!("/test_helpers/streams/{id}/{helper}"),
+                    &test_key,
+                    json!({}),
+                )
+                .await;
+            record(
+                &seen,
+                &format!("POST /test_helpers/streams/{{id}}/{helper}"),
+                &r,
+            );
         }
         let r = api.get("/webhooks", &test_key).await;
         record(&seen, "GET /webhooks", &r);
@@ -225,6 +250,12 @@ async fn dynamodb_only_under_aws_faults_answers_are_documented_and_nothing_is_lo
         .filter_map(Value::as_u64)
         .sum();
     assert!(injected >= 10, "faults were injected: {stats}");
+    assert!(
+        seen.lock().unwrap().keys().any(|(what, status, _)| {
+            what.starts_with("POST /test_helpers/") && what.ends_with("}/fail") && *status == 200
+        }),
+        "a test helper ended a stream under faults"
+    );
 
     // Settle: every stream still preparing gets its agent, every live one is ended.
     for brand in &brands {
@@ -265,14 +296,17 @@ async fn dynamodb_only_under_aws_faults_answers_are_documented_and_nothing_is_lo
             brand.starts
         );
 
-        // Each stream's transitions: exactly one event each, in the outbox and at the receiver.
+        // Each stream's transitions: exactly one event each, in the outbox and at the receiver,
+        // and the reason of its end recorded with it.
         let mut expected: BTreeMap<(String, String), ()> = BTreeMap::new();
         for stream in &streams {
             let id = stream["id"].as_str().unwrap().to_owned();
-            let types: &[&str] = match stream["status"].as_str().unwrap() {
-                "ended" => &["stream.started", "stream.ended"],
-                "error" => &["stream.error"],
-                other => panic!("{id} still {other}"),
+            let reason = stream["end_reason"].as_str().unwrap_or("none");
+            let types: &[&str] = match (stream["status"].as_str().unwrap(), reason) {
+                ("ended", "requested" | "host_left") => &["stream.started", "stream.ended"],
+                ("error", "provider_error") => &["stream.started", "stream.error"],
+                ("error", "launch_failed") => &["stream.error"],
+                (other, reason) => panic!("{id} still {other} ({reason})"),
             };
             let written: Vec<&str> = all_events
                 .iter()

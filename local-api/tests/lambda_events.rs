@@ -105,6 +105,11 @@ async fn api_events_through_their_functions() {
             .unwrap()
             .starts_with("/api/v1/streams/")
     );
+    let r = invoke(streams_api::router, app, "streams-test-helper-viewers").await;
+    assert_eq!(
+        (r.status, r.body["viewer_count"].clone()),
+        (200, json!(120))
+    );
     let r = invoke(streams_api::router, app, "streams-end").await;
     assert_eq!((r.status, r.body["status"].clone()), (200, json!("ended")));
 

@@ -61,6 +61,8 @@ async fn a_timer_fired_early_changes_nothing_and_fires_again_at_its_due_time() {
     assert_eq!(api.advance_and_fire(Duration::seconds(1)).await, 1);
     assert_eq!(status(&api, &id).await, "ended");
     assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
+    api.assert_end_reason(&Keys::test_a(), &id, "ended", Some("duration_elapsed"))
+        .await;
 }
 
 #[tokio::test]
@@ -90,6 +92,8 @@ async fn the_sweep_ends_a_test_stream_whose_timer_was_lost_at_its_deadline() {
         .body;
     assert_eq!(detail["status"], "ended");
     assert!(detail["ended_at"].is_string());
+    api.assert_end_reason(&Keys::test_a(), &id, "ended", Some("duration_elapsed"))
+        .await;
     assert_eq!(api.active_streams("brand_a").await, 0);
     // Once: a second sweep, or the timer turning up after all, changes nothing.
     assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 0);
@@ -118,6 +122,8 @@ async fn the_sweep_ends_a_preparing_stream_whose_timeout_was_lost() {
     assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 1);
     assert_eq!(status(&api, &id).await, "error");
     assert_eq!(api.events_of(&id).await, ["stream.error"]);
+    api.assert_end_reason(&Keys::live_a(), &id, "error", Some("preparing_timeout"))
+        .await;
     assert_eq!(api.active_streams("brand_a").await, 0);
     assert_eq!(
         fake.methods().last().map(String::as_str),

@@ -197,6 +197,8 @@ async fn room_failure_is_launch_failed_with_the_stream_in_error() {
     assert_eq!(detail["status"], "error");
     assert!(detail["ended_at"].is_string());
     assert_eq!(api.events_of(&id).await, ["stream.error"]);
+    api.assert_end_reason(&Keys::live_a(), &id, "error", Some("launch_failed"))
+        .await;
     assert_eq!(api.active_streams("brand_a").await, 0);
 }
 
@@ -403,12 +405,16 @@ async fn the_agent_leaving_ends_the_stream() {
         participant_event("participant_joined", &room, None, "EV_v"),
     )
     .await;
+    api.assert_end_reason(&Keys::live_a(), &id, "live", None)
+        .await;
     deliver(
         &api,
         participant_event("participant_left", &room, Some("AGENT"), "EV_al"),
     )
     .await
     .assert_status(200);
+    api.assert_end_reason(&Keys::live_a(), &id, "ended", Some("host_left"))
+        .await;
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "ended");
     assert_eq!(detail["viewer_count"], 1, "the final viewer count stays");
@@ -450,6 +456,8 @@ async fn room_finished_ends_a_live_stream_and_races_delete_once() {
     .await
     .assert_status(200);
     assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
+    api.assert_end_reason(&Keys::live_a(), &id, "ended", Some("requested"))
+        .await;
 
     // And the other way round: the provider first, then the DELETE finds nothing live.
     let (id2, room2, _) = start_live(&api, 30).await;
@@ -463,7 +471,8 @@ async fn room_finished_ends_a_live_stream_and_races_delete_once() {
         json!({"event": "room_finished", "room": {"name": room2}, "id": "EV_rf2"}),
     )
     .await;
-    assert_eq!(status_of(&api, &id2).await["status"], "ended");
+    api.assert_end_reason(&Keys::live_a(), &id2, "ended", Some("room_finished"))
+        .await;
     api.delete(&format!("/streams/{id2}"), &Keys::live_a())
         .await
         .assert_error(404, "not_found");
@@ -479,8 +488,11 @@ async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
     let api = live_api(&fake, &[]).await;
     let (id, room, _) = start_live(&api, 30).await;
     assert_eq!(api.advance_and_fire(Duration::seconds(299)).await, 0);
-    assert_eq!(status_of(&api, &id).await["status"], "preparing");
+    api.assert_end_reason(&Keys::live_a(), &id, "preparing", None)
+        .await;
     assert_eq!(api.advance_and_fire(Duration::seconds(1)).await, 1);
+    api.assert_end_reason(&Keys::live_a(), &id, "error", Some("preparing_timeout"))
+        .await;
     let detail = status_of(&api, &id).await;
     assert_eq!(detail["status"], "error");
     assert_eq!(detail["ended_at"], "2026-03-02T12:05:30.000Z");

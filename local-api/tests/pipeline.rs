@@ -9,8 +9,9 @@ use chrono::Duration;
 use common::*;
 use serde_json::json;
 
-/// The API's endpoints, then the webhook operations': every keyed endpoint with the scope it needs.
-const SPEC_SCOPES: [(&str, &str, &str); 14] = [
+/// The API's endpoints, the webhook operations' and the test helpers': every keyed endpoint with
+/// the scope it needs.
+const SPEC_SCOPES: [(&str, &str, &str); 17] = [
     ("POST", "/streams", "streams:write"),
     ("GET", "/streams", "streams:read"),
     ("GET", "/streams/{id}", "streams:read"),
@@ -25,6 +26,13 @@ const SPEC_SCOPES: [(&str, &str, &str); 14] = [
     ("POST", "/webhooks/{id}/test", "webhooks:write"),
     ("GET", "/webhooks/{id}/deliveries", "webhooks:write"),
     ("POST", "/webhooks/{id}/redeliver", "webhooks:write"),
+    (
+        "POST",
+        "/test_helpers/streams/{id}/viewers",
+        "streams:write",
+    ),
+    ("POST", "/test_helpers/streams/{id}/finish", "streams:write"),
+    ("POST", "/test_helpers/streams/{id}/fail", "streams:write"),
 ];
 
 /// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
@@ -453,7 +461,7 @@ async fn discovery_document() {
         );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
-    assert_eq!(endpoints.len(), 18);
+    assert_eq!(endpoints.len(), 21);
     for (method, path, scope) in SPEC_SCOPES {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");

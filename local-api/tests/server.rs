@@ -210,10 +210,30 @@ async fn the_readme_try_it_block_runs_as_pasted() {
         .collect();
     assert_eq!(
         answers.len(),
-        10,
+        13,
         "one line per answer not captured: {stdout}"
     );
     assert!(answers.iter().any(|a| a["status"] == "ended"), "ended once");
+    assert!(
+        answers.iter().any(|a| a["end_reason"] == "requested"),
+        "the ended stream says why"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["viewer_count"] == 120 && a["status"] == "live"),
+        "the viewers helper"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["status"] == "error" && a["end_reason"] == "provider_error"),
+        "the fail helper"
+    );
+    assert!(
+        answers.iter().any(|a| a["deliveries"].is_array()),
+        "the delivery log"
+    );
     assert!(
         answers.iter().any(|a| a["error"]["code"] == "not_found"),
         "then 404"

@@ -440,7 +440,7 @@ async fn the_limit_is_per_brand_and_counts_seeded_active_streams() {
 // ---- GET /streams --------------------------------------------------------------------------
 
 #[tokio::test]
-async fn list_newest_first_with_all_twelve_fields() {
+async fn list_newest_first_with_every_field() {
     let api = TestApi::new().await;
     let mut ids = Vec::new();
     for _ in 0..3 {
@@ -473,6 +473,7 @@ async fn list_newest_first_with_all_twelve_fields() {
         [
             "created_at",
             "creator_id",
+            "end_reason",
             "ended_at",
             "id",
             "platform",
@@ -490,6 +491,7 @@ async fn list_newest_first_with_all_twelve_fields() {
     assert_eq!(item["vertical"], "live-commerce");
     assert_eq!(item["creator_id"], CREATOR_AVA);
     assert_eq!(item["status"], "ended");
+    assert_eq!(item["end_reason"], "requested");
 }
 
 #[tokio::test]
@@ -923,6 +925,7 @@ async fn dashboard_streams_and_vanished_creators() {
     assert_eq!(item["room_name"], Value::Null);
     assert_eq!(item["viewer_count"], 12);
     assert!(item.get("test").is_none());
+    assert!(item.get("end_reason").is_none(), "history records none");
     let detail = api
         .get(
             "/streams/20000000-0000-4000-8000-000000000001",
@@ -932,6 +935,7 @@ async fn dashboard_streams_and_vanished_creators() {
     assert_eq!(detail.body["creator_id"], Value::Null);
     assert_eq!(detail.body["platform"], "unknown");
     assert_eq!(detail.body["room_name"], "");
+    assert!(detail.body.get("end_reason").is_none());
 
     // A creator removed after the stream started: null once the catalog cache (60 s, like
     // GET /creators) has turned over.
@@ -1141,13 +1145,11 @@ async fn a_test_stream_without_duration_ends_after_480_minutes() {
         .await;
     let id = r.body["stream_id"].as_str().unwrap().to_owned();
     assert_eq!(api.advance_and_fire(Duration::minutes(479)).await, 0);
+    api.assert_end_reason(&Keys::test_a(), &id, "live", None)
+        .await;
     assert_eq!(api.advance_and_fire(Duration::minutes(1)).await, 1);
-    assert_eq!(
-        api.get(&format!("/streams/{id}"), &Keys::test_a())
-            .await
-            .body["status"],
-        "ended"
-    );
+    api.assert_end_reason(&Keys::test_a(), &id, "ended", Some("duration_elapsed"))
+        .await;
 }
 
 #[tokio::test]

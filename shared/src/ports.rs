@@ -197,13 +197,13 @@ pub trait StreamStore: Send + Sync {
         cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>>;
 
-    /// Adds `delta` to a live stream's viewer count (only while it is `live`: a finished
-    /// stream's count is final), never going below zero, recording
-    /// `dedupe` in the same atomic step as [`StreamStore::apply_transition`] does.
+    /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
+    /// count is final), never below zero, recording `dedupe` in the same atomic step as
+    /// [`StreamStore::apply_transition`] does.
     async fn adjust_viewer_count(
         &self,
         stream: &Stream,
-        delta: i64,
+        change: ViewerChange,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>>;
@@ -232,6 +232,15 @@ pub trait StreamStore: Send + Sync {
         read: &RoomCleanup,
         next: Option<&RoomCleanup>,
     ) -> StoreResult<()>;
+}
+
+/// A change of a live stream's viewer count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewerChange {
+    /// Viewers joined (positive) or left (negative).
+    By(i64),
+    /// The count set outright (a test helper).
+    To(u64),
 }
 
 /// What a conditional change did.

@@ -146,6 +146,7 @@ impl Seed {
                 ended_at: s.ended_at,
                 duration_minutes: s.duration_minutes,
                 script: None,
+                end_reason: None,
                 deadline: None,
             })
             // Seeded active streams end at their deadlines like any other.

@@ -129,10 +129,63 @@ impl StartStreamRequest {
     }
 }
 
+/// Most viewers a test helper may set.
+pub const MAX_TEST_VIEWER_COUNT: u64 = 1_000_000;
+
+/// Body of `POST /test_helpers/streams/{id}/viewers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+pub struct SetViewersRequest {
+    /// The live test stream's new `viewer_count`: a JSON integer.
+    #[schemars(range(max = MAX_TEST_VIEWER_COUNT))]
+    pub count: u64,
+}
+
+impl SetViewersRequest {
+    /// `count` absent or `null` is missing; anything but an integer literal in range (`-1`,
+    /// `1.5`, `1e3`, `"3"`, `true`) is invalid.
+    pub fn parse(body: &Map<String, Value>) -> ApiResult<Self> {
+        let count = present(body, "count")
+            .ok_or_else(|| ApiError::MissingFields("Missing required fields: count.".into()))?;
+        // serde_json keeps `1e3` and `1.0` as floats, so only integer literals pass `as_u64`.
+        let count = count
+            .as_u64()
+            .filter(|count| *count <= MAX_TEST_VIEWER_COUNT)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "count must be a whole number from 0 to {MAX_TEST_VIEWER_COUNT}."
+                ))
+            })?;
+        Ok(Self { count })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn viewer_counts_are_integer_literals_in_range() {
+        let code = |raw: &str| {
+            let body: Map<String, Value> = serde_json::from_str(raw).unwrap();
+            SetViewersRequest::parse(&body)
+                .map(|r| r.count.to_string())
+                .unwrap_or_else(|e| e.code().as_str().to_owned())
+        };
+        assert_eq!(code(r#"{"count": 0}"#), "0");
+        assert_eq!(code(r#"{"count": 1000000}"#), "1000000");
+        assert_eq!(code(r#"{}"#), "missing_fields");
+        assert_eq!(code(r#"{"count": null}"#), "missing_fields");
+        for bad in [
+            "-1", "1.5", "1e3", "1.0", "\"3\"", "true", "1000001", "[1]", "{}",
+        ] {
+            assert_eq!(
+                code(&format!(r#"{{"count": {bad}}}"#)),
+                "invalid_fields",
+                "{bad}"
+            );
+        }
+    }
 
     fn parse(body: Value, env: KeyEnvironment) -> ApiResult<StartStreamRequest> {
         StartStreamRequest::parse(body.as_object().unwrap(), env)

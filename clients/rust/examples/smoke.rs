@@ -4,13 +4,14 @@
 
 use anyhow::{Context as _, bail, ensure};
 use live_stream_hosting_api_client::{
-    ApiResponse, DeleteWebhookRequest, DeleteWebhookRequestQuery, EndStreamRequest,
-    EndStreamRequestPath, Error, ErrorCode, EventType, GetAnalyticsRequest,
-    GetAnalyticsRequestQuery, GetStreamRequest, GetStreamRequestPath, ListCreatorsRequest,
-    ListStreamsRequest, ListStreamsRequestQuery, ListWebhooksRequest, LiveStreamHostingApiClient,
-    Period, RegisterWebhookRequest, RegisterWebhookRequestParams, StartStreamRequest,
-    StartStreamRequestParams, StartStreamRequestParamsHeader, StartStreamRequestPlatform,
-    StreamStatus, WithHeaders,
+    ApiResponse, DeleteWebhookRequest, DeleteWebhookRequestQuery, EndReason, EndStreamRequest,
+    EndStreamRequestPath, Error, ErrorCode, EventType, FailTestStreamRequest,
+    FailTestStreamRequestPath, GetAnalyticsRequest, GetAnalyticsRequestQuery, GetStreamRequest,
+    GetStreamRequestPath, ListCreatorsRequest, ListStreamsRequest, ListStreamsRequestQuery,
+    ListWebhooksRequest, LiveStreamHostingApiClient, Period, RegisterWebhookRequest,
+    RegisterWebhookRequestParams, SetTestStreamViewersRequest, SetTestStreamViewersRequestPath,
+    SetViewersRequest, StartStreamRequest, StartStreamRequestParams,
+    StartStreamRequestParamsHeader, StartStreamRequestPlatform, StreamStatus, WithHeaders,
 };
 
 /// The success (200, 201 or 202), or the typed error as a failure.
@@ -46,7 +47,11 @@ async fn main() -> anyhow::Result<()> {
     let client = LiveStreamHostingApiClient::with_base_url(&base_url)?.with_bearer_auth(key);
 
     let creators = success(public.list_creators(ListCreatorsRequest::default()).await?)?;
-    let creator = creators.body.creators.first().context("the catalog is empty")?;
+    let creator = creators
+        .body
+        .creators
+        .first()
+        .context("the catalog is empty")?;
 
     let start = || StartStreamRequestParams {
         header: StartStreamRequestParamsHeader {
@@ -62,7 +67,12 @@ async fn main() -> anyhow::Result<()> {
     };
     let created = success(client.start_stream(start()).await?)?;
     ensure!(created.body.status == StreamStatus::Live && created.body.test == Some(true));
-    ensure!(created.headers.location.ends_with(&created.body.stream_id.to_string()));
+    ensure!(
+        created
+            .headers
+            .location
+            .ends_with(&created.body.stream_id.to_string())
+    );
     let replay = success(client.start_stream(start()).await?)?;
     ensure!(replay.headers.idempotent_replayed.as_deref() == Some("true"));
     ensure!(replay.body.stream_id == created.body.stream_id);
@@ -84,7 +94,12 @@ async fn main() -> anyhow::Result<()> {
             .await?,
     )?;
     ensure!(page.body.limit == 5);
-    ensure!(page.body.streams.iter().any(|s| s.id == created.body.stream_id));
+    ensure!(
+        page.body
+            .streams
+            .iter()
+            .any(|s| s.id == created.body.stream_id)
+    );
 
     let end = || EndStreamRequest {
         path: EndStreamRequestPath { id: id.clone() },
@@ -95,6 +110,36 @@ async fn main() -> anyhow::Result<()> {
         ApiResponse::NotFound(e) => ensure!(e.body.error.code == ErrorCode::NotFound),
         other => bail!("ending twice: {other:?}"),
     }
+    let after = success(client.get_stream(GetStreamRequest { path: path() }).await?)?;
+    ensure!(after.body.end_reason == Some(EndReason::Requested));
+
+    // The test helpers: a second test stream gains viewers, then fails as a provider would.
+    let mut second = start();
+    second.header.idempotency_key = None;
+    let failing = success(client.start_stream(second).await?)?
+        .body
+        .stream_id
+        .to_string();
+    let watched = success(
+        client
+            .set_test_stream_viewers(SetTestStreamViewersRequest {
+                path: SetTestStreamViewersRequestPath {
+                    id: failing.clone(),
+                },
+                body: SetViewersRequest { count: 120 },
+            })
+            .await?,
+    )?;
+    ensure!(watched.body.viewer_count == 120);
+    let failed = success(
+        client
+            .fail_test_stream(FailTestStreamRequest {
+                path: FailTestStreamRequestPath { id: failing },
+            })
+            .await?,
+    )?;
+    ensure!(failed.body.status == StreamStatus::Error);
+    ensure!(failed.body.end_reason == Some(EndReason::ProviderError));
 
     let analytics = success(
         client
@@ -122,7 +167,13 @@ async fn main() -> anyhow::Result<()> {
     ensure!(registered.body.secret.starts_with("whsec_"));
     let webhook_id = registered.body.webhook_id;
     let listed = success(client.list_webhooks(ListWebhooksRequest::default()).await?)?;
-    ensure!(listed.body.webhooks.iter().any(|w| w.webhook_id == webhook_id));
+    ensure!(
+        listed
+            .body
+            .webhooks
+            .iter()
+            .any(|w| w.webhook_id == webhook_id)
+    );
     let deleted = success(
         client
             .delete_webhook(DeleteWebhookRequest {

@@ -62,6 +62,23 @@ const again = await client.DELETE("/streams/{id}", {
 });
 assert.equal(again.response.status, 404);
 assert.equal(again.error?.error.code, "not_found");
+const after = await client.GET("/streams/{id}", {
+  params: { path: { id: created.stream_id } },
+});
+assert.equal(after.data?.end_reason, "requested");
+
+// The test helpers: a second test stream gains viewers, then fails as a provider would.
+const failing = await client.POST("/streams", { body });
+assert.ok(failing.data);
+const failingId = { params: { path: { id: failing.data.stream_id } } };
+const watched = await client.POST("/test_helpers/streams/{id}/viewers", {
+  ...failingId,
+  body: { count: 120 },
+});
+assert.equal(watched.data?.viewer_count, 120);
+const failed = await client.POST("/test_helpers/streams/{id}/fail", failingId);
+assert.equal(failed.data?.status, "error");
+assert.equal(failed.data?.end_reason, "provider_error");
 
 const analytics = await client.GET("/analytics", {
   params: { query: { period: "24h" } },

@@ -28,9 +28,12 @@ function verify(rawBody, headers) {
 
 function process_(event) {
   const { stream } = event.data;
+  // end_reason says why a finished stream ended (requested, host_left, provider_error, ...);
+  // absent while it is active (JSON.stringify leaves it out). New reasons may be added: treat an
+  // unknown one as a generic end.
   console.log(JSON.stringify({
     verified: event.type, id: event.id, stream_id: stream.stream_id, status: stream.status,
-    schemes: ["standardwebhooks", "stripe"],
+    end_reason: stream.end_reason, schemes: ["standardwebhooks", "stripe"],
   }));
 }
 

@@ -60,11 +60,13 @@ def worker() -> None:
     while True:
         event = work.get()
         stream = event["data"]["stream"]
-        print(
-            json.dumps({"verified": event["type"], "id": event["id"], "stream_id": stream["stream_id"],
-                        "status": stream["status"], "schemes": ["standardwebhooks", "stripe"]}),
-            flush=True,
-        )
+        line = {"verified": event["type"], "id": event["id"], "stream_id": stream["stream_id"], "status": stream["status"]}
+        # Why a finished stream ended (requested, host_left, provider_error, ...); absent while
+        # it is active. New reasons may be added: treat an unknown one as a generic end.
+        if "end_reason" in stream:
+            line["end_reason"] = stream["end_reason"]
+        line["schemes"] = ["standardwebhooks", "stripe"]
+        print(json.dumps(line), flush=True)
 
 
 def main() -> None:

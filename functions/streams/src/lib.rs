@@ -1,4 +1,5 @@
-//! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`.
+//! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, and the test
+//! helpers under `/test_helpers/streams/{id}/`.
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
@@ -8,11 +9,14 @@ use axum::{Json, Router};
 use shared::domain::Caller;
 use shared::domain::paging::ListQuery;
 use shared::http::body::JsonObject;
-use shared::http::endpoints::{END_STREAM, GET_STREAM, LIST_STREAMS, START_STREAM};
+use shared::http::endpoints::{
+    END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, GET_STREAM, LIST_STREAMS,
+    SET_TEST_STREAM_VIEWERS, START_STREAM,
+};
 use shared::http::idempotency_key;
 use shared::http::query::QueryParams;
 use shared::http::routes::Routes;
-use shared::service::streams;
+use shared::service::{streams, test_helpers};
 use shared::{ApiError, ApiResult, App};
 
 pub fn router(app: App) -> Router {
@@ -21,6 +25,9 @@ pub fn router(app: App) -> Router {
         .serve(&LIST_STREAMS, list)
         .serve(&GET_STREAM, get_one)
         .serve(&END_STREAM, end)
+        .serve(&SET_TEST_STREAM_VIEWERS, set_viewers)
+        .serve(&FINISH_TEST_STREAM, finish)
+        .serve(&FAIL_TEST_STREAM, fail)
         .into_router()
 }
 
@@ -58,4 +65,34 @@ async fn end(
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;
     Ok(Json(streams::end(&app, &caller, &id).await?))
+}
+
+async fn set_viewers(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+    JsonObject(body): JsonObject,
+) -> ApiResult<impl IntoResponse> {
+    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
+    Ok(Json(
+        test_helpers::set_viewers(&app, &caller, &id, &body).await?,
+    ))
+}
+
+async fn finish(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<impl IntoResponse> {
+    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
+    Ok(Json(test_helpers::finish(&app, &caller, &id).await?))
+}
+
+async fn fail(
+    State(app): State<App>,
+    caller: Caller,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult<impl IntoResponse> {
+    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
+    Ok(Json(test_helpers::fail(&app, &caller, &id).await?))
 }

@@ -425,6 +425,51 @@ impl TestApi {
             .collect()
     }
 
+    /// The stream's `end_reason` as its detail, its list item and (once it is final) its one
+    /// final event's `data.stream` show it (README, "Why a stream ended"): `None` means absent from
+    /// all three.
+    pub async fn assert_end_reason(&self, key: &str, id: &str, status: &str, reason: Option<&str>) {
+        let detail = self.get(&format!("/streams/{id}"), key).await;
+        detail.assert_status(200);
+        assert_eq!(detail.body["status"], status, "{id}");
+        assert_eq!(
+            detail.body.get("end_reason").and_then(|r| r.as_str()),
+            reason,
+            "detail of {id}"
+        );
+        let list = self
+            .get(&format!("/streams?status={status}&limit=100"), key)
+            .await;
+        let item = list.body["streams"]
+            .as_array()
+            .and_then(|items| items.iter().find(|item| item["id"] == id))
+            .unwrap_or_else(|| panic!("{id} not listed as {status}"));
+        assert_eq!(
+            item.get("end_reason").and_then(|r| r.as_str()),
+            reason,
+            "list item of {id}"
+        );
+        if matches!(status, "ended" | "error") {
+            let event_type = format!("stream.{status}");
+            let finals: Vec<_> = self
+                .emitted_events()
+                .await
+                .into_iter()
+                .filter(|e| e.stream_id.to_string() == id && e.event_type.as_str() == event_type)
+                .collect();
+            assert_eq!(finals.len(), 1, "one {event_type} of {id}");
+            let body: Value = serde_json::from_str(&finals[0].body).unwrap();
+            assert_eq!(body["data"]["stream"]["status"], status);
+            assert_eq!(
+                body["data"]["stream"]
+                    .get("end_reason")
+                    .and_then(|r| r.as_str()),
+                reason,
+                "event of {id}"
+            );
+        }
+    }
+
     /// Every event emitted so far, in order.
     pub async fn emitted_events(&self) -> Vec<shared::domain::StreamEvent> {
         backend::emitted_events(&self.runtime, self.dynamo.as_ref()).await

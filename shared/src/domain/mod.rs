@@ -15,5 +15,5 @@ pub use account::{ApiKey, Brand, Caller, KeyEnvironment, Plan, Scope};
 pub use creator::Creator;
 pub use event::{EventType, StreamEvent};
 pub use room_cleanup::RoomCleanup;
-pub use stream::{Stream, StreamStatus, TimerKind, Transition};
+pub use stream::{EndReason, Stream, StreamStatus, TimerKind, Transition};
 pub use webhook::Webhook;

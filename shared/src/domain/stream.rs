@@ -76,6 +76,72 @@ impl TimerKind {
     }
 }
 
+/// Why a stream reached `ended` or `error` (README, "Why a stream ended"): recorded in the
+/// same atomic step as the transition, shown on the stream and in its final event. Clients
+/// must accept values added later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// `DELETE /streams/{id}`.
+    Requested,
+    /// The stream's duration elapsed.
+    DurationElapsed,
+    /// The AI host left the room.
+    HostLeft,
+    /// The room provider finished the room.
+    RoomFinished,
+    /// Still `preparing` at the preparing timeout.
+    PreparingTimeout,
+    /// Room, dispatch or token failed at start.
+    LaunchFailed,
+    /// The room provider failed while live.
+    ProviderError,
+}
+
+impl EndReason {
+    pub const ALL: [EndReason; 7] = [
+        EndReason::Requested,
+        EndReason::DurationElapsed,
+        EndReason::HostLeft,
+        EndReason::RoomFinished,
+        EndReason::PreparingTimeout,
+        EndReason::LaunchFailed,
+        EndReason::ProviderError,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Requested => "requested",
+            EndReason::DurationElapsed => "duration_elapsed",
+            EndReason::HostLeft => "host_left",
+            EndReason::RoomFinished => "room_finished",
+            EndReason::PreparingTimeout => "preparing_timeout",
+            EndReason::LaunchFailed => "launch_failed",
+            EndReason::ProviderError => "provider_error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|reason| reason.as_str() == s)
+    }
+}
+
+/// A plain string enumeration whose description tells clients to accept new values.
+impl JsonSchema for EndReason {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EndReason".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Self::ALL.iter().map(|r| r.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). Values may be added: treat an unknown one as a generic end."
+        })
+    }
+}
+
 /// Every way a stream can change status. Each is a conditional update on the status it leaves,
 /// so racing triggers yield exactly one transition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +156,11 @@ pub enum Transition {
     EndRequested,
     /// The duration elapsed.
     DurationElapsed,
-    /// The room finished or the agent left.
-    ProviderFinished,
-    /// The room provider reported a failure while live.
+    /// The agent left the room (or a test helper said so).
+    HostLeft,
+    /// The room provider finished the room.
+    RoomFinished,
+    /// The room provider reported a failure while live (only a test helper reports one).
     ProviderFailed,
 }
 
@@ -104,7 +172,8 @@ impl Transition {
             }
             Transition::EndRequested
             | Transition::DurationElapsed
-            | Transition::ProviderFinished
+            | Transition::HostLeft
+            | Transition::RoomFinished
             | Transition::ProviderFailed => StreamStatus::Live,
         }
     }
@@ -117,8 +186,23 @@ impl Transition {
             | Transition::ProviderFailed => StreamStatus::Error,
             Transition::EndRequested
             | Transition::DurationElapsed
-            | Transition::ProviderFinished => StreamStatus::Ended,
+            | Transition::HostLeft
+            | Transition::RoomFinished => StreamStatus::Ended,
         }
+    }
+
+    /// The reason a transition that finishes the stream records.
+    pub fn end_reason(self) -> Option<EndReason> {
+        Some(match self {
+            Transition::AgentJoined => return None,
+            Transition::LaunchFailed => EndReason::LaunchFailed,
+            Transition::PreparingTimedOut => EndReason::PreparingTimeout,
+            Transition::EndRequested => EndReason::Requested,
+            Transition::DurationElapsed => EndReason::DurationElapsed,
+            Transition::HostLeft => EndReason::HostLeft,
+            Transition::RoomFinished => EndReason::RoomFinished,
+            Transition::ProviderFailed => EndReason::ProviderError,
+        })
     }
 
     /// The name metrics and logs give it.
@@ -129,7 +213,8 @@ impl Transition {
             Transition::PreparingTimedOut => "preparing_timed_out",
             Transition::EndRequested => "end_requested",
             Transition::DurationElapsed => "duration_elapsed",
-            Transition::ProviderFinished => "provider_finished",
+            Transition::HostLeft => "host_left",
+            Transition::RoomFinished => "room_finished",
             Transition::ProviderFailed => "provider_failed",
         }
     }
@@ -163,6 +248,10 @@ pub struct Stream {
     pub ended_at: Option<DateTime<Utc>>,
     pub duration_minutes: Option<u32>,
     pub script: Option<String>,
+    /// Set with the transition to `ended` or `error`; `None` while active and on history that
+    /// never recorded one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<EndReason>,
     /// When an active stream must have left its status: the preparing timeout while
     /// `preparing`, the duration end while `live`; `None` once final. Stored in the same atomic
     /// step that creates the stream or makes it live, so a lost timer never leaves a stream
@@ -246,6 +335,7 @@ impl Stream {
             StreamStatus::Ended | StreamStatus::Error => self.ended_at = Some(at),
             StreamStatus::Preparing => {}
         }
+        self.end_reason = transition.end_reason();
         // Only `live` has a deadline that a transition sets: the preparing one is set at
         // creation, where the timeout is known.
         self.deadline = self.deadline_in_status(std::time::Duration::ZERO);
@@ -318,6 +408,9 @@ pub struct StreamSummary {
     /// Present, and `true`, only on test-key streams.
     #[serde(skip_serializing_if = "is_false")]
     pub test: bool,
+    /// Present once the stream is `ended` or `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<EndReason>,
 }
 
 impl StreamSummary {
@@ -337,6 +430,7 @@ impl StreamSummary {
             created_at: stream.created_at,
             viewer_count: stream.viewer_count,
             test: stream.test,
+            end_reason: stream.end_reason,
         }
     }
 }
@@ -367,6 +461,9 @@ pub struct StreamDetail {
     /// Present, and `true`, only on test-key streams.
     #[serde(skip_serializing_if = "is_false")]
     pub test: bool,
+    /// Present once the stream is `ended` or `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<EndReason>,
 }
 
 impl StreamDetail {
@@ -385,6 +482,7 @@ impl StreamDetail {
             events: Vec::new(),
             created_at: stream.created_at,
             test: stream.test,
+            end_reason: stream.end_reason,
         }
     }
 }
@@ -442,6 +540,7 @@ mod tests {
             ended_at: None,
             duration_minutes: None,
             script: None,
+            end_reason: None,
             deadline: None,
         }
     }
@@ -490,6 +589,7 @@ mod tests {
         assert!(!s.apply(Transition::AgentJoined, now));
         assert!(s.apply(Transition::EndRequested, now));
         assert_eq!((s.status, s.ended_at), (StreamStatus::Ended, Some(now)));
+        assert_eq!(s.end_reason, Some(EndReason::Requested));
         assert_eq!(s.deadline, None);
         for t in [
             Transition::AgentJoined,
@@ -497,7 +597,8 @@ mod tests {
             Transition::PreparingTimedOut,
             Transition::EndRequested,
             Transition::DurationElapsed,
-            Transition::ProviderFinished,
+            Transition::HostLeft,
+            Transition::RoomFinished,
             Transition::ProviderFailed,
         ] {
             assert!(!s.apply(t, now), "ended is final");

@@ -393,7 +393,11 @@ pub fn render(document: &Value) -> String {
         title = escape(str_of(info, "title")),
     );
     for (tag, operations) in &groups {
-        let _ = write!(html, "<div class=\"group\">{}</div>", escape(tag));
+        let _ = write!(
+            html,
+            "<div class=\"group\">{}</div>",
+            escape(&tag.replace('_', " "))
+        );
         for (method, path, operation) in operations {
             let _ = write!(
                 html,
@@ -447,7 +451,11 @@ Match on <code>code</code>; the message is for people.</p><table><tr><th>Code</t
     }
     html.push_str("</table>");
     for (tag, operations) in &groups {
-        let _ = write!(html, "<h2 class=\"tag\">{}</h2>", escape(tag));
+        let _ = write!(
+            html,
+            "<h2 class=\"tag\">{}</h2>",
+            escape(&tag.replace('_', " "))
+        );
         for (method, path, operation) in operations {
             render_operation(&mut html, method, path, operation);
         }

@@ -497,7 +497,7 @@ impl StreamStore for MemoryStore {
     async fn adjust_viewer_count(
         &self,
         stream: &Stream,
-        delta: i64,
+        change: ViewerChange,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>> {
@@ -515,7 +515,10 @@ impl StreamStore for MemoryStore {
         let Some(stream) = state.streams.get_mut(&stream.id) else {
             return Ok(Outcome::Stale);
         };
-        stream.viewer_count = stream.viewer_count.saturating_add_signed(delta);
+        stream.viewer_count = match change {
+            ViewerChange::By(delta) => stream.viewer_count.saturating_add_signed(delta),
+            ViewerChange::To(count) => count,
+        };
         Ok(Outcome::Applied(stream.clone()))
     }
 

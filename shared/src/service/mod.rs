@@ -6,6 +6,7 @@ pub mod idempotency;
 pub mod provider_events;
 pub mod rooms;
 pub mod streams;
+pub mod test_helpers;
 pub mod timers;
 pub mod webhooks;
 

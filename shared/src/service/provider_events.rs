@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::domain::TimerKind;
 use crate::domain::stream::Transition;
 use crate::error::StoreError;
-use crate::ports::{Outcome, ProviderEvent, ProviderEventKind};
+use crate::ports::{Outcome, ProviderEvent, ProviderEventKind, ViewerChange};
 use crate::service::{rooms, streams};
 
 /// What an event did.
@@ -60,7 +60,12 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
             other => other.map(drop),
         },
         ProviderEventKind::AgentLeft | ProviderEventKind::RoomFinished => {
-            match transition(Transition::ProviderFinished).await? {
+            let finish = if event.kind == ProviderEventKind::AgentLeft {
+                Transition::HostLeft
+            } else {
+                Transition::RoomFinished
+            };
+            match transition(finish).await? {
                 Outcome::Applied(applied) => {
                     streams::after_final(app, &applied).await;
                     Outcome::Applied(())
@@ -70,12 +75,12 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         }
         ProviderEventKind::ViewerJoined => app
             .store
-            .adjust_viewer_count(&stream, 1, now, dedupe)
+            .adjust_viewer_count(&stream, ViewerChange::By(1), now, dedupe)
             .await?
             .map(drop),
         ProviderEventKind::ViewerLeft => app
             .store
-            .adjust_viewer_count(&stream, -1, now, dedupe)
+            .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
             .await?
             .map(drop),
         ProviderEventKind::Other => Outcome::Stale,

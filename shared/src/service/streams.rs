@@ -165,6 +165,7 @@ async fn start_new(
         ended_at: None,
         duration_minutes: request.duration_minutes,
         script: request.script,
+        end_reason: None,
         deadline: None,
     };
     // Durable with the record: whatever dies after this, the sweep ends the stream on time.
@@ -384,7 +385,7 @@ async fn list_page(
 }
 
 /// The caller's stream with this path id; anything else, lookup failures included, is absent.
-async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
+pub(crate) async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
     let id = Uuid::parse_str(raw_id).ok()?;
     match app.store.get_stream(id).await {
         Ok(stream) => stream.filter(|s| s.brand_id == caller.brand.id),
@@ -393,6 +394,19 @@ async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
             None
         }
     }
+}
+
+/// The stream as `GET /streams/{id}` shows it: `creator_id` only while that creator exists.
+pub(crate) async fn detail(app: &App, stream: &Stream) -> ApiResult<StreamDetail> {
+    let catalog = creators::catalog(app).await.map_err(|err| {
+        tracing::error!(error = %err, "creator lookup failed");
+        ApiError::NotFound
+    })?;
+    let creator_id = stream
+        .creator_id
+        .clone()
+        .filter(|id| catalog.iter().any(|c| &c.id == id));
+    Ok(StreamDetail::new(stream, creator_id))
 }
 
 /// `GET /streams/{id}`.

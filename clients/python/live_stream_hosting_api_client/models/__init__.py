@@ -10,6 +10,7 @@ from .delivery_log import DeliveryLog
 from .delivery_log_entry import DeliveryLogEntry
 from .discovery import Discovery
 from .discovery_endpoints import DiscoveryEndpoints
+from .end_reason import EndReason
 from .error import Error
 from .error_code import ErrorCode
 from .error_detail import ErrorDetail
@@ -21,6 +22,7 @@ from .redelivered import Redelivered
 from .register_webhook_request import RegisterWebhookRequest
 from .rotate_secret_request import RotateSecretRequest
 from .secret_rotated import SecretRotated
+from .set_viewers_request import SetViewersRequest
 from .start_stream_request import StartStreamRequest
 from .start_stream_request_platform import StartStreamRequestPlatform
 from .stream_created import StreamCreated
@@ -51,6 +53,7 @@ __all__ = (
     "DeliveryLogEntry",
     "Discovery",
     "DiscoveryEndpoints",
+    "EndReason",
     "Error",
     "ErrorCode",
     "ErrorDetail",
@@ -62,6 +65,7 @@ __all__ = (
     "RegisterWebhookRequest",
     "RotateSecretRequest",
     "SecretRotated",
+    "SetViewersRequest",
     "StartStreamRequest",
     "StartStreamRequestPlatform",
     "StreamCreated",

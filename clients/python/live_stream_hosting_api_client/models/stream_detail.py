@@ -8,6 +8,7 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.end_reason import EndReason
 from ..models.stream_status import StreamStatus
 from ..types import UNSET, Unset
 
@@ -35,6 +36,7 @@ class StreamDetail:
         stream_id (UUID):
         vertical (str):
         viewer_count (int):
+        end_reason (EndReason | None | Unset): Present once the stream is `ended` or `error`.
         test (bool | Unset): Present, and `true`, only on test-key streams.
     """
 
@@ -50,6 +52,7 @@ class StreamDetail:
     stream_id: UUID
     vertical: str
     viewer_count: int
+    end_reason: EndReason | None | Unset = UNSET
     test: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -90,6 +93,14 @@ class StreamDetail:
 
         viewer_count = self.viewer_count
 
+        end_reason: None | str | Unset
+        if isinstance(self.end_reason, Unset):
+            end_reason = UNSET
+        elif isinstance(self.end_reason, EndReason):
+            end_reason = self.end_reason.value
+        else:
+            end_reason = self.end_reason
+
         test = self.test
 
         field_dict: dict[str, Any] = {}
@@ -110,6 +121,8 @@ class StreamDetail:
                 "viewer_count": viewer_count,
             }
         )
+        if end_reason is not UNSET:
+            field_dict["end_reason"] = end_reason
         if test is not UNSET:
             field_dict["test"] = test
 
@@ -180,6 +193,23 @@ class StreamDetail:
 
         viewer_count = d.pop("viewer_count")
 
+        def _parse_end_reason(data: object) -> EndReason | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                end_reason_type_0 = EndReason(data)
+
+                return end_reason_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EndReason | None | Unset, data)
+
+        end_reason = _parse_end_reason(d.pop("end_reason", UNSET))
+
         test = d.pop("test", UNSET)
 
         stream_detail = cls(
@@ -195,6 +225,7 @@ class StreamDetail:
             stream_id=stream_id,
             vertical=vertical,
             viewer_count=viewer_count,
+            end_reason=end_reason,
             test=test,
         )
 

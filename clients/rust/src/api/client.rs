@@ -325,6 +325,96 @@ impl LiveStreamHostingApiClient {
         let response = req_builder.send().await?;
         Ok(EndStreamRequest::parse_response(response).await?)
     }
+    /// Test keys: fail a live test stream as if its room provider had failed.
+    ///
+    /// The stream becomes `error` with `ended_at` set and `end_reason` `provider_error`, `stream.error` is sent and its slot released. Takes no body; any body is ignored.
+    ///
+    /// * Path: `POST /test_helpers/streams/{id}/fail`
+    pub async fn fail_test_stream(
+        &self,
+        request: FailTestStreamRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, StreamDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("test_helpers")
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("fail");
+        let mut req_builder = self.client.post(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(FailTestStreamRequest::parse_response(response).await?)
+    }
+    /// Test keys: end a live test stream as if its host had left.
+    ///
+    /// The stream becomes `ended` with `end_reason` `host_left`, `stream.ended` is sent and its slot released. Takes no body; any body is ignored.
+    ///
+    /// * Path: `POST /test_helpers/streams/{id}/finish`
+    pub async fn finish_test_stream(
+        &self,
+        request: FinishTestStreamRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, StreamDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("test_helpers")
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("finish");
+        let mut req_builder = self.client.post(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(FinishTestStreamRequest::parse_response(response).await?)
+    }
+    /// Test keys: set a live test stream's viewer count.
+    ///
+    /// Sets `viewer_count` of a live test stream; list, detail and analytics show it at once. Checks in order: the body, then the stream.
+    ///
+    /// * Path: `POST /test_helpers/streams/{id}/viewers`
+    pub async fn set_test_stream_viewers(
+        &self,
+        request: SetTestStreamViewersRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, StreamDetail>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("test_helpers")
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("viewers");
+        let mut req_builder = self.client.post(url).json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(SetTestStreamViewersRequest::parse_response(response).await?)
+    }
     /// List the brand's webhooks.
     ///
     /// Newest first; never the secret.

@@ -9,7 +9,7 @@ use super::Item;
 use super::keys::{self, sortable};
 use crate::domain::event::EventType;
 use crate::domain::{
-    ApiKey, Creator, KeyEnvironment, Scope, Stream, StreamEvent, StreamStatus, Webhook,
+    ApiKey, Creator, EndReason, KeyEnvironment, Scope, Stream, StreamEvent, StreamStatus, Webhook,
 };
 use crate::error::StoreError;
 
@@ -144,6 +144,9 @@ impl From<&Stream> for Item {
         if let Some(minutes) = stream.duration_minutes {
             put("duration_minutes", n(minutes));
         }
+        if let Some(reason) = stream.end_reason {
+            put("end_reason", s(reason.as_str()));
+        }
         item
     }
 }
@@ -202,6 +205,10 @@ impl TryFrom<&Item> for Stream {
                 .and_then(|m| u32::try_from(m).ok()),
             // On its own item, read only by the launch (`script_item`).
             script: None,
+            // A value this version does not know reads as none recorded.
+            end_reason: item
+                .opt_string("end_reason")
+                .and_then(|reason| EndReason::parse(&reason)),
             deadline: item.opt_time("deadline")?,
         })
     }

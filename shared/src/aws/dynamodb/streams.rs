@@ -25,6 +25,7 @@ use crate::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
 use crate::error::StoreError;
 use crate::ports::{
     CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamPage, StreamStore,
+    ViewerChange,
 };
 
 /// Placing a new stream at the brand's next position, against concurrent starts.
@@ -248,6 +249,10 @@ impl StreamStore for DynamoStore {
                 sets.push("ended_at = :ended_at");
                 values.push((":ended_at", s(sortable(ended))));
             }
+            if let Some(reason) = stream.end_reason {
+                sets.push("end_reason = :end_reason");
+                values.push((":end_reason", s(reason.as_str())));
+            }
             // The deadline moves with the status; only the stream item is in the due index.
             let (stream_expression, copy_expression, mut stream_values) = match stream.deadline {
                 Some(deadline) => {
@@ -379,27 +384,38 @@ impl StreamStore for DynamoStore {
     async fn adjust_viewer_count(
         &self,
         stream: &Stream,
-        delta: i64,
+        change: ViewerChange,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>> {
         let position = self.position(stream.id).await?;
         // Each update raises `viewer_version`, and the position copy takes a count only if it
         // is newer than the one it holds, so copies of racing joins settle on the latest.
-        let condition = if delta < 0 {
-            "#status = :live AND viewer_count >= :floor"
-        } else {
-            "#status = :live"
+        let mut values = vec![(":one", n(1)), (":live", s(StreamStatus::Live.as_str()))];
+        let (expression, condition) = match change {
+            ViewerChange::By(delta) if delta < 0 => {
+                values.push((":delta", n(delta)));
+                values.push((":floor", n(-delta)));
+                (
+                    "ADD viewer_count :delta, viewer_version :one",
+                    "#status = :live AND viewer_count >= :floor",
+                )
+            }
+            ViewerChange::By(delta) => {
+                values.push((":delta", n(delta)));
+                (
+                    "ADD viewer_count :delta, viewer_version :one",
+                    "#status = :live",
+                )
+            }
+            ViewerChange::To(count) => {
+                values.push((":count", n(count)));
+                (
+                    "SET viewer_count = :count ADD viewer_version :one",
+                    "#status = :live",
+                )
+            }
         };
-        let mut values = vec![
-            (":delta", n(delta)),
-            (":one", n(1)),
-            (":live", s(StreamStatus::Live.as_str())),
-        ];
-        if delta < 0 {
-            values.push((":floor", n(-delta)));
-        }
-        let expression = "ADD viewer_count :delta, viewer_version :one";
         let updated = match dedupe {
             // With its dedupe record in one transaction, so the event counts once.
             Some(event_id) => {

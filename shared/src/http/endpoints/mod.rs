@@ -150,6 +150,9 @@ pub static ENDPOINTS: &[&Endpoint] = &[
     &TEST_WEBHOOK,
     &LIST_DELIVERIES,
     &REDELIVER,
+    &SET_TEST_STREAM_VIEWERS,
+    &FINISH_TEST_STREAM,
+    &FAIL_TEST_STREAM,
 ];
 
 // api-v1.md "Discovery document".

@@ -63,6 +63,10 @@ pub(super) fn fill(text: &str) -> String {
         ("{max_active_streams}", MAX_ACTIVE_STREAMS.to_string()),
         ("{requests_per_minute}", REQUESTS_PER_MINUTE.to_string()),
         (
+            "{max_test_viewer_count}",
+            crate::validation::MAX_TEST_VIEWER_COUNT.to_string(),
+        ),
+        (
             "{max_body}",
             format!("{} MiB", MAX_BODY_BYTES / (1024 * 1024)),
         ),

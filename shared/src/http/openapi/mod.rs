@@ -17,7 +17,7 @@ use chrono::{TimeZone, Utc};
 use uuid::Uuid;
 
 use crate::domain::event::{EventType, WebhookEvent, WebhookEventData};
-use crate::domain::stream::{SOURCE_API, Stream, StreamDetail, StreamStatus};
+use crate::domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
 use crate::domain::{Plan, Scope};
 use crate::http::endpoints::ENDPOINTS;
 
@@ -95,12 +95,13 @@ fn event_examples() -> Value {
     };
     let mut examples = Map::new();
     for (n, event_type) in EventType::ALL.into_iter().enumerate() {
-        let (status, started_at, ended_at, viewers, summary) = match event_type {
+        let (status, started_at, ended_at, viewers, end_reason, summary) = match event_type {
             EventType::StreamStarted => (
                 StreamStatus::Live,
                 Some(at(1)),
                 None,
                 0,
+                None,
                 "The agent joined the room: the stream is live (for a test key, at once).",
             ),
             EventType::StreamEnded => (
@@ -108,15 +109,17 @@ fn event_examples() -> Value {
                 Some(at(1)),
                 Some(at(31)),
                 184,
-                "Ended: by `DELETE`, at the end of its duration, or by the host.",
+                Some(EndReason::DurationElapsed),
+                "Ended: by `DELETE`, at the end of its duration, by the host, or with the room; `end_reason` says which.",
             ),
             EventType::WebhookTest => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
                 None,
-                None,
+                Some(at(5)),
                 0,
-                "Failed: the host never joined within the preparing timeout, or the stream failed while live.",
+                Some(EndReason::PreparingTimeout),
+                "Failed: the launch failed, the host never joined within the preparing timeout, or the stream failed while live; `end_reason` says which.",
             ),
         };
         let stream = Stream {
@@ -136,6 +139,7 @@ fn event_examples() -> Value {
             ended_at,
             duration_minutes: Some(30),
             script: None,
+            end_reason,
             deadline: None,
         };
         let event = WebhookEvent {
