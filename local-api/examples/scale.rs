@@ -156,6 +156,12 @@ fn history(size: usize, in_window: usize, now: chrono::DateTime<Utc>) -> Vec<Str
                 duration_minutes: Some(30),
                 script: None,
                 end_reason: None,
+                dispatches: 0,
+                next_dispatch_at: None,
+                agents: Vec::new(),
+                host_lost_at: None,
+                reconnect_until: None,
+                revision: 0,
                 deadline: None,
             }
         })

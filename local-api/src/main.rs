@@ -34,8 +34,8 @@ environment (README, \"Configuration\", has them all):
   TABLE_NAME, DELIVERY_QUEUE_URL, DELIVERY_DLQ_URL, SCHEDULER_*   AWS backends
   LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   room provider (live-key starts)
   WEBHOOK_ALLOW_PRIVATE_URLS=true   deliver webhooks to http:// and loopback receivers
-  PREPARING_TIMEOUT_SECS, SWEEP_INTERVAL_SECS, WEBHOOK_RETRY_DELAYS_SECS, LOG_LEVEL,
-  LOG_FORMAT=json (JSON lines, as in Lambda)
+  PREPARING_TIMEOUT_SECS, DISPATCH_RETRY_SECS, RECONNECT_WINDOW_SECS, SWEEP_INTERVAL_SECS,
+  WEBHOOK_RETRY_DELAYS_SECS, LOG_LEVEL, LOG_FORMAT=json (JSON lines, as in Lambda)
 
 SIGINT or SIGTERM stops it cleanly.";
 

@@ -621,13 +621,7 @@ fn livekit_webhook(event: Value) -> (String, String) {
 }
 
 fn participant(kind: &str, room: &str, agent: bool, id: &str) -> Value {
-    let mut participant =
-        json!({"sid": format!("PA_{id}"), "identity": format!("p-{id}"), "state": "ACTIVE"});
-    if agent {
-        participant["kind"] = json!("AGENT");
-    }
-    json!({"event": kind, "room": {"sid": "RM_fake", "name": room}, "participant": participant,
-           "id": id, "createdAt": Utc::now().timestamp().to_string()})
+    common::fake_livekit::participant_event(kind, room, agent.then_some("AGENT"), id)
 }
 
 /// Viewer counts of a live stream move its analytics while it is live; the count it ends with

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use base64::Engine;
 use chrono::Duration;
-use common::fake_livekit::{API_KEY, API_SECRET, Call, FakeLiveKit, sign_jwt, verify_jwt};
+use common::fake_livekit::{
+    API_KEY, API_SECRET, Call, FakeLiveKit, participant_event, sign_jwt, verify_jwt,
+};
 use common::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -43,16 +45,6 @@ fn livekit_webhook(event: Value, secret: &str, expires_in: i64) -> (String, Stri
     let now = unix_now();
     let claims = json!({"iss": API_KEY, "nbf": now - 10, "exp": now + expires_in, "sha256": sha});
     (body, sign_jwt(&claims, secret))
-}
-
-fn participant_event(kind: &str, room: &str, participant_kind: Option<&str>, id: &str) -> Value {
-    let mut participant =
-        json!({"sid": format!("PA_{id}"), "identity": format!("p-{id}"), "state": "ACTIVE"});
-    if let Some(k) = participant_kind {
-        participant["kind"] = json!(k);
-    }
-    json!({"event": kind, "room": {"sid": "RM_fake", "name": room}, "participant": participant,
-           "id": id, "createdAt": unix_now().to_string()})
 }
 
 async fn post_webhook(api: &TestApi, body: &str, authorization: Option<&str>) -> Response {
@@ -487,7 +479,12 @@ async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
     let fake = FakeLiveKit::start().await;
     let api = live_api(&fake, &[]).await;
     let (id, room, _) = start_live(&api, 30).await;
-    assert_eq!(api.advance_and_fire(Duration::seconds(299)).await, 0);
+    // No agent: dispatched again at 60 s and 120 s (3 dispatches in all), then nothing until
+    // the timeout.
+    assert_eq!(api.advance_and_fire(Duration::seconds(60)).await, 1);
+    assert_eq!(api.advance_and_fire(Duration::seconds(60)).await, 1);
+    assert_eq!(api.advance_and_fire(Duration::seconds(179)).await, 0);
+    assert_eq!(fake.count("livekit.AgentDispatchService/CreateDispatch"), 3);
     api.assert_end_reason(&Keys::live_a(), &id, "preparing", None)
         .await;
     assert_eq!(api.advance_and_fire(Duration::seconds(1)).await, 1);

@@ -434,3 +434,88 @@ async fn dynamodb_only_a_room_whose_deletion_failed_before_a_kill_is_deleted_aft
         .await;
     assert_eq!(detail["status"], "ended");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_a_reconnect_window_open_at_a_kill_still_ends_at_its_end_after_a_restart() {
+    const WINDOW_SECS: i64 = 4;
+    let livekit = FakeLiveKit::start().await;
+    let mut environment = environment(&livekit).await;
+    environment
+        .vars
+        .push(("RECONNECT_WINDOW_SECS".into(), WINDOW_SECS.to_string()));
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let server = start_server(&environment);
+    register(&server, &receiver, json!(["stream.error"])).await;
+    let (status, created) = server
+        .call(
+            "POST",
+            "/streams",
+            &Keys::live_a(),
+            Some(json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 30})),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let (id, room) = (
+        created["stream_id"].as_str().unwrap().to_owned(),
+        created["room_name"].as_str().unwrap().to_owned(),
+    );
+    let webhook = format!(
+        "{}/livekit/webhook",
+        server.base.trim_end_matches("/api/v1")
+    );
+    let send = |event: Value| {
+        let webhook = webhook.clone();
+        async move {
+            let (body, token) = signed_webhook(&event);
+            let answer = reqwest::Client::new()
+                .post(webhook)
+                .header("authorization", token)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status().as_u16(), 200);
+        }
+    };
+    send(agent_joined(&room, "EV_agent_window")).await;
+    server
+        .wait_for_status(&id, "live", Duration::from_secs(5))
+        .await;
+    // The host's process dies: LiveKit reports it gone with SERVER_SHUTDOWN.
+    let dropped = DateTime::from_timestamp(Utc::now().timestamp(), 0).unwrap();
+    send(common::fake_livekit::agent_event(
+        "participant_left",
+        &room,
+        "PA_agent",
+        Some("SERVER_SHUTDOWN"),
+        "EV_agent_dropped",
+        dropped,
+    ))
+    .await;
+    assert_eq!(
+        livekit.count("livekit.AgentDispatchService/CreateDispatch"),
+        2,
+        "dispatched again at once"
+    );
+    server.kill();
+
+    // No agent comes back; the next process ends the stream at the window's end.
+    let server = start_server(&environment);
+    let detail = server
+        .wait_for_status(
+            &id,
+            "error",
+            Duration::from_secs(WINDOW_SECS as u64 + SWEEP_INTERVAL_SECS) + SLACK * 3,
+        )
+        .await;
+    assert_eq!(detail["end_reason"], "host_lost");
+    assert_eq!(at(&detail, "ended_at"), dropped, "as of the drop");
+    wait_until_gone(&livekit, &room).await;
+    assert_eq!(
+        delivered(&receiver, "stream.error", &id).await.len(),
+        1,
+        "stream.error once"
+    );
+    three_starts_fit(&server).await;
+}

@@ -55,6 +55,11 @@ pub struct Config {
     /// `None` when `LIVEKIT_URL` is unset: live-key starts then fail with `502 launch_failed`.
     pub livekit: Option<LiveKitConfig>,
     pub preparing_timeout: Duration,
+    /// How long after its last dispatch a preparing stream whose agent has not joined is
+    /// dispatched again, and how often during a reconnect window (README, "The show goes on").
+    pub dispatch_retry: Duration,
+    /// How long a live stream whose agent dropped waits for an agent to join again.
+    pub reconnect_window: Duration,
     /// Bound on a live start's room-provider calls, so the start answers inside the
     /// function's timeout.
     pub launch_timeout: Duration,
@@ -170,9 +175,19 @@ impl Config {
             "SWEEP_INTERVAL_SECS",
             get("SWEEP_INTERVAL_SECS").as_deref().unwrap_or("60"),
         )?;
+        let dispatch_retry = seconds(
+            "DISPATCH_RETRY_SECS",
+            get("DISPATCH_RETRY_SECS").as_deref().unwrap_or("60"),
+        )?;
+        let reconnect_window = seconds(
+            "RECONNECT_WINDOW_SECS",
+            get("RECONNECT_WINDOW_SECS").as_deref().unwrap_or("60"),
+        )?;
         for (variable, value) in [
             ("LAUNCH_TIMEOUT_SECS", launch_timeout),
             ("SWEEP_INTERVAL_SECS", sweep_interval),
+            ("DISPATCH_RETRY_SECS", dispatch_retry),
+            ("RECONNECT_WINDOW_SECS", reconnect_window),
         ] {
             if value.is_zero() {
                 return Err(error(variable, "must be greater than 0"));
@@ -229,6 +244,8 @@ impl Config {
             scheduler_dlq_arn: get("SCHEDULER_DLQ_ARN"),
             livekit,
             preparing_timeout,
+            dispatch_retry,
+            reconnect_window,
             launch_timeout,
             sweep_interval,
             outbox_retry_delays,

@@ -157,6 +157,16 @@ fn to_provider_event(event: &proto::WebhookEvent) -> ProviderEvent {
         "room_finished" => ProviderEventKind::RoomFinished,
         _ => ProviderEventKind::Other,
     };
+    let participant = event.participant.as_ref();
+    // Protojson leaves an unset enum out, which reads as 0 (`UNKNOWN_REASON`): the same
+    // meaning as no reason at all.
+    let disconnect_reason = participant
+        .filter(|p| p.disconnect_reason != proto::DisconnectReason::UnknownReason as i32)
+        .map(|p| {
+            proto::DisconnectReason::try_from(p.disconnect_reason)
+                .map(|reason| reason.as_str_name().to_owned())
+                .unwrap_or_else(|_| format!("REASON_{}", p.disconnect_reason))
+        });
     ProviderEvent {
         id: event.id.clone(),
         room_name: event
@@ -165,6 +175,11 @@ fn to_provider_event(event: &proto::WebhookEvent) -> ProviderEvent {
             .map(|room| room.name.clone())
             .unwrap_or_default(),
         kind,
+        participant: participant.map(|p| p.sid.clone()).unwrap_or_default(),
+        disconnect_reason,
+        created_at: (event.created_at > 0)
+            .then(|| chrono::DateTime::from_timestamp(event.created_at, 0))
+            .flatten(),
     }
 }
 

@@ -45,10 +45,21 @@ pub enum Metric {
     RoomCleanupRetries,
     /// How long the oldest room cleanup due has been pending, measured by each deadline sweep.
     OldestPendingRoomCleanupAge,
+    /// The agent dispatched again: a preparing stream's retry, or in a reconnect window.
+    DispatchRetries,
+    /// A dispatch retry the room provider refused or did not answer (tried again at the next
+    /// retry time while one is left).
+    DispatchRetryFailures,
+    /// A live stream's agent dropped: a reconnect window opened.
+    HostDrops,
+    /// An agent joined within a reconnect window: the stream went on.
+    HostReconnects,
+    /// A reconnect window lapsed with no agent back: the stream ended `host_lost`.
+    ReconnectLapses,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 16] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -60,6 +71,11 @@ impl Metric {
         Metric::DeliveriesDeferred,
         Metric::RoomCleanupRetries,
         Metric::OldestPendingRoomCleanupAge,
+        Metric::DispatchRetries,
+        Metric::DispatchRetryFailures,
+        Metric::HostDrops,
+        Metric::HostReconnects,
+        Metric::ReconnectLapses,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,6 +91,11 @@ impl Metric {
             Metric::DeliveriesDeferred => "DeliveriesDeferred",
             Metric::RoomCleanupRetries => "RoomCleanupRetries",
             Metric::OldestPendingRoomCleanupAge => "OldestPendingRoomCleanupAge",
+            Metric::DispatchRetries => "DispatchRetries",
+            Metric::DispatchRetryFailures => "DispatchRetryFailures",
+            Metric::HostDrops => "HostDrops",
+            Metric::HostReconnects => "HostReconnects",
+            Metric::ReconnectLapses => "ReconnectLapses",
         }
     }
 

@@ -197,6 +197,19 @@ pub trait StreamStore: Send + Sync {
         cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>>;
 
+    /// Writes `updated`, a change of `current` that is no status change (the agents in the
+    /// room, a dispatch retry, a reconnect window; see [`crate::domain::host`]), if the stored
+    /// stream is still `current` (its status and `revision`): with its next due time in the
+    /// due index and `dedupe` recorded as [`StreamStore::apply_transition`] does. `Stale` when
+    /// the stream changed since `current` was read.
+    async fn update_stream_host(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>>;
+
     /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
     /// count is final), never below zero, recording `dedupe` in the same atomic step as
     /// [`StreamStore::apply_transition`] does.
@@ -208,7 +221,8 @@ pub trait StreamStore: Send + Sync {
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>>;
 
-    /// Active streams whose deadline is before `now`, read from the store (never from a
+    /// Active streams with something due before `now` ([`Stream::next_due`]: a deadline, a
+    /// dispatch retry, the end of a reconnect window), read from the store (never from a
     /// process's memory), at most `limit`.
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>>;
 
@@ -497,6 +511,12 @@ pub struct ProviderEvent {
     pub id: String,
     pub room_name: String,
     pub kind: ProviderEventKind,
+    /// The participant's id (its `sid`), for participant events.
+    pub participant: String,
+    /// Why a participant left, as the provider names it (`CLIENT_INITIATED`, ...).
+    pub disconnect_reason: Option<String>,
+    /// When the provider says the event happened.
+    pub created_at: Option<DateTime<Utc>>,
 }
 
 /// What a viewer needs to join a launched room.

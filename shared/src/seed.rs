@@ -147,6 +147,12 @@ impl Seed {
                 duration_minutes: s.duration_minutes,
                 script: None,
                 end_reason: None,
+                dispatches: 0,
+                next_dispatch_at: None,
+                agents: Vec::new(),
+                host_lost_at: None,
+                reconnect_until: None,
+                revision: 0,
                 deadline: None,
             })
             // Seeded active streams end at their deadlines like any other.

@@ -532,10 +532,10 @@ export interface components {
             version: string;
         };
         /**
-         * @description Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). Values may be added: treat an unknown one as a generic end.
+         * @description Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as a generic end.
          * @enum {string}
          */
-        EndReason: "requested" | "duration_elapsed" | "host_left" | "room_finished" | "preparing_timeout" | "launch_failed" | "provider_error";
+        EndReason: "requested" | "duration_elapsed" | "host_left" | "room_finished" | "preparing_timeout" | "launch_failed" | "provider_error" | "host_lost";
         /** @description The error envelope every failure answers with: `{"error": {"code", "message"}}`. */
         Error: {
             error: components["schemas"]["ErrorDetail"];

@@ -303,3 +303,45 @@ pub fn agent_joined(room: &str, id: &str) -> serde_json::Value {
         "participant": {"sid": "PA_agent", "identity": "agent", "state": "ACTIVE", "kind": "AGENT"},
         "id": id, "createdAt": chrono::Utc::now().timestamp().to_string()})
 }
+
+/// A participant event in `room` with event id `id`, created now. An agent (`kind` `AGENT`) is
+/// always the one host participant `PA_agent`; anyone else is a participant of its own.
+pub fn participant_event(
+    event: &str,
+    room: &str,
+    kind: Option<&str>,
+    id: &str,
+) -> serde_json::Value {
+    let sid = match kind {
+        Some("AGENT") => "PA_agent".to_owned(),
+        _ => format!("PA_{id}"),
+    };
+    let mut participant =
+        serde_json::json!({"sid": sid, "identity": format!("p-{sid}"), "state": "ACTIVE"});
+    if let Some(kind) = kind {
+        participant["kind"] = serde_json::json!(kind);
+    }
+    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
+        "participant": participant, "id": id,
+        "createdAt": chrono::Utc::now().timestamp().to_string()})
+}
+
+/// Agent participant `sid` joining (`participant_joined`) or leaving (`participant_left`, with
+/// `reason` as LiveKit's protojson names it) `room`, as LiveKit signed it at `at`.
+pub fn agent_event(
+    event: &str,
+    room: &str,
+    sid: &str,
+    reason: Option<&str>,
+    id: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> serde_json::Value {
+    let mut participant = serde_json::json!({"sid": sid, "identity": format!("host-{sid}"),
+        "state": if event == "participant_left" { "DISCONNECTED" } else { "ACTIVE" },
+        "kind": "AGENT"});
+    if let Some(reason) = reason {
+        participant["disconnectReason"] = serde_json::json!(reason);
+    }
+    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
+        "participant": participant, "id": id, "createdAt": at.timestamp().to_string()})
+}

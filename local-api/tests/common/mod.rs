@@ -192,6 +192,14 @@ impl TestApi {
         Self::build(vars, None).await
     }
 
+    /// Live keys served by `livekit`, with `extra` configuration.
+    pub async fn with_livekit(livekit: &fake_livekit::FakeLiveKit, extra: &[(&str, &str)]) -> Self {
+        let config = livekit.config();
+        let mut vars: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        vars.extend_from_slice(extra);
+        Self::with_config(&vars).await
+    }
+
     /// On the system clock with the timers, outbox relay and delivery worker running, as the
     /// local server runs: for tests with real webhook receivers.
     pub async fn with_delivery(vars: &[(&str, &str)], dns: Option<Arc<dyn Dns>>) -> Self {

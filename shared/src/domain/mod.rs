@@ -5,6 +5,7 @@ pub mod analytics;
 pub mod creator;
 pub mod delivery_log;
 pub mod event;
+pub mod host;
 pub mod idempotency;
 pub mod paging;
 pub mod room_cleanup;

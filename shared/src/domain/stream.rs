@@ -65,6 +65,10 @@ pub enum TimerKind {
     PreparingTimeout,
     /// Still `live` at `started_at + duration`: `ended`.
     DurationEnd,
+    /// The agent is due to be dispatched again ([`Stream::next_dispatch_at`]).
+    DispatchRetry,
+    /// The reconnect window lapses ([`Stream::reconnect_until`]).
+    ReconnectWindow,
 }
 
 impl TimerKind {
@@ -72,6 +76,8 @@ impl TimerKind {
         match self {
             TimerKind::PreparingTimeout => "preparing_timeout",
             TimerKind::DurationEnd => "duration_end",
+            TimerKind::DispatchRetry => "dispatch_retry",
+            TimerKind::ReconnectWindow => "reconnect_window",
         }
     }
 }
@@ -96,10 +102,12 @@ pub enum EndReason {
     LaunchFailed,
     /// The room provider failed while live.
     ProviderError,
+    /// The agent dropped while live and no agent joined again within the reconnect window.
+    HostLost,
 }
 
 impl EndReason {
-    pub const ALL: [EndReason; 7] = [
+    pub const ALL: [EndReason; 8] = [
         EndReason::Requested,
         EndReason::DurationElapsed,
         EndReason::HostLeft,
@@ -107,6 +115,7 @@ impl EndReason {
         EndReason::PreparingTimeout,
         EndReason::LaunchFailed,
         EndReason::ProviderError,
+        EndReason::HostLost,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -118,6 +127,7 @@ impl EndReason {
             EndReason::PreparingTimeout => "preparing_timeout",
             EndReason::LaunchFailed => "launch_failed",
             EndReason::ProviderError => "provider_error",
+            EndReason::HostLost => "host_lost",
         }
     }
 
@@ -137,7 +147,7 @@ impl JsonSchema for EndReason {
         schemars::json_schema!({
             "type": "string",
             "enum": names,
-            "description": "Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). Values may be added: treat an unknown one as a generic end."
+            "description": "Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as a generic end."
         })
     }
 }
@@ -162,6 +172,8 @@ pub enum Transition {
     RoomFinished,
     /// The room provider reported a failure while live (only a test helper reports one).
     ProviderFailed,
+    /// The reconnect window lapsed with no agent back.
+    HostLost,
 }
 
 impl Transition {
@@ -174,7 +186,8 @@ impl Transition {
             | Transition::DurationElapsed
             | Transition::HostLeft
             | Transition::RoomFinished
-            | Transition::ProviderFailed => StreamStatus::Live,
+            | Transition::ProviderFailed
+            | Transition::HostLost => StreamStatus::Live,
         }
     }
 
@@ -183,7 +196,8 @@ impl Transition {
             Transition::AgentJoined => StreamStatus::Live,
             Transition::LaunchFailed
             | Transition::PreparingTimedOut
-            | Transition::ProviderFailed => StreamStatus::Error,
+            | Transition::ProviderFailed
+            | Transition::HostLost => StreamStatus::Error,
             Transition::EndRequested
             | Transition::DurationElapsed
             | Transition::HostLeft
@@ -202,6 +216,7 @@ impl Transition {
             Transition::HostLeft => EndReason::HostLeft,
             Transition::RoomFinished => EndReason::RoomFinished,
             Transition::ProviderFailed => EndReason::ProviderError,
+            Transition::HostLost => EndReason::HostLost,
         })
     }
 
@@ -216,6 +231,7 @@ impl Transition {
             Transition::HostLeft => "host_left",
             Transition::RoomFinished => "room_finished",
             Transition::ProviderFailed => "provider_failed",
+            Transition::HostLost => "host_lost",
         }
     }
 
@@ -252,6 +268,27 @@ pub struct Stream {
     /// never recorded one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_reason: Option<EndReason>,
+    /// Dispatches of the agent made while `preparing`, the launch's and failed ones included
+    /// (at most [`super::host::MAX_PREPARING_DISPATCHES`]).
+    #[serde(default)]
+    pub dispatches: u32,
+    /// When the agent is next dispatched again, while a dispatch retry is due.
+    #[serde(default)]
+    pub next_dispatch_at: Option<DateTime<Utc>>,
+    /// The agent participants in the room, by participant id.
+    #[serde(default)]
+    pub agents: Vec<String>,
+    /// While a reconnect window is open: when the agent dropped. Any end during the window
+    /// happens as of then.
+    #[serde(default)]
+    pub host_lost_at: Option<DateTime<Utc>>,
+    /// While a reconnect window is open: when it lapses.
+    #[serde(default)]
+    pub reconnect_until: Option<DateTime<Utc>>,
+    /// Raised by every change but a viewer count's, so that a write made from a read of the
+    /// stream applies only to the stream as read.
+    #[serde(default)]
+    pub revision: u64,
     /// When an active stream must have left its status: the preparing timeout while
     /// `preparing`, the duration end while `live`; `None` once final. Stored in the same atomic
     /// step that creates the stream or makes it live, so a lost timer never leaves a stream
@@ -279,8 +316,11 @@ impl Stream {
         if self.started_at == Some(self.created_at) {
             self.started_at = Some(at);
         }
-        if let Some(deadline) = &mut self.deadline {
-            *deadline += at - self.created_at;
+        for due in [&mut self.deadline, &mut self.next_dispatch_at]
+            .into_iter()
+            .flatten()
+        {
+            *due += at - self.created_at;
         }
         self.created_at = at;
     }
@@ -332,10 +372,20 @@ impl Stream {
         self.status = transition.to();
         match self.status {
             StreamStatus::Live => self.started_at = Some(at),
-            StreamStatus::Ended | StreamStatus::Error => self.ended_at = Some(at),
+            // Nothing aired after a drop that opened a reconnect window.
+            StreamStatus::Ended | StreamStatus::Error => {
+                self.ended_at = Some(self.host_lost_at.map_or(at, |lost| lost.min(at)));
+            }
             StreamStatus::Preparing => {}
         }
         self.end_reason = transition.end_reason();
+        // Live, the preparing retries stop; final, so does every window and retry.
+        self.next_dispatch_at = None;
+        if !self.status.is_active() {
+            self.host_lost_at = None;
+            self.reconnect_until = None;
+        }
+        self.revision += 1;
         // Only `live` has a deadline that a transition sets: the preparing one is set at
         // creation, where the timeout is known.
         self.deadline = self.deadline_in_status(std::time::Duration::ZERO);
@@ -519,10 +569,10 @@ pub struct StreamEnded {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn stream(status: StreamStatus) -> Stream {
+    pub(crate) fn stream(status: StreamStatus) -> Stream {
         Stream {
             id: Uuid::new_v4(),
             brand_id: "b".into(),
@@ -541,6 +591,12 @@ mod tests {
             duration_minutes: None,
             script: None,
             end_reason: None,
+            dispatches: 0,
+            next_dispatch_at: None,
+            agents: Vec::new(),
+            host_lost_at: None,
+            reconnect_until: None,
+            revision: 0,
             deadline: None,
         }
     }

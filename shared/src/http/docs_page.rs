@@ -377,6 +377,37 @@ endpoint for good.</li></ol>\
     );
 }
 
+fn render_lifecycle_guide(html: &mut String) {
+    html.push_str(
+        "<h2 id=\"lifecycle\">A stream's life</h2>\
+<p>A live key's stream starts <code>preparing</code>: its room is created and the AI host dispatched. It is \
+<code>live</code> once the host joins the room, and ends <code>ended</code> or <code>error</code>, with \
+<code>end_reason</code> saying why (see the <a href=\"#schema-EndReason\"><code>EndReason</code></a> schema). A test \
+key's stream is <code>live</code> at once; the <a href=\"#setTestStreamViewers\">test helpers</a> drive it through \
+viewers, the host leaving and a provider failure.</p>\
+<h3>The show goes on</h3><ul>\
+<li><strong>A dispatch that never arrives.</strong> While a stream is <code>preparing</code> and no host has joined \
+60 seconds after its last dispatch, the host is dispatched again into the same room, at most 3 dispatches in all \
+(failed ones included), until the 5-minute preparing timeout. The stream's status does not change and no event is \
+sent.</li>\
+<li><strong>A host that drops.</strong> When the live stream's host leaves the room without meaning to (a crash, a \
+lost connection, a server restart: any LiveKit <code>disconnect_reason</code> but <code>CLIENT_INITIATED</code>, \
+<code>PARTICIPANT_REMOVED</code>, <code>ROOM_DELETED</code>, <code>ROOM_CLOSED</code> and \
+<code>DUPLICATE_IDENTITY</code>), the stream stays <code>live</code>, the host is dispatched again at once (and every \
+60 seconds while the window lasts), and a <strong>reconnect window</strong> of 60 seconds opens. A host joining \
+within it continues the stream: no event, <code>started_at</code> and <code>viewer_count</code> unchanged. When it \
+lapses, the stream ends <code>error</code> with <code>end_reason</code> <code>host_lost</code> and \
+<code>stream.error</code> is sent.</li>\
+<li>Any end during a window (its lapse, <code>DELETE</code>, the room finishing, the duration end) has \
+<code>ended_at</code> at the moment the host dropped: nothing aired after it, and no minute of the window counts in \
+analytics. During a window the stream holds its concurrency slot and its room.</li>\
+<li>A host that leaves on purpose ends the stream <code>ended</code> / <code>host_left</code> at once, as before; a \
+host leaving while another host of the stream is in the room changes nothing.</li></ul>\
+<p>The retry time and the window are the deployment's <code>DISPATCH_RETRY_SECS</code> and \
+<code>RECONNECT_WINDOW_SECS</code> (60 seconds each unless configured otherwise).</p>",
+    );
+}
+
 /// The page for `document` (the OpenAPI document of this API).
 pub fn render(document: &Value) -> String {
     let info = &document["info"];
@@ -389,7 +420,8 @@ pub fn render(document: &Value) -> String {
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <title>{title} reference</title><style>{STYLE}</style></head><body><nav>\
 <div class=\"group\">Guide</div><a href=\"#authentication\">Authentication</a><a href=\"#errors\">Errors</a>\
-<a href=\"#events\">Events</a><a href=\"#webhook-guide\">Receiving webhooks</a>",
+<a href=\"#lifecycle\">A stream's life</a><a href=\"#events\">Events</a>\
+<a href=\"#webhook-guide\">Receiving webhooks</a>",
         title = escape(str_of(info, "title")),
     );
     for (tag, operations) in &groups {
@@ -460,6 +492,7 @@ Match on <code>code</code>; the message is for people.</p><table><tr><th>Code</t
             render_operation(&mut html, method, path, operation);
         }
     }
+    render_lifecycle_guide(&mut html);
     render_events(&mut html, document);
     render_webhook_guide(&mut html);
     html.push_str("<h2 id=\"schemas\">Schemas</h2>");

@@ -105,8 +105,8 @@ impl State {
         if let Some(room) = &stream.room_name {
             self.streams_by_room.insert(room.clone(), stream.id);
         }
-        if let Some(deadline) = stream.deadline.filter(|_| stream.status.is_active()) {
-            self.deadlines.insert((deadline, stream.id));
+        if let Some(due) = stream.next_due() {
+            self.deadlines.insert((due, stream.id));
         }
     }
 
@@ -125,8 +125,8 @@ impl State {
         if let Some(room) = &stream.room_name {
             self.streams_by_room.remove(room);
         }
-        if let Some(deadline) = stream.deadline {
-            self.deadlines.remove(&(deadline, stream.id));
+        if let Some(due) = stream.next_due() {
+            self.deadlines.remove(&(due, stream.id));
         }
         if stream.status.is_active() {
             self.release_slot(&stream.brand_id);
@@ -146,6 +146,16 @@ impl State {
             .entry((stream.brand_id.clone(), stream.status))
             .or_default()
             .insert(key);
+    }
+
+    /// Moves a stream in the due index from `old` to `new` ([`Stream::next_due`]).
+    fn reindex_due(&mut self, id: Uuid, old: Option<DateTime<Utc>>, new: Option<DateTime<Utc>>) {
+        if let Some(due) = old {
+            self.deadlines.remove(&(due, id));
+        }
+        if let Some(due) = new {
+            self.deadlines.insert((due, id));
+        }
     }
 
     fn release_slot(&mut self, brand_id: &str) {
@@ -466,7 +476,7 @@ impl StreamStore for MemoryStore {
         let Some(mut stream) = state.streams.get(&current.id).cloned() else {
             return Ok(Outcome::Stale);
         };
-        let (from, old_deadline) = (stream.status, stream.deadline);
+        let (from, old_due) = (stream.status, stream.next_due());
         if !stream.apply(transition, at) {
             return Ok(Outcome::Stale);
         }
@@ -475,12 +485,7 @@ impl StreamStore for MemoryStore {
         }
         state.streams.insert(stream.id, stream.clone());
         state.reindex_status(&stream, from);
-        if let Some(deadline) = old_deadline {
-            state.deadlines.remove(&(deadline, stream.id));
-        }
-        if let Some(deadline) = stream.deadline {
-            state.deadlines.insert((deadline, stream.id));
-        }
+        state.reindex_due(stream.id, old_due, stream.next_due());
         if !stream.status.is_active() {
             state.release_slot(&stream.brand_id);
             state.aggregate(&stream, &Figures::finished(&stream), true);
@@ -492,6 +497,39 @@ impl StreamStore for MemoryStore {
         state.emit(event.clone());
         self.outbox_ready.notify_one();
         Ok(Outcome::Applied((stream, event)))
+    }
+
+    async fn update_stream_host(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
+        let mut state = self.lock()?;
+        let Some(stored) = state.streams.get(&current.id) else {
+            return Ok(Outcome::Stale);
+        };
+        if (stored.status, stored.revision) != (current.status, current.revision) {
+            return Ok(Outcome::Stale);
+        }
+        let old_due = stored.next_due();
+        if !state.first_sighting(dedupe, at) {
+            return Ok(Outcome::Duplicate);
+        }
+        // Only what a host change changes; the viewer count may have moved meanwhile.
+        let Some(stored) = state.streams.get_mut(&current.id) else {
+            return Ok(Outcome::Stale);
+        };
+        stored.agents = updated.agents.clone();
+        stored.dispatches = updated.dispatches;
+        stored.next_dispatch_at = updated.next_dispatch_at;
+        stored.host_lost_at = updated.host_lost_at;
+        stored.reconnect_until = updated.reconnect_until;
+        stored.revision = updated.revision;
+        let stored = stored.clone();
+        state.reindex_due(stored.id, old_due, stored.next_due());
+        Ok(Outcome::Applied(stored))
     }
 
     async fn adjust_viewer_count(

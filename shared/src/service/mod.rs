@@ -2,6 +2,7 @@
 
 pub mod analytics;
 pub mod creators;
+pub mod host;
 pub mod idempotency;
 pub mod provider_events;
 pub mod rooms;

@@ -2,12 +2,14 @@
 //! and deduplicated by event id. Each maps to a conditional transition or a viewer count
 //! change, so a replayed or racing event changes nothing twice.
 
+use chrono::{DateTime, Utc};
+
 use crate::app::App;
-use crate::domain::TimerKind;
 use crate::domain::stream::Transition;
+use crate::domain::{Stream, StreamStatus, TimerKind};
 use crate::error::StoreError;
 use crate::ports::{Outcome, ProviderEvent, ProviderEventKind, ViewerChange};
-use crate::service::{rooms, streams};
+use crate::service::{host, rooms, streams};
 
 /// What an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,37 +43,20 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         rooms::seen_in_use(app, &stream).await?;
         return Ok(Handled::NoChange);
     }
-    let transition = |transition| super::apply_transition(app, &stream, transition, now, dedupe);
+    let participant = event.participant.as_str();
     let outcome = match event.kind {
-        ProviderEventKind::AgentJoined => match transition(Transition::AgentJoined).await? {
-            Outcome::Applied(applied) => {
-                let live = applied.stream;
-                // The preparing timer would find nothing to do; cancelling saves its run.
-                if let Err(err) = app
-                    .timers
-                    .cancel(live.id, TimerKind::PreparingTimeout)
-                    .await
-                {
-                    tracing::warn!(stream_id = %live.id, error = %err, "preparing timer not cancelled");
-                }
-                streams::schedule_deadline(app, &live).await;
-                Outcome::Applied(())
-            }
-            other => other.map(drop),
-        },
-        ProviderEventKind::AgentLeft | ProviderEventKind::RoomFinished => {
-            let finish = if event.kind == ProviderEventKind::AgentLeft {
-                Transition::HostLeft
-            } else {
-                Transition::RoomFinished
-            };
-            match transition(finish).await? {
-                Outcome::Applied(applied) => {
-                    streams::after_final(app, &applied).await;
-                    Outcome::Applied(())
-                }
-                other => other.map(drop),
-            }
+        ProviderEventKind::AgentJoined if stream.status == StreamStatus::Preparing => {
+            went_live(app, &stream, participant, now, dedupe).await?
+        }
+        ProviderEventKind::AgentJoined => {
+            host::agent_joined(app, &stream, participant, dedupe).await?
+        }
+        ProviderEventKind::AgentLeft if stream.status == StreamStatus::Live => {
+            host::agent_left(app, &stream, event, dedupe).await?
+        }
+        ProviderEventKind::AgentLeft => Outcome::Stale,
+        ProviderEventKind::RoomFinished => {
+            host::finish(app, &stream, Transition::RoomFinished, dedupe).await?
         }
         ProviderEventKind::ViewerJoined => app
             .store
@@ -90,4 +75,48 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         Outcome::Duplicate => Handled::Duplicate,
         Outcome::Stale => Handled::NoChange,
     })
+}
+
+/// The agent joined a preparing stream's room: `live`, then the agent recorded (also when
+/// this event was applied before, so a resent event records an agent a failed attempt did
+/// not). An agent of a stream already live is one joining it.
+async fn went_live(
+    app: &App,
+    stream: &Stream,
+    participant: &str,
+    now: DateTime<Utc>,
+    dedupe: Option<&str>,
+) -> Result<Outcome<()>, StoreError> {
+    let outcome =
+        super::apply_transition(app, stream, Transition::AgentJoined, now, dedupe).await?;
+    let live = match &outcome {
+        Outcome::Applied(applied) => {
+            // The preparing and dispatch timers would find nothing to do; cancelling saves
+            // their runs.
+            streams::cancel(
+                app,
+                &applied.stream,
+                &[TimerKind::PreparingTimeout, TimerKind::DispatchRetry],
+            )
+            .await;
+            streams::schedule_timers(app, &applied.stream).await;
+            Some(applied.stream.clone())
+        }
+        Outcome::Duplicate | Outcome::Stale => app.store.get_stream(stream.id).await?,
+    }
+    .filter(|live| live.status == StreamStatus::Live);
+    let Some(live) = live else {
+        return Ok(outcome.map(drop));
+    };
+    if participant.is_empty() {
+        return Ok(outcome.map(drop));
+    }
+    match outcome {
+        // Another event made it live: this one is an agent joining a live stream.
+        Outcome::Stale => host::agent_joined(app, &live, participant, dedupe).await,
+        applied_or_seen => {
+            host::agent_joined(app, &live, participant, None).await?;
+            Ok(applied_or_seen.map(drop))
+        }
+    }
 }

@@ -166,12 +166,24 @@ async fn start_new(
         duration_minutes: request.duration_minutes,
         script: request.script,
         end_reason: None,
+        dispatches: 0,
+        next_dispatch_at: None,
+        agents: Vec::new(),
+        host_lost_at: None,
+        reconnect_until: None,
+        revision: 0,
         deadline: None,
     };
-    // Durable with the record: whatever dies after this, the sweep ends the stream on time.
+    // Durable with the record: whatever dies after this, the sweep ends the stream on time,
+    // and dispatches the agent again if it has not joined in time.
     let stream = Stream {
         deadline: stream.deadline_in_status(app.config.preparing_timeout),
         ..stream
+    };
+    let stream = if test {
+        stream
+    } else {
+        stream.with_launch_dispatch(app.config.dispatch_retry)
     };
     // A test stream is live at once, so its start event is written with it.
     let announce = test.then_some(EventType::StreamStarted);
@@ -188,7 +200,7 @@ async fn start_new(
     };
 
     // Before the launch, so a slow launch is timed out too.
-    schedule_deadline(app, &stream).await;
+    schedule_timers(app, &stream).await;
     if test {
         let created = created(&stream, None);
         return Ok((stream, created));
@@ -285,17 +297,23 @@ async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<Viewer
     let lifetime = app.config.preparing_timeout
         + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60);
     rooms.create_room(room_name, lifetime).await?;
-    let metadata = serde_json::json!({
+    rooms
+        .dispatch_agent(room_name, &agent_metadata(stream, stream.script.as_deref()))
+        .await?;
+    rooms.viewer_access(room_name, viewer_token_lifetime(app, stream))
+}
+
+/// What the agent is handed with each dispatch: the stream and its script.
+pub(crate) fn agent_metadata(stream: &Stream, script: Option<&str>) -> String {
+    serde_json::json!({
         "stream_id": stream.id,
         "creator_id": stream.creator_id,
         "product_name": stream.product_name,
         "platform": stream.platform,
         "duration_minutes": stream.duration_minutes,
-        "script": stream.script,
+        "script": script,
     })
-    .to_string();
-    rooms.dispatch_agent(room_name, &metadata).await?;
-    rooms.viewer_access(room_name, viewer_token_lifetime(app, stream))
+    .to_string()
 }
 
 /// While viewers may join: preparing and until the duration ends, with a margin past the end
@@ -325,21 +343,40 @@ fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
     }
 }
 
-/// Arms the timer of the stream's deadline (the preparing timeout, or the duration end once
-/// live). Best effort: the deadline is already stored, and the sweep ends the stream on time
-/// if this timer is lost.
-pub async fn schedule_deadline(app: &App, stream: &Stream) {
-    let Some((kind, due_at)) = stream.deadline_timer() else {
-        return;
-    };
-    let timer = Timer {
-        stream_id: stream.id,
-        kind,
-        due_at,
-    };
-    if let Err(err) = app.timers.schedule(timer).await {
-        tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer not armed; the deadline sweep covers it");
-    }
+/// Arms the timers of what the stream has due: its deadline (the preparing timeout, or the
+/// duration end once live), its next dispatch retry and the end of its reconnect window. Best
+/// effort: each time is already stored, and the sweep acts on it if a timer is lost.
+pub async fn schedule_timers(app: &App, stream: &Stream) {
+    let kinds = [
+        TimerKind::PreparingTimeout,
+        TimerKind::DurationEnd,
+        TimerKind::DispatchRetry,
+        TimerKind::ReconnectWindow,
+    ];
+    schedule_kinds(app, stream, &kinds).await;
+}
+
+/// Arms those of `kinds` that the stream has a time for.
+pub(crate) async fn schedule_kinds(app: &App, stream: &Stream, kinds: &[TimerKind]) {
+    let deadline = stream.deadline_timer();
+    let timers = kinds.iter().filter_map(|kind| match kind {
+        TimerKind::PreparingTimeout | TimerKind::DurationEnd => {
+            deadline.filter(|(deadline_kind, _)| deadline_kind == kind)
+        }
+        TimerKind::DispatchRetry => stream.next_dispatch_at.map(|at| (*kind, at)),
+        TimerKind::ReconnectWindow => stream.reconnect_until.map(|at| (*kind, at)),
+    });
+    let arms = timers.map(|(kind, due_at)| async move {
+        let timer = Timer {
+            stream_id: stream.id,
+            kind,
+            due_at,
+        };
+        if let Err(err) = app.timers.schedule(timer).await {
+            tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer not armed; the sweep covers it");
+        }
+    });
+    futures_util::future::join_all(arms).await;
 }
 
 /// `GET /streams`.
@@ -460,11 +497,28 @@ pub(crate) async fn after_final(app: &App, applied: &super::Applied) {
     }
 }
 
-/// A finished stream's timers would find nothing to do; cancelling saves their runs.
+/// A finished stream's timers would find nothing to do; cancelling saves their runs. A test
+/// stream never has dispatch or window timers.
 async fn cancel_timers(app: &App, stream: &Stream) {
-    for kind in [TimerKind::PreparingTimeout, TimerKind::DurationEnd] {
-        if let Err(err) = app.timers.cancel(stream.id, kind).await {
-            tracing::warn!(stream_id = %stream.id, error = %err, "timer cancel failed");
+    let kinds: &[TimerKind] = if stream.test {
+        &[TimerKind::PreparingTimeout, TimerKind::DurationEnd]
+    } else {
+        &[
+            TimerKind::PreparingTimeout,
+            TimerKind::DurationEnd,
+            TimerKind::DispatchRetry,
+            TimerKind::ReconnectWindow,
+        ]
+    };
+    cancel(app, stream, kinds).await;
+}
+
+/// Cancels these timers of the stream, best effort.
+pub(crate) async fn cancel(app: &App, stream: &Stream, kinds: &[TimerKind]) {
+    let cancels = kinds.iter().map(|kind| async move {
+        if let Err(err) = app.timers.cancel(stream.id, *kind).await {
+            tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer cancel failed");
         }
-    }
+    });
+    futures_util::future::join_all(cancels).await;
 }

@@ -1,10 +1,13 @@
-//! What ends an active stream at its deadline (decisions.md section 3): its timer, the precise
-//! path, and the sweep, the safety net for a timer that was lost (a process that died with
-//! its in-process timers, a schedule that was never created, an invocation that was dropped).
-//! Both apply the same conditional transition, so running both changes a stream once.
+//! What acts on an active stream when something it has stored falls due: its deadline (the
+//! preparing timeout or the duration end, README "How the parts fit"), a dispatch retry or the
+//! end of a reconnect window (README, "The show goes on"). Its timers are the precise path;
+//! the sweep is the safety net for a timer that was lost (a process that died with its
+//! in-process timers, a schedule that was never created, an invocation that was dropped).
+//! Both make the same conditional change, so running both changes a stream once.
 
 use crate::app::App;
-use crate::domain::Stream;
+use crate::domain::host::Due;
+use crate::domain::{Stream, Transition};
 use crate::error::StoreError;
 use crate::ports::Timer;
 use crate::service::{rooms, streams};
@@ -24,16 +27,13 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
     let Some(current) = app.store.get_stream(timer.stream_id).await? else {
         return Ok(false);
     };
-    // The stream may have moved on, and with it its deadline (a preparing timeout is moot once
-    // live): only the timer of the current deadline acts.
-    if current.deadline_timer().map(|(kind, _)| kind) != Some(timer.kind) {
-        return Ok(false);
-    }
-    end_at_deadline(app, &current).await
+    // The stream may have moved on (a preparing timeout is moot once live, a window closed
+    // when the agent came back): whatever is due now acts, whichever timer fired.
+    act_on_due(app, &current).await
 }
 
-/// Ends every active stream whose deadline has passed, then attempts the room cleanups that
-/// are due ([`rooms::sweep`]); returns how many streams it changed.
+/// Acts on every active stream with something due, then attempts the room cleanups that are
+/// due ([`rooms::sweep`]); returns how many streams it changed.
 pub async fn sweep(app: &App) -> Result<usize, StoreError> {
     let changed = end_overdue(app).await;
     if let Err(err) = rooms::sweep(app).await {
@@ -52,11 +52,11 @@ async fn end_overdue(app: &App) -> Result<usize, StoreError> {
         let count = overdue.len();
         let mut changed_now = 0;
         for stream in &overdue {
-            match end_at_deadline(app, stream).await {
+            match act_on_due(app, stream).await {
                 Ok(true) => changed_now += 1,
                 Ok(false) => {}
                 Err(err) => {
-                    tracing::error!(stream_id = %stream.id, error = %err, "deadline sweep could not end a stream");
+                    tracing::error!(stream_id = %stream.id, error = %err, "sweep could not act on a stream");
                 }
             }
         }
@@ -67,13 +67,31 @@ async fn end_overdue(app: &App) -> Result<usize, StoreError> {
     }
 }
 
-/// The transition of `stream`'s passed deadline, with its clean-up. It happens as of the
+/// Whatever `stream` has due now; `true` when it changed the stream.
+pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, StoreError> {
+    match stream.due(app.clock.now()) {
+        Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await,
+        Some(Due::WindowLapse) => {
+            let lapsed = end_at_deadline(app, stream, Transition::HostLost).await?;
+            if lapsed {
+                crate::metrics::count(crate::metrics::Metric::ReconnectLapses);
+            }
+            Ok(lapsed)
+        }
+        Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await,
+        None => Ok(false),
+    }
+}
+
+/// `transition` at `stream`'s passed deadline, with its clean-up. It happens as of the
 /// deadline itself, however late the timer or the sweep runs (never later than now): a
-/// stream's `ended_at`, and the live time analytics count, is its deadline.
-async fn end_at_deadline(app: &App, stream: &Stream) -> Result<bool, StoreError> {
-    let Some(transition) = stream.deadline_transition() else {
-        return Ok(false);
-    };
+/// stream's `ended_at`, and the live time analytics count, is its deadline (or, in a reconnect
+/// window, the drop that opened it).
+async fn end_at_deadline(
+    app: &App,
+    stream: &Stream,
+    transition: Transition,
+) -> Result<bool, StoreError> {
     let now = app.clock.now();
     let at = stream.deadline.map_or(now, |deadline| deadline.min(now));
     let Some(applied) = super::apply_transition(app, stream, transition, at, None)

@@ -178,7 +178,7 @@ pub struct Discovery {
     pub status: String,
     pub version: String,
 }
-/// Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). Values may be added: treat an unknown one as a generic end.
+/// Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as a generic end.
 #[derive(
     Debug,
     Clone,
@@ -205,6 +205,8 @@ pub enum EndReason {
     LaunchFailed,
     #[serde(rename = "provider_error")]
     ProviderError,
+    #[serde(rename = "host_lost")]
+    HostLost,
 }
 impl core::fmt::Display for EndReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -216,6 +218,7 @@ impl core::fmt::Display for EndReason {
             Self::PreparingTimeout => write!(f, "preparing_timeout"),
             Self::LaunchFailed => write!(f, "launch_failed"),
             Self::ProviderError => write!(f, "provider_error"),
+            Self::HostLost => write!(f, "host_lost"),
         }
     }
 }
@@ -230,11 +233,12 @@ impl core::str::FromStr for EndReason {
             "preparing_timeout" => Ok(Self::PreparingTimeout),
             "launch_failed" => Ok(Self::LaunchFailed),
             "provider_error" => Ok(Self::ProviderError),
+            "host_lost" => Ok(Self::HostLost),
             _ => {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "requested, duration_elapsed, host_left, room_finished, preparing_timeout, launch_failed, provider_error"
+                        "requested, duration_elapsed, host_left, room_finished, preparing_timeout, launch_failed, provider_error, host_lost"
                     ),
                 )
             }

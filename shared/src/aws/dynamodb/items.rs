@@ -136,6 +136,9 @@ impl From<&Stream> for Item {
             ("started_at", stream.started_at),
             ("ended_at", stream.ended_at),
             ("deadline", stream.deadline),
+            ("next_dispatch_at", stream.next_dispatch_at),
+            ("host_lost_at", stream.host_lost_at),
+            ("reconnect_until", stream.reconnect_until),
         ] {
             if let Some(value) = value {
                 put(name, s(sortable(value)));
@@ -147,19 +150,33 @@ impl From<&Stream> for Item {
         if let Some(reason) = stream.end_reason {
             put("end_reason", s(reason.as_str()));
         }
+        if stream.dispatches > 0 {
+            put("dispatches", n(stream.dispatches));
+        }
+        if !stream.agents.is_empty() {
+            put("agents", agents_value(&stream.agents));
+        }
+        if stream.revision > 0 {
+            put("revision", n(stream.revision));
+        }
         item
     }
 }
 
-/// The stream item at its `position`, in the due index while active with a deadline.
+/// The agents of a stream, as stored.
+pub(super) fn agents_value(agents: &[String]) -> AttributeValue {
+    AttributeValue::L(agents.iter().map(s).collect())
+}
+
+/// The stream item at its `position`, in the due index while it has something due.
 pub(super) fn stream_item(stream: &Stream, position: u64) -> Item {
     let mut item = Item::from(stream);
     item.insert("position".into(), n(position));
-    if let Some(deadline) = stream.deadline.filter(|_| stream.status.is_active()) {
+    if let Some(due) = stream.next_due() {
         item.insert(keys::DUE_PK.into(), s(keys::deadline_pk(stream.id)));
         item.insert(
             keys::DUE_SK.into(),
-            s(keys::due_sk(deadline, &stream.id.to_string())),
+            s(keys::due_sk(due, &stream.id.to_string())),
         );
     }
     item
@@ -209,6 +226,18 @@ impl TryFrom<&Item> for Stream {
             end_reason: item
                 .opt_string("end_reason")
                 .and_then(|reason| EndReason::parse(&reason)),
+            dispatches: item
+                .opt_number("dispatches")
+                .and_then(|d| u32::try_from(d).ok())
+                .unwrap_or(0),
+            next_dispatch_at: item.opt_time("next_dispatch_at")?,
+            agents: item.strings("agents").unwrap_or_default(),
+            host_lost_at: item.opt_time("host_lost_at")?,
+            reconnect_until: item.opt_time("reconnect_until")?,
+            revision: item
+                .opt_number("revision")
+                .and_then(|r| u64::try_from(r).ok())
+                .unwrap_or(0),
             deadline: item.opt_time("deadline")?,
         })
     }

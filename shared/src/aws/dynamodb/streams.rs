@@ -8,7 +8,9 @@ use uuid::Uuid;
 
 use super::brand_index::Creation;
 use super::idempotency::binding_item;
-use super::items::{ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item};
+use super::items::{
+    ItemExt, agents_value, corrupt, event_item, n, position_item, s, script_item, stream_item,
+};
 use super::keys::{self, sortable};
 use super::positions::{self, BrandIndex};
 use super::requests::{
@@ -215,9 +217,11 @@ impl StreamStore for DynamoStore {
         dedupe: Option<&str>,
         cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
-        // No read: the update is conditional on the status the caller saw, and when it
-        // finishes a live stream, on the viewer count it adds to the analytics aggregates (a
-        // count changed meanwhile is read, and the write made again with it).
+        // No read: the update is conditional on the status and revision the caller saw (so an
+        // end during a reconnect window it did not see is made again, as of the drop), and
+        // when it finishes a live stream, on the viewer count it adds to the analytics
+        // aggregates. A stream changed meanwhile in anything but its status is read, and the
+        // write made again from it.
         let mut seen = current.clone();
         let from = seen.status;
         let mut fresh = false;
@@ -253,37 +257,76 @@ impl StreamStore for DynamoStore {
                 sets.push("end_reason = :end_reason");
                 values.push((":end_reason", s(reason.as_str())));
             }
-            // The deadline moves with the status; only the stream item is in the due index.
-            let (stream_expression, copy_expression, mut stream_values) = match stream.deadline {
+            // The deadline moves with the status, and with it what is due; the host's retries
+            // and window end with it too. Only the stream item is in the due index.
+            let mut removes = Vec::new();
+            match stream.deadline {
                 Some(deadline) => {
                     sets.push("deadline = :deadline");
                     values.push((":deadline", s(sortable(deadline))));
-                    let mut stream_values = values.clone();
-                    stream_values.push((":due_pk", s(keys::deadline_pk(stream.id))));
-                    stream_values
-                        .push((":due_sk", s(keys::due_sk(deadline, &stream.id.to_string()))));
-                    (
-                        format!(
-                            "SET {}, #due_pk = :due_pk, #due_sk = :due_sk",
-                            sets.join(", ")
-                        ),
-                        format!("SET {}", sets.join(", ")),
-                        stream_values,
-                    )
                 }
-                None => (
-                    format!("SET {} REMOVE deadline, #due_pk, #due_sk", sets.join(", ")),
-                    format!("SET {} REMOVE deadline", sets.join(", ")),
-                    values.clone(),
+                None => removes.push("deadline"),
+            }
+            let mut stream_sets = sets.clone();
+            let mut stream_removes = removes.clone();
+            let mut stream_values = values.clone();
+            for (name, placeholder, value) in [
+                (
+                    "next_dispatch_at",
+                    ":next_dispatch_at",
+                    stream.next_dispatch_at,
                 ),
+                ("host_lost_at", ":host_lost_at", stream.host_lost_at),
+                (
+                    "reconnect_until",
+                    ":reconnect_until",
+                    stream.reconnect_until,
+                ),
+            ] {
+                match value {
+                    Some(at) => {
+                        stream_sets.push(match name {
+                            "next_dispatch_at" => "next_dispatch_at = :next_dispatch_at",
+                            "host_lost_at" => "host_lost_at = :host_lost_at",
+                            _ => "reconnect_until = :reconnect_until",
+                        });
+                        stream_values.push((placeholder, s(sortable(at))));
+                    }
+                    None => stream_removes.push(name),
+                }
+            }
+            stream_sets.push("#revision = :revision");
+            stream_values.push((":revision", n(stream.revision)));
+            match stream.next_due() {
+                Some(due) => {
+                    stream_sets.push("#due_pk = :due_pk");
+                    stream_sets.push("#due_sk = :due_sk");
+                    stream_values.push((":due_pk", s(keys::deadline_pk(stream.id))));
+                    stream_values.push((":due_sk", s(keys::due_sk(due, &stream.id.to_string()))));
+                }
+                None => stream_removes.extend(["#due_pk", "#due_sk"]),
+            }
+            let expression = |sets: &[&str], removes: &[&str]| {
+                let mut expression = format!("SET {}", sets.join(", "));
+                if !removes.is_empty() {
+                    expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
+                }
+                expression
             };
+            let stream_expression = expression(&stream_sets, &stream_removes);
+            let copy_expression = expression(&sets, &removes);
             stream_values.push((":from", s(from.as_str())));
-            let stream_condition = if finishes && from == StreamStatus::Live {
-                stream_values.push((":viewers", n(stream.viewer_count)));
-                "#status = :from AND viewer_count = :viewers"
+            let mut stream_condition = "#status = :from".to_owned();
+            if seen.revision == 0 {
+                stream_condition.push_str(" AND attribute_not_exists(#revision)");
             } else {
-                "#status = :from"
-            };
+                stream_values.push((":seen_revision", n(seen.revision)));
+                stream_condition.push_str(" AND #revision = :seen_revision");
+            }
+            if finishes && from == StreamStatus::Live {
+                stream_values.push((":viewers", n(stream.viewer_count)));
+                stream_condition.push_str(" AND viewer_count = :viewers");
+            }
             let mut copy_values = values;
             copy_values.push((":id", s(stream.id.to_string())));
             // The copy takes the final count, sealed against late copies of earlier ones.
@@ -304,9 +347,10 @@ impl StreamStore for DynamoStore {
                     UpdateSpec {
                         key: keys::stream_key(stream.id),
                         expression: &stream_expression,
-                        condition: Some(stream_condition),
+                        condition: Some(&stream_condition),
                         names: vec![
                             ("#status", "status".to_owned()),
+                            ("#revision", "revision".to_owned()),
                             ("#due_pk", keys::DUE_PK.to_owned()),
                             ("#due_sk", keys::DUE_SK.to_owned()),
                         ],
@@ -354,11 +398,8 @@ impl StreamStore for DynamoStore {
                     return Ok(Outcome::Duplicate);
                 }
                 Err(err) if condition_failed_at(&err, 0) => {
-                    if !(finishes && from == StreamStatus::Live) {
-                        return Ok(Outcome::Stale);
-                    }
-                    // Still live, so a viewer update came first: again with the count as
-                    // stored.
+                    // Still in its status, so a viewer update or a host change came first:
+                    // again from the stream as stored.
                     let stored = match self.get(keys::stream_key(stream.id)).await? {
                         Some(item) => Stream::try_from(&item)?,
                         None => return Ok(Outcome::Stale),
@@ -366,7 +407,7 @@ impl StreamStore for DynamoStore {
                     if stored.status != from {
                         return Ok(Outcome::Stale);
                     }
-                    seen.viewer_count = stored.viewer_count;
+                    seen = stored;
                 }
                 Err(err) if !fresh && condition_failed_at(&err, 1) => fresh = true,
                 Err(err) if condition_failed_at(&err, 1) => {
@@ -376,9 +417,104 @@ impl StreamStore for DynamoStore {
             }
         }
         Err(StoreError::Backend(format!(
-            "stream {}: its viewer count kept changing while it finished",
+            "stream {}: it kept changing while its status changed",
             current.id
         )))
+    }
+
+    async fn update_stream_host(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
+        // Only the stream item: lists and analytics show none of this.
+        let mut sets = vec!["#revision = :revision", "dispatches = :dispatches"];
+        let mut removes = Vec::new();
+        let mut values = vec![
+            (":revision", n(updated.revision)),
+            (":dispatches", n(updated.dispatches)),
+            (":status", s(current.status.as_str())),
+        ];
+        if updated.agents.is_empty() {
+            removes.push("agents");
+        } else {
+            sets.push("agents = :agents");
+            values.push((":agents", agents_value(&updated.agents)));
+        }
+        for (name, set, placeholder, value) in [
+            (
+                "next_dispatch_at",
+                "next_dispatch_at = :next_dispatch_at",
+                ":next_dispatch_at",
+                updated.next_dispatch_at,
+            ),
+            (
+                "host_lost_at",
+                "host_lost_at = :host_lost_at",
+                ":host_lost_at",
+                updated.host_lost_at,
+            ),
+            (
+                "reconnect_until",
+                "reconnect_until = :reconnect_until",
+                ":reconnect_until",
+                updated.reconnect_until,
+            ),
+        ] {
+            match value {
+                Some(time) => {
+                    sets.push(set);
+                    values.push((placeholder, s(sortable(time))));
+                }
+                None => removes.push(name),
+            }
+        }
+        match updated.next_due() {
+            Some(due) => {
+                sets.extend(["#due_pk = :due_pk", "#due_sk = :due_sk"]);
+                values.push((":due_pk", s(keys::deadline_pk(updated.id))));
+                values.push((":due_sk", s(keys::due_sk(due, &updated.id.to_string()))));
+            }
+            None => removes.extend(["#due_pk", "#due_sk"]),
+        }
+        let mut expression = format!("SET {}", sets.join(", "));
+        if !removes.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
+        }
+        let condition = if current.revision == 0 {
+            "#status = :status AND attribute_not_exists(#revision)"
+        } else {
+            values.push((":seen_revision", n(current.revision)));
+            "#status = :status AND #revision = :seen_revision"
+        };
+        let names = vec![
+            ("#status", "status".to_owned()),
+            ("#revision", "revision".to_owned()),
+            ("#due_pk", keys::DUE_PK.to_owned()),
+            ("#due_sk", keys::DUE_SK.to_owned()),
+        ];
+        let change = update(
+            &self.table,
+            UpdateSpec {
+                key: keys::stream_key(updated.id),
+                expression: &expression,
+                condition: Some(condition),
+                names,
+                values,
+            },
+        )?;
+        let mut items = vec![change];
+        if let Some(event_id) = dedupe {
+            items.push(dedupe_item(&self.table, event_id, at)?);
+        }
+        match self.transact(items).await {
+            Ok(()) => Ok(Outcome::Applied(updated.clone())),
+            Err(err) if dedupe.is_some() && condition_failed_at(&err, 1) => Ok(Outcome::Duplicate),
+            Err(err) if condition_failed_at(&err, 0) => Ok(Outcome::Stale),
+            Err(err) => Err(backend(err)),
+        }
     }
 
     async fn adjust_viewer_count(
@@ -510,9 +646,9 @@ impl StreamStore for DynamoStore {
             .map(|item| self.stream_from(item))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
-            .filter(|stream| stream.status.is_active() && stream.deadline.is_some_and(|d| d < now))
+            .filter(|stream| stream.next_due().is_some_and(|due| due < now))
             .collect();
-        overdue.sort_by_key(|stream| stream.deadline);
+        overdue.sort_by_key(|stream| stream.next_due());
         overdue.truncate(limit);
         Ok(overdue)
     }

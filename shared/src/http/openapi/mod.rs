@@ -140,6 +140,12 @@ fn event_examples() -> Value {
             duration_minutes: Some(30),
             script: None,
             end_reason,
+            dispatches: 0,
+            next_dispatch_at: None,
+            agents: Vec::new(),
+            host_lost_at: None,
+            reconnect_until: None,
+            revision: 0,
             deadline: None,
         };
         let event = WebhookEvent {
