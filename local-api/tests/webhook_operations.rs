@@ -1,6 +1,6 @@
-//! extensions.md E3, one webhook's operations: `GET` and `PATCH /webhooks/{id}` (re-enabling
-//! after `410`) and `POST /webhooks/{id}/rotate-secret` (both secrets sign during the
-//! overlap, in both schemes). `403` without `webhooks:write` is checked for every declared
+//! One webhook's operations (README, "Webhook operations"): `GET` and `PATCH /webhooks/{id}`
+//! (re-enabling after `410`) and `POST /webhooks/{id}/rotate-secret` (both secrets sign during
+//! the overlap, in both schemes). `403` without `webhooks:write` is checked for every declared
 //! endpoint by `pipeline.rs`.
 
 mod common;

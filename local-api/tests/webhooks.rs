@@ -1,5 +1,5 @@
-//! Webhook registration, listing and deletion: api-v1.md "POST/GET/DELETE /webhooks" and
-//! decisions.md section 7.
+//! Webhook registration, listing and deletion: `POST`, `GET` and `DELETE /webhooks` (README,
+//! "Errors" and "Choices where the contract is silent").
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Configuration from the environment (decisions.md section 9), read and validated once at
+//! Configuration from the environment (README, "Configuration"), read and validated once at
 //! start-up. The same variable names hold in Lambda, the local server and tests.
 
 use std::fmt;

@@ -75,8 +75,8 @@ pub enum WebhookUpdate {
     SecretChanged,
 }
 
-/// An idempotency key bound in the same atomic step as a creation (extensions.md E1): the
-/// key this request holds, to be bound to what it creates, with the answer when it is known.
+/// An idempotency key bound in the same atomic step as a creation (README, "Retrying safely"):
+/// the key this request holds, to be bound to what it creates, with the answer when it is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyBinding {
     pub key_id: String,
@@ -493,7 +493,8 @@ pub trait Timers: Send + Sync {
     async fn cancel(&self, stream_id: Uuid, kind: TimerKind) -> StoreResult<()>;
 }
 
-/// An event of the room provider's, as its adapter reads it (decisions.md section 8).
+/// An event of the room provider's, as its adapter reads it (README, "Why a stream ended" and
+/// "The show goes on").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderEventKind {
     AgentJoined,

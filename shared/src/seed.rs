@@ -1,4 +1,4 @@
-//! Seed files (decisions.md section 10): brands, keys, creators and stream history, loaded
+//! Seed files (README, "Seed files"): brands, keys, creators and stream history, loaded
 //! through the admin port so the same file serves every backend.
 
 use chrono::{DateTime, Utc};

@@ -1,5 +1,6 @@
-//! Field rules of request bodies. Start stream follows decisions.md section 2, steps 1 and 2:
-//! first every missing field, then every constraint, each in the spec's field order.
+//! Field rules of request bodies. Start stream checks first every missing field
+//! (`missing_fields`), then every constraint (`invalid_fields`), each in the spec's field order
+//! (README, "Errors").
 
 use schemars::JsonSchema;
 use serde_json::{Map, Value};

@@ -1,6 +1,6 @@
-//! Webhook delivery (decisions.md section 7): the outbox relay that fans each event out to the
-//! webhooks that want it, and the worker that signs, sends and retries each delivery. The same
-//! code runs on every backend.
+//! Webhook delivery (README, "Webhook deliveries"): the outbox relay that fans each event out to
+//! the webhooks that want it, and the worker that signs, sends and retries each delivery. The
+//! same code runs on every backend.
 
 pub mod client;
 pub mod relay;

@@ -1,4 +1,4 @@
-//! Webhook events (decisions.md section 7): one per lifecycle transition, test streams included.
+//! Webhook events (README, "Atomicity"): one per lifecycle transition, test streams included.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

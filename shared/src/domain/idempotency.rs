@@ -1,6 +1,6 @@
-//! Idempotency keys (extensions.md E1): a client that sends `Idempotency-Key` with a create can
-//! retry it safely. A key is bound when its request created something, and a retry with the
-//! same key and body gets the first answer again, byte for byte.
+//! Idempotency keys (README, "Retrying safely"): a client that sends `Idempotency-Key` with a
+//! create can retry it safely. A key is bound when its request created something, and a retry
+//! with the same key and body gets the first answer again, byte for byte.
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};

@@ -1,5 +1,5 @@
-//! Streams, their lifecycle (spec "States and transitions", decisions.md section 3) and their
-//! four public representations.
+//! Streams, their lifecycle (README, "Atomicity" and "Why a stream ended") and their four
+//! public representations.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

@@ -9,7 +9,8 @@ use crate::webhook_url::MAX_URL_CHARS;
 
 /// Most webhooks one brand may hold.
 pub const MAX_WEBHOOKS_PER_BRAND: usize = 25;
-/// How long a rotated-out secret keeps signing, at most and by default (extensions.md E3).
+/// How long a rotated-out secret keeps signing, at most and by default
+/// (README, "Webhook operations").
 pub const MAX_SECRET_OVERLAP_SECS: u32 = 86_400;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,7 +116,7 @@ pub fn generate_secret() -> String {
     )
 }
 
-// Checked in the order of decisions.md section 7.
+// Checked in this order: both fields present, then `url`, then `events`.
 /// Body of `POST /webhooks`.
 #[derive(Debug, Clone, JsonSchema)]
 pub struct RegisterWebhookRequest {

@@ -1,4 +1,4 @@
-//! The request pipeline of every keyed endpoint (decisions.md section 1), in this order:
+//! The request pipeline of every keyed endpoint (README, "How the parts fit"), in this order:
 //! authentication, rate limit, scope, plan gate. Routing has already happened; request
 //! validation and the operation come after.
 //!

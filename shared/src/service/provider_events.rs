@@ -1,6 +1,7 @@
-//! Events from the room provider (decisions.md section 8), matched to a stream by room name
-//! and deduplicated by event id. Each maps to a conditional transition or a viewer count
-//! change, so a replayed or racing event changes nothing twice.
+//! Events from the room provider (README, "Why a stream ended" and "The show goes on"), matched
+//! to a stream by room name and deduplicated by event id. Each maps to a conditional transition
+//! or a viewer count change, so a replayed or racing event changes nothing twice (README,
+//! "Atomicity").
 
 use chrono::{DateTime, Utc};
 

@@ -1,4 +1,5 @@
-//! Start, list, get and end streams (spec "POST/GET/DELETE /streams", decisions.md sections 2-4).
+//! Start, list, get and end streams (README, "Retrying safely", "Atomicity" and
+//! "Choices where the contract is silent").
 
 use std::time::Duration;
 
@@ -29,9 +30,9 @@ fn platform_permitted(vertical: &str, platform: &str) -> bool {
     vertical == LIVE_COMMERCE && PLATFORMS.contains(&platform)
 }
 
-/// `POST /streams`, with its `Idempotency-Key` when one was sent (extensions.md E1): checked
-/// with the body, then looked up before anything else, so a replay takes no slot and is not
-/// checked again.
+/// `POST /streams`, with its `Idempotency-Key` when one was sent (README, "Retrying safely"):
+/// checked with the body, then looked up before anything else, so a replay takes no slot and is
+/// not checked again.
 pub async fn start(
     app: &App,
     caller: &Caller,

@@ -1,5 +1,5 @@
-//! Webhooks (decisions.md section 7): registration, listing and deletion, and the operations
-//! of extensions.md E3 on one webhook: reading, changing and rotating its secret.
+//! Webhooks: registration, listing and deletion, and the operations on one webhook (README,
+//! "Webhook operations"): reading, changing and rotating its secret.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
@@ -28,10 +28,10 @@ use crate::service::idempotency::{self, Answer, Begin, Held};
 use crate::validation::present;
 use crate::webhook_url;
 
-/// `POST /webhooks`, checked in the order of decisions.md section 7, with its
-/// `Idempotency-Key` when one was sent (extensions.md E1): checked with the body, then looked
-/// up before the webhook is created. The answer is bound with the webhook in one step, so a
-/// replay shows the same secret.
+/// `POST /webhooks`, checked in this order: missing fields, `url`, `events` (README, "Errors"),
+/// with its `Idempotency-Key` when one was sent (README, "Retrying safely"): checked with the
+/// body, then looked up before the webhook is created. The answer is bound with the webhook in
+/// one step, so a replay shows the same secret.
 pub async fn register(
     app: &App,
     caller: &Caller,

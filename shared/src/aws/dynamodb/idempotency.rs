@@ -1,6 +1,6 @@
-//! Idempotency keys (extensions.md E1): held by one request with a conditional write, bound to
-//! what it creates inside the creation's own transaction ([`binding_item`]), and kept with the
-//! answer to replay.
+//! Idempotency keys (README, "Retrying safely"): held by one request with a conditional write,
+//! bound to what it creates inside the creation's own transaction ([`binding_item`]), and kept
+//! with the answer to replay.
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{ReturnValue, TransactWriteItem};

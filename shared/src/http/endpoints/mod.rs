@@ -32,7 +32,7 @@ pub use webhooks::*;
 pub enum Access {
     /// No key; any `Authorization` header is ignored.
     Public,
-    /// A key holding this scope, through the whole pipeline (decisions.md section 1).
+    /// A key holding this scope, through the whole pipeline (README, "How the parts fit").
     Keyed(Scope),
 }
 
@@ -98,7 +98,7 @@ pub struct Endpoint {
     /// The request body may be left out entirely.
     pub body_optional: bool,
     pub responses: &'static [Response],
-    /// A create that takes `Idempotency-Key` (extensions.md E1).
+    /// A create that takes `Idempotency-Key` (README, "Retrying safely").
     pub idempotent: bool,
 }
 
@@ -155,7 +155,7 @@ pub static ENDPOINTS: &[&Endpoint] = &[
     &FAIL_TEST_STREAM,
 ];
 
-// api-v1.md "Discovery document".
+// The discovery document, `GET /api/v1/` (README, "Choices where the contract is silent").
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Discovery {

@@ -1,5 +1,5 @@
-//! Webhooks: registration, listing and deletion (api-v1.md), and the operations on one
-//! webhook (extensions.md E3).
+//! Webhooks: registration, listing and deletion, and the operations on one webhook (README,
+//! "Webhook operations").
 
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator};

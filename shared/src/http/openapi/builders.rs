@@ -26,8 +26,9 @@ fn request_id_header() -> Value {
             "required": true, "schema": { "type": "string" } })
 }
 
-/// The rate-limit headers (extensions.md E2) of an answer to a counted request: on every
-/// status of a keyed operation but 401; `required` unless the count itself may have failed.
+/// The rate-limit headers (README, "Retrying safely") of an answer to a counted request: on
+/// every status of a keyed operation but 401; `required` unless the count itself may have
+/// failed.
 fn rate_limit_headers(required: bool) -> [(&'static str, Value); 2] {
     [
         (
