@@ -9,10 +9,14 @@
 //! streams spread over the last 30 days (and 100 older). Requests go
 //! through the whole router (authentication, rate limit, store, JSON), in process, so the
 //! figures are the API's own time without a network client. On DynamoDB it also counts the
-//! items each request reads (what DynamoDB bills read capacity for), from the responses.
+//! items each request reads (what DynamoDB bills read capacity for), from the responses. Each
+//! request's peak memory is how far the heap rose above where it stood before the request (a
+//! counting allocator); on DynamoDB that is what a function holds for the request, the store
+//! being another process.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration as StdDuration, Instant};
 
 use aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef;
@@ -295,6 +299,65 @@ fn percentile(sorted: &[StdDuration], p: f64) -> f64 {
 
 /// The p50 and p99 latency (ms) of `requests` calls of `case` (after three warm-up calls that
 /// fill the key and creators caches), and the items the last one read.
+/// The heap: bytes allocated and not yet freed, and the most there were since the last reset.
+/// Counting every allocation shows a request's own peak even where the allocator would reuse
+/// memory already resident (which the process's resident size would not show).
+struct CountingAllocator;
+
+static HEAP_LIVE: AtomicUsize = AtomicUsize::new(0);
+static HEAP_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn heap_grew(by: usize) {
+    let live = HEAP_LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    HEAP_PEAK.fetch_max(live, Ordering::Relaxed);
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; only sizes are counted.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's guarantees for `layout` are the system allocator's.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            heap_grew(layout.size());
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `alloc` or `realloc` above with `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        HEAP_LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`, and `new_size` is the caller's to vouch for.
+        let moved = unsafe { System.realloc(ptr, layout, new_size) };
+        if !moved.is_null() {
+            if new_size >= layout.size() {
+                heap_grew(new_size - layout.size());
+            } else {
+                HEAP_LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        moved
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// How far the heap rose above where it stood before `request` ran: the request's own peak
+/// memory, in KiB.
+async fn peak_memory_of<F: std::future::Future>(request: F) -> (F::Output, u64) {
+    let before = HEAP_LIVE.load(Ordering::Relaxed);
+    HEAP_PEAK.store(before, Ordering::Relaxed);
+    let output = request.await;
+    let peak = HEAP_PEAK.load(Ordering::Relaxed);
+    (output, (peak.saturating_sub(before) / 1024) as u64)
+}
+
+/// p50 and p99 in ms, the items the last request read, and the highest peak memory of any
+/// request in KiB.
 async fn measure(
     router: &axum::Router,
     clock: &ManualClock,
@@ -302,9 +365,10 @@ async fn measure(
     case: &Case,
     requests: usize,
     items_read: &ItemsRead,
-) -> (f64, f64, u64) {
+) -> (f64, f64, u64, u64) {
     let mut timings = Vec::with_capacity(requests);
     let mut read = 0;
+    let mut peak_kib = 0;
     for round in 0..requests + 3 {
         if *sent > 0 && sent.is_multiple_of(REQUESTS_PER_MINUTE) {
             clock.advance(Duration::minutes(1));
@@ -316,11 +380,15 @@ async fn measure(
             .unwrap();
         let read_before = items_read.0.load(Ordering::Relaxed);
         let begin = Instant::now();
-        let response = router.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap();
+        let ((status, body), peak) = peak_memory_of(async {
+            let response = router.clone().oneshot(request).await.unwrap();
+            let status = response.status();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            (status, body)
+        })
+        .await;
         let elapsed = begin.elapsed();
         assert_eq!(
             status,
@@ -332,10 +400,16 @@ async fn measure(
         if round >= 3 {
             timings.push(elapsed);
             read = items_read.0.load(Ordering::Relaxed) - read_before;
+            peak_kib = peak_kib.max(peak);
         }
     }
     timings.sort();
-    (percentile(&timings, 0.5), percentile(&timings, 0.99), read)
+    (
+        percentile(&timings, 0.5),
+        percentile(&timings, 0.99),
+        read,
+        peak_kib,
+    )
 }
 
 fn window_cases() -> Vec<Case> {
@@ -397,8 +471,10 @@ async fn main() {
     };
     if !args.sizes.is_empty() {
         let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
-        println!("| backend | streams | request | p50 ms | p99 ms | items read per request |");
-        println!("|---|---|---|---|---|---|");
+        println!(
+            "| backend | streams | request | p50 ms | p99 ms | items read per request | peak memory per request, KiB |"
+        );
+        println!("|---|---|---|---|---|---|---|");
         for &size in &args.sizes {
             let now = Utc::now();
             let clock = ManualClock::new(now);
@@ -413,7 +489,7 @@ async fn main() {
             let router = local_api::router(runtime.app.clone());
             let mut sent = 0usize;
             for case in cases(size) {
-                let (p50, p99, read) = measure(
+                let (p50, p99, read, peak_kib) = measure(
                     &router,
                     &clock,
                     &mut sent,
@@ -423,7 +499,7 @@ async fn main() {
                 )
                 .await;
                 println!(
-                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} |",
+                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} | {peak_kib} |",
                     args.backend,
                     size,
                     case.name,
@@ -444,9 +520,9 @@ async fn main() {
         let mut medians: Vec<(usize, &'static str, f64)> = Vec::new();
         println!();
         println!(
-            "| backend | streams in the 30-day window | request | p50 ms | p99 ms | items read per request |"
+            "| backend | streams in the 30-day window | request | p50 ms | p99 ms | items read per request | peak memory per request, KiB |"
         );
-        println!("|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|");
         for &window in &args.in_window {
             let now = Utc::now();
             let clock = ManualClock::new(now);
@@ -461,7 +537,7 @@ async fn main() {
             let router = local_api::router(runtime.app.clone());
             let mut sent = 0usize;
             for case in window_cases() {
-                let (p50, p99, read) = measure(
+                let (p50, p99, read, peak_kib) = measure(
                     &router,
                     &clock,
                     &mut sent,
@@ -471,7 +547,7 @@ async fn main() {
                 )
                 .await;
                 println!(
-                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} |",
+                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} | {peak_kib} |",
                     args.backend,
                     window,
                     case.name,
@@ -491,9 +567,9 @@ async fn main() {
     if !args.delivery_log.is_empty() {
         println!();
         println!(
-            "| backend | attempts in the log | request | p50 ms | p99 ms | items read per request |"
+            "| backend | attempts in the log | request | p50 ms | p99 ms | items read per request | peak memory per request, KiB |"
         );
-        println!("|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|");
         for &size in &args.delivery_log {
             let now = Utc::now();
             let clock = ManualClock::new(now);
@@ -510,7 +586,7 @@ async fn main() {
             let mut sent = 0usize;
             let deep = deep_cursor(&router, &clock, &webhook_id).await;
             for case in delivery_log_cases(&webhook_id, &deep) {
-                let (p50, p99, read) = measure(
+                let (p50, p99, read, peak_kib) = measure(
                     &router,
                     &clock,
                     &mut sent,
@@ -520,7 +596,7 @@ async fn main() {
                 )
                 .await;
                 println!(
-                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} |",
+                    "| {} | {} | {} | {p50:.2} | {p99:.2} | {} | {peak_kib} |",
                     args.backend,
                     size,
                     case.name,
@@ -538,12 +614,16 @@ async fn main() {
                         .to_string(),
                 ))
                 .unwrap();
-            let response = router.clone().oneshot(request).await.unwrap();
+            let ((status, body), peak_kib) = peak_memory_of(async {
+                let response = router.clone().oneshot(request).await.unwrap();
+                let status = response.status();
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap();
+                (status, body)
+            })
+            .await;
             let elapsed = begin.elapsed().as_secs_f64() * 1000.0;
-            let status = response.status();
-            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-                .await
-                .unwrap();
             assert_eq!(
                 status,
                 StatusCode::ACCEPTED,
@@ -552,7 +632,7 @@ async fn main() {
             );
             let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
             println!(
-                "| {} | {} | redeliver since (queued {}, has_more {}) | {elapsed:.2} | - | {} |",
+                "| {} | {} | redeliver since (queued {}, has_more {}) | {elapsed:.2} | - | {} | {peak_kib} |",
                 args.backend,
                 size,
                 answer["queued"],

@@ -285,6 +285,57 @@ async fn sqs_batch_through_the_delivery_function() {
     );
 }
 
+/// The sample batch, addressed to a live webhook: the delivery function posts its body, signed,
+/// to the receiver, and logs the attempt.
+#[tokio::test]
+async fn an_sqs_batch_is_delivered_signed_to_its_webhook() {
+    use common::receiver::{Behaviour, Receiver};
+    use common::{Keys, TestApi};
+    let api = TestApi::with_config(&[("WEBHOOK_ALLOW_PRIVATE_URLS", "true")]).await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let r = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": receiver.url(), "events": ["stream.ended"]}),
+        )
+        .await;
+    r.assert_status(201);
+    let webhook_id = r.body["webhook_id"].as_str().unwrap().to_owned();
+    let mut batch: Value = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
+    let mut message: Value =
+        serde_json::from_str(batch["Records"][0]["body"].as_str().unwrap()).unwrap();
+    message["delivery"]["webhook_id"] = json!(webhook_id);
+    message["delivery"]["brand_id"] = json!("brand_a");
+    let body = message["delivery"]["body"].as_str().unwrap().to_owned();
+    batch["Records"][0]["body"] = json!(message.to_string());
+
+    let queue = sqs_queue(&api.runtime).await;
+    let deliverer =
+        shared::delivery::Deliverer::new(std::time::Duration::from_secs(5), true).unwrap();
+    let batch = serde_json::from_value(batch).unwrap();
+    let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;
+    assert!(response.batch_item_failures.is_empty());
+
+    let hits = receiver.hits();
+    assert_eq!(hits.len(), 1, "delivered once");
+    assert_eq!(hits[0].body, body, "the message's body, byte for byte");
+    assert_eq!(
+        hits[0].header("x-service-event-id"),
+        "evt_0123456789abcdef0123456789abcdef"
+    );
+    assert!(hits[0].header("webhook-signature").starts_with("v1,"));
+    assert!(hits[0].header("x-service-signature").contains("v1="));
+    let log = api
+        .get(
+            &format!("/webhooks/{webhook_id}/deliveries"),
+            &Keys::test_a(),
+        )
+        .await;
+    assert_eq!(log.body["deliveries"][0]["status"], "succeeded");
+    assert_eq!(log.body["deliveries"][0]["response_status"], 200);
+}
+
 #[tokio::test]
 async fn a_store_failure_is_reported_as_a_batch_item_failure() {
     let api = common::TestApi::new().await;

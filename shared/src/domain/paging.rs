@@ -1,4 +1,4 @@
-//! Paging of lists (spec "GET /streams"): `limit` and `offset` take defaults or are clamped,
+//! Paging of lists (`GET /streams`): `limit` and `offset` take defaults or are clamped,
 //! never refused; an unknown `status` matches nothing.
 
 use super::StreamStatus;
