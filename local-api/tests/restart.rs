@@ -482,7 +482,9 @@ async fn dynamodb_only_a_reconnect_window_open_at_a_kill_still_ends_at_its_end_a
     server
         .wait_for_status(&id, "live", Duration::from_secs(5))
         .await;
-    // The host's process dies: LiveKit reports it gone with SERVER_SHUTDOWN.
+    // The host's process dies a moment later: LiveKit reports it gone with SERVER_SHUTDOWN, at a
+    // whole second (its `createdAt`) past the moment the stream went live.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     let dropped = DateTime::from_timestamp(Utc::now().timestamp(), 0).unwrap();
     send(common::fake_livekit::agent_event(
         "participant_left",

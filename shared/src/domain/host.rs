@@ -67,11 +67,16 @@ impl Stream {
         if !self.status.is_active() {
             return None;
         }
-        if self.deadline.is_some_and(|deadline| deadline <= now) {
-            return self.deadline_transition().map(Due::Deadline);
-        }
-        if self.status == StreamStatus::Live && self.reconnect_until.is_some_and(|t| t <= now) {
-            return Some(Due::WindowLapse);
+        let deadline = self.deadline.filter(|deadline| *deadline <= now);
+        let lapse = self
+            .reconnect_until
+            .filter(|until| *until <= now && self.status == StreamStatus::Live);
+        // Both passed (a sweep that ran late): whichever came first.
+        match (deadline, lapse) {
+            (Some(deadline), Some(lapse)) if lapse < deadline => return Some(Due::WindowLapse),
+            (Some(_), _) => return self.deadline_transition().map(Due::Deadline),
+            (None, Some(_)) => return Some(Due::WindowLapse),
+            (None, None) => {}
         }
         if self.next_dispatch_at.is_some_and(|t| t <= now) {
             return Some(Due::Dispatch);
@@ -274,6 +279,16 @@ mod tests {
         let lapse = dropped + chrono::TimeDelta::minutes(1);
         assert_eq!(claimed.next_due(), Some(lapse));
         assert_eq!(claimed.due(lapse), Some(Due::WindowLapse));
+        // A sweep late past both the lapse and the duration end: the lapse came first.
+        let late = s.deadline.unwrap() + chrono::TimeDelta::minutes(1);
+        let mut ends_in_window = claimed.clone();
+        ends_in_window.deadline = Some(lapse + chrono::TimeDelta::seconds(30));
+        assert_eq!(ends_in_window.due(late), Some(Due::WindowLapse));
+        ends_in_window.deadline = Some(lapse - chrono::TimeDelta::seconds(30));
+        assert_eq!(
+            ends_in_window.due(late),
+            Some(Due::Deadline(Transition::DurationElapsed))
+        );
         // Back within the window: it goes on as it was.
         let back = claimed.with_agent_joined("PA_2").unwrap();
         assert_eq!((back.host_lost_at, back.reconnect_until), (None, None));
