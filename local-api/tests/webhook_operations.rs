@@ -369,10 +369,11 @@ async fn the_overlap_ends_when_it_says() {
     let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
-    let s2 = rotated(&api, &id, Some(json!({"expire_previous_in_seconds": 2}))).await;
+    // Long enough for the first delivery to land inside it on a loaded machine (2 s was not).
+    let s2 = rotated(&api, &id, Some(json!({"expire_previous_in_seconds": 8}))).await;
     let hit = next_delivery(&api, &receiver).await;
     assert_eq!(signers(&hit, &[&s1, &s2]), [s2.as_str(), s1.as_str()]);
-    tokio::time::sleep(Duration::from_millis(2100)).await;
+    tokio::time::sleep(Duration::from_millis(8100)).await;
     let hit = next_delivery(&api, &receiver).await;
     assert_eq!(signers(&hit, &[&s1, &s2]), [s2.as_str()]);
 }
