@@ -56,6 +56,55 @@ fn dedupe_item(table: &str, event_id: &str, at: DateTime<Utc>) -> StoreResult<Tr
     put(table, item, Some("attribute_not_exists(pk)"))
 }
 
+/// The stream item's part of a change that every write of its state shares: the host's times
+/// (set, or removed when `None`), its revision, and its place in the due index
+/// ([`Stream::next_due`]).
+fn host_times<'a>(
+    stream: &Stream,
+    sets: &mut Vec<&'a str>,
+    removes: &mut Vec<&'a str>,
+    values: &mut Vec<(&'a str, AttributeValue)>,
+) {
+    for (name, set, placeholder, time) in [
+        (
+            "next_dispatch_at",
+            "next_dispatch_at = :next_dispatch_at",
+            ":next_dispatch_at",
+            stream.next_dispatch_at,
+        ),
+        (
+            "host_lost_at",
+            "host_lost_at = :host_lost_at",
+            ":host_lost_at",
+            stream.host_lost_at,
+        ),
+        (
+            "reconnect_until",
+            "reconnect_until = :reconnect_until",
+            ":reconnect_until",
+            stream.reconnect_until,
+        ),
+    ] {
+        match time {
+            Some(time) => {
+                sets.push(set);
+                values.push((placeholder, s(sortable(time))));
+            }
+            None => removes.push(name),
+        }
+    }
+    sets.push("#revision = :revision");
+    values.push((":revision", n(stream.revision)));
+    match stream.next_due() {
+        Some(due) => {
+            sets.extend(["#due_pk = :due_pk", "#due_sk = :due_sk"]);
+            values.push((":due_pk", s(keys::deadline_pk(stream.id))));
+            values.push((":due_sk", s(keys::due_sk(due, &stream.id.to_string()))));
+        }
+        None => removes.extend(["#due_pk", "#due_sk"]),
+    }
+}
+
 #[async_trait]
 impl StreamStore for DynamoStore {
     async fn create_stream(
@@ -270,42 +319,12 @@ impl StreamStore for DynamoStore {
             let mut stream_sets = sets.clone();
             let mut stream_removes = removes.clone();
             let mut stream_values = values.clone();
-            for (name, placeholder, value) in [
-                (
-                    "next_dispatch_at",
-                    ":next_dispatch_at",
-                    stream.next_dispatch_at,
-                ),
-                ("host_lost_at", ":host_lost_at", stream.host_lost_at),
-                (
-                    "reconnect_until",
-                    ":reconnect_until",
-                    stream.reconnect_until,
-                ),
-            ] {
-                match value {
-                    Some(at) => {
-                        stream_sets.push(match name {
-                            "next_dispatch_at" => "next_dispatch_at = :next_dispatch_at",
-                            "host_lost_at" => "host_lost_at = :host_lost_at",
-                            _ => "reconnect_until = :reconnect_until",
-                        });
-                        stream_values.push((placeholder, s(sortable(at))));
-                    }
-                    None => stream_removes.push(name),
-                }
-            }
-            stream_sets.push("#revision = :revision");
-            stream_values.push((":revision", n(stream.revision)));
-            match stream.next_due() {
-                Some(due) => {
-                    stream_sets.push("#due_pk = :due_pk");
-                    stream_sets.push("#due_sk = :due_sk");
-                    stream_values.push((":due_pk", s(keys::deadline_pk(stream.id))));
-                    stream_values.push((":due_sk", s(keys::due_sk(due, &stream.id.to_string()))));
-                }
-                None => stream_removes.extend(["#due_pk", "#due_sk"]),
-            }
+            host_times(
+                &stream,
+                &mut stream_sets,
+                &mut stream_removes,
+                &mut stream_values,
+            );
             let expression = |sets: &[&str], removes: &[&str]| {
                 let mut expression = format!("SET {}", sets.join(", "));
                 if !removes.is_empty() {
@@ -430,10 +449,9 @@ impl StreamStore for DynamoStore {
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>> {
         // Only the stream item: lists and analytics show none of this.
-        let mut sets = vec!["#revision = :revision", "dispatches = :dispatches"];
+        let mut sets = vec!["dispatches = :dispatches"];
         let mut removes = Vec::new();
         let mut values = vec![
-            (":revision", n(updated.revision)),
             (":dispatches", n(updated.dispatches)),
             (":status", s(current.status.as_str())),
         ];
@@ -443,42 +461,7 @@ impl StreamStore for DynamoStore {
             sets.push("agents = :agents");
             values.push((":agents", agents_value(&updated.agents)));
         }
-        for (name, set, placeholder, value) in [
-            (
-                "next_dispatch_at",
-                "next_dispatch_at = :next_dispatch_at",
-                ":next_dispatch_at",
-                updated.next_dispatch_at,
-            ),
-            (
-                "host_lost_at",
-                "host_lost_at = :host_lost_at",
-                ":host_lost_at",
-                updated.host_lost_at,
-            ),
-            (
-                "reconnect_until",
-                "reconnect_until = :reconnect_until",
-                ":reconnect_until",
-                updated.reconnect_until,
-            ),
-        ] {
-            match value {
-                Some(time) => {
-                    sets.push(set);
-                    values.push((placeholder, s(sortable(time))));
-                }
-                None => removes.push(name),
-            }
-        }
-        match updated.next_due() {
-            Some(due) => {
-                sets.extend(["#due_pk = :due_pk", "#due_sk = :due_sk"]);
-                values.push((":due_pk", s(keys::deadline_pk(updated.id))));
-                values.push((":due_sk", s(keys::due_sk(due, &updated.id.to_string()))));
-            }
-            None => removes.extend(["#due_pk", "#due_sk"]),
-        }
+        host_times(updated, &mut sets, &mut removes, &mut values);
         let mut expression = format!("SET {}", sets.join(", "));
         if !removes.is_empty() {
             expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
