@@ -281,6 +281,93 @@ async fn reads_refused_by_their_count_skip_their_costly_reads() {
     }
 }
 
+/// A start is counted alongside its handler, so that its first read (the brand's counters)
+/// shares a round trip with the count; refused by the count, it writes nothing, with or
+/// without an idempotency key. Each start runs on its own warm instance, so that each is
+/// counted.
+#[tokio::test]
+async fn a_start_refused_by_its_count_writes_nothing() {
+    let api = TestApi::new().await;
+    let before = api.get("/streams?limit=100", &Keys::test_a()).await;
+    before.assert_status(200);
+    let instances = [api.another_instance(), api.another_instance()];
+    for instance in &instances {
+        let r = api
+            .send_to(
+                instance,
+                "GET",
+                &format!("/streams/{NO_STREAM}"),
+                &Keys::test_a(),
+            )
+            .await;
+        r.assert_error(404, "not_found");
+    }
+    spend_the_minute(&api, &Keys::test_a(), 3).await;
+    api.get("/streams", &Keys::test_a())
+        .await
+        .assert_error(429, "rate_limited");
+    api.store_requests();
+
+    let body = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick"});
+    for (instance, headers) in instances
+        .iter()
+        .zip([&[][..], &[("idempotency-key", "k-1")]])
+    {
+        let r = api
+            .send_json_to(
+                instance,
+                "POST",
+                "/streams",
+                &Keys::test_a(),
+                body.clone(),
+                headers,
+            )
+            .await;
+        r.assert_error(429, "rate_limited");
+        assert_eq!(standing(&r), (0, 30));
+        let requests = api.store_requests();
+        if is_dynamodb() {
+            let operations: Vec<&str> = requests
+                .calls
+                .iter()
+                .map(|c| c.operation.as_str())
+                .collect();
+            let writes = [
+                "PutItem",
+                "DeleteItem",
+                "TransactWriteItems",
+                "BatchWriteItem",
+            ];
+            assert!(
+                writes.iter().all(|w| requests.of(w) == 0),
+                "{headers:?}: {operations:?}"
+            );
+            assert_eq!(
+                requests.of("UpdateItem"),
+                1,
+                "only the count: {operations:?}"
+            );
+        }
+    }
+
+    // A minute later: no stream was created, and the key was never held.
+    api.advance(Duration::minutes(1));
+    let after = api.get("/streams?limit=100", &Keys::test_a()).await;
+    assert_eq!(after.body["total"], before.body["total"], "{}", after.body);
+    let r = api
+        .send_json_to(
+            &instances[1],
+            "POST",
+            "/streams",
+            &Keys::test_a(),
+            body,
+            &[("idempotency-key", "k-1")],
+        )
+        .await;
+    r.assert_status(201);
+    assert_eq!(r.header("idempotent-replayed"), None);
+}
+
 /// The count's `ADD` is not sent again after its answer was lost: the request fails, counted
 /// once (a resend would count it again).
 #[tokio::test]

@@ -6,7 +6,11 @@
 //! webhook's item) still run alongside the count, which keeps a read's round trips in
 //! sequence as few as before.
 //!
-//! Work that runs outside such a request (writes, which are counted before they run,
+//! A start (`POST /streams`) is counted the same way: its first read, the brand's counters,
+//! goes alongside the count, and its writes (the idempotency key's hold, the stream's
+//! transaction) wait here. Every other write is counted before its handler runs.
+//!
+//! Work that runs outside such a request (writes counted before they run,
 //! background functions, seeding, tests calling the store) finds the gate open.
 
 use std::future::Future;

@@ -136,6 +136,9 @@ pub trait StreamStore: Send + Sync {
     /// that creation order is newest-first order.
     ///
     /// With `binding`, the idempotency key is bound to the stream in the same step.
+    ///
+    /// It writes only once the request is admitted ([`crate::admission::admitted`]); what it
+    /// reads to decide may go alongside the request's count.
     async fn create_stream(
         &self,
         stream: &Stream,

@@ -308,6 +308,27 @@ impl TestApi {
         Self::exchange(service, request).await
     }
 
+    /// A keyed request with a JSON body and extra `headers` to `service`.
+    pub async fn send_json_to(
+        &self,
+        service: &local_api::ApiService,
+        method: &str,
+        path: &str,
+        key: &str,
+        body: Value,
+        headers: &[(&str, &str)],
+    ) -> Response {
+        let mut request = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(format!("/api/v1{path}"))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Self::exchange(service, request.body(Body::from(body.to_string())).unwrap()).await
+    }
+
     pub async fn send(&self, request: Request<Body>) -> Response {
         Self::exchange(&self.service, request).await
     }

@@ -7,11 +7,12 @@
 //!
 //! A brand refused earlier in the minute on this instance is refused at once, with no count
 //! and no read for the operation ([`crate::ratelimit::Refusals`]). Otherwise writes are counted
-//! first. A read (`GET`, `HEAD`) that passes everything but the count is counted while its
-//! handler runs ([`DeferredCount`]): the handler's cheap reads go alongside the count, and the
-//! reads that grow with what they return wait for its admission ([`crate::admission`]). When
-//! the count refuses, the handler is dropped and `429` answers in its place: the same answer,
-//! and its costly reads never made.
+//! first. A read (`GET`, `HEAD`), and a start (`POST /streams`), that passes everything but
+//! the count is counted while its handler runs ([`DeferredCount`]): the handler's cheap reads
+//! go alongside the count, and the reads that grow with what they return, and every write,
+//! wait for its admission ([`crate::admission`]). When the count refuses, the handler is
+//! dropped and `429` answers in its place: the same answer, and its costly reads and its
+//! writes never made.
 //!
 //! Whichever way a request was counted, [`settle_count`] writes the standing it was counted at
 //! onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
@@ -22,8 +23,8 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::Request;
+use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
-use axum::http::{HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -34,18 +35,17 @@ use crate::domain::{Caller, Scope};
 use crate::error::{ApiError, ApiResult, StoreError};
 use crate::ratelimit::{self, Standing};
 
-/// The pipeline of a keyed endpoint's request, recording its standing in `slot`. A read
-/// (`GET`, `HEAD`) that passes everything else comes back with its count still to run
-/// alongside its handler.
+/// The pipeline of a keyed endpoint's request, recording its standing in `slot`. A request
+/// counted `alongside` its handler (every read, and the writes whose declaration says so)
+/// that passes everything else comes back with its count still to run.
 pub async fn admit(
     app: &App,
     headers: &HeaderMap,
-    method: &Method,
     scope: Scope,
+    alongside: bool,
     slot: &RequestCount,
 ) -> ApiResult<(Caller, Option<DeferredCount>)> {
-    let defer = matches!(*method, Method::GET | Method::HEAD);
-    authorize_with(app, headers, scope, slot, defer).await
+    authorize_with(app, headers, scope, slot, alongside).await
 }
 
 /// Runs authentication, rate limit, scope check and plan gate, in that order.

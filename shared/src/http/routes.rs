@@ -50,10 +50,11 @@ impl Routes {
             .expect("endpoints use standard methods");
         let mut method_router = on(filter, handler);
         if let Access::Keyed(scope) = endpoint.access {
+            let alongside = endpoint.counted_alongside();
             method_router = method_router.route_layer(middleware::from_fn_with_state(
                 self.app.clone(),
                 move |state: State<App>, request: Request, next: Next| {
-                    authorize(scope, state, request, next)
+                    authorize(scope, alongside, state, request, next)
                 },
             ));
         }
@@ -71,9 +72,11 @@ impl Routes {
 }
 
 /// The pipeline for `scope` (authentication, rate limit, scope, plan gate), before any
-/// extractor of the handler reads the request.
+/// extractor of the handler reads the request; the count runs `alongside` the handler when
+/// the endpoint says so.
 async fn authorize(
     scope: Scope,
+    alongside: bool,
     State(app): State<App>,
     mut request: Request,
     next: Next,
@@ -83,7 +86,7 @@ async fn authorize(
         .get::<RequestCount>()
         .cloned()
         .unwrap_or_default();
-    match pipeline::admit(&app, request.headers(), request.method(), scope, &count).await {
+    match pipeline::admit(&app, request.headers(), scope, alongside, &count).await {
         Ok((caller, deferred)) => {
             let brand = AccessBrand(caller.brand.id.clone());
             request.extensions_mut().insert(caller);

@@ -347,6 +347,7 @@ impl StreamStore for MemoryStore {
         max_active: u32,
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateStreamOutcome> {
+        admission::admitted().await;
         let mut state = self.lock()?;
         if !state.holds(binding) {
             return Ok(CreateStreamOutcome::KeyLost);

@@ -7,6 +7,7 @@ use std::time::Duration;
 use chrono::TimeDelta;
 use serde_json::{Map, Value};
 
+use crate::admission;
 use crate::app::App;
 use crate::domain::Caller;
 use crate::domain::idempotency::{self, Endpoint, StoredAnswer};
@@ -90,6 +91,8 @@ pub async fn begin(
     let Some(key) = key else {
         return Ok(Begin::Run(None));
     };
+    // Holding the key is a write: not before the request is admitted.
+    admission::admitted().await;
     let key_id = idempotency::key_id(&caller.brand.id, caller.environment, endpoint, key);
     let fingerprint = idempotency::fingerprint(body);
     let now = app.clock.now();

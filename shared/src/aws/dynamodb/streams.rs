@@ -126,6 +126,8 @@ impl StreamStore for DynamoStore {
             if index.active.len() >= max_active as usize {
                 return Ok(CreateStreamOutcome::ConcurrencyLimit);
             }
+            // The counters went alongside the request's count; the transaction waits for it.
+            admission::admitted().await;
             let mut stored = stream.clone();
             if let Some(newest) = &index.newest {
                 let (newest_at, newest_id) = newest

@@ -100,9 +100,36 @@ pub struct Endpoint {
     pub responses: &'static [Response],
     /// A create that takes `Idempotency-Key` (README, "Retrying safely").
     pub idempotent: bool,
+    /// A write whose handler runs alongside the request's rate-limit count, as every read's
+    /// does, so that its first read shares a round trip with the count; its writes wait for
+    /// the count to admit the request ([`crate::admission`]).
+    pub write_counted_alongside: bool,
 }
 
 impl Endpoint {
+    /// What a declaration leaves out: no parameters, no body, not idempotent, counted first.
+    pub const DEFAULT: Endpoint = Endpoint {
+        operation_id: "",
+        tag: "",
+        method: Method::GET,
+        path: "",
+        access: Access::Public,
+        summary: "",
+        description: "",
+        parameters: &[],
+        request_body: None,
+        body_optional: false,
+        responses: &[],
+        idempotent: false,
+        write_counted_alongside: false,
+    };
+
+    /// The handler runs alongside the rate-limit count rather than after it: every read
+    /// (`GET`, `HEAD`), and the writes that say so.
+    pub fn counted_alongside(&self) -> bool {
+        matches!(self.method, Method::GET | Method::HEAD) || self.write_counted_alongside
+    }
+
     pub fn scope(&self) -> Option<Scope> {
         match self.access {
             Access::Public => None,

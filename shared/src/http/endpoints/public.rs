@@ -30,16 +30,13 @@ pub static DISCOVERY: Endpoint = Endpoint {
     access: Access::Public,
     summary: "Discovery document; usable as a liveness check.",
     description: "Names the API and lists every endpoint with the scope it needs.",
-    parameters: &[],
-    request_body: None,
-    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The discovery document.",
         body: Body::Json(schema_of::<Discovery>),
         headers: &[],
     }],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static OPENAPI: Endpoint = Endpoint {
@@ -50,16 +47,13 @@ pub static OPENAPI: Endpoint = Endpoint {
     access: Access::Public,
     summary: "This API's OpenAPI 3.1 description.",
     description: "The machine-readable description of every operation, built from the same declarations that route requests.",
-    parameters: &[],
-    request_body: None,
-    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The OpenAPI document.",
         body: Body::Json(openapi_document),
         headers: &[],
     }],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static DOCS: Endpoint = Endpoint {
@@ -70,9 +64,6 @@ pub static DOCS: Endpoint = Endpoint {
     access: Access::Public,
     summary: "This reference as a web page.",
     description: "HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.",
-    parameters: &[],
-    request_body: None,
-    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The reference page.",
@@ -83,7 +74,7 @@ pub static DOCS: Endpoint = Endpoint {
             schema: docs_cache_control,
         }],
     }],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static LIST_CREATORS: Endpoint = Endpoint {
@@ -94,9 +85,6 @@ pub static LIST_CREATORS: Endpoint = Endpoint {
     access: Access::Public,
     summary: "Stock creators (AI hosts), sorted by name.",
     description: "Sorted by name (case-insensitive), then id. Never rate limited.",
-    parameters: &[],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -115,5 +103,5 @@ pub static LIST_CREATORS: Endpoint = Endpoint {
             headers: &[],
         },
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };

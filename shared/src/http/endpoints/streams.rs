@@ -35,9 +35,7 @@ pub static START_STREAM: Endpoint = Endpoint {
     access: Access::Keyed(Scope::StreamsWrite),
     summary: "Start a stream and dispatch its AI host.",
     description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.",
-    parameters: &[],
     request_body: Some(schema_of::<StartStreamRequest>),
-    body_optional: false,
     responses: &[
         Response {
             status: 201,
@@ -75,6 +73,9 @@ pub static START_STREAM: Endpoint = Endpoint {
         },
     ],
     idempotent: true,
+    // The brand's counters are read alongside the count: a start is two round trips.
+    write_counted_alongside: true,
+    ..Endpoint::DEFAULT
 };
 
 pub static LIST_STREAMS: Endpoint = Endpoint {
@@ -108,15 +109,13 @@ pub static LIST_STREAMS: Endpoint = Endpoint {
             schema: list_offset,
         },
     ],
-    request_body: None,
-    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "A page of streams.",
         body: Body::Json(schema_of::<StreamList>),
         headers: &[],
     }],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static GET_STREAM: Endpoint = Endpoint {
@@ -128,8 +127,6 @@ pub static GET_STREAM: Endpoint = Endpoint {
     summary: "Get one stream.",
     description: "Missing, another brand's, or a failed lookup: 404.",
     parameters: &[STREAM_ID],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -144,7 +141,7 @@ pub static GET_STREAM: Endpoint = Endpoint {
             headers: &[],
         },
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static END_STREAM: Endpoint = Endpoint {
@@ -156,8 +153,6 @@ pub static END_STREAM: Endpoint = Endpoint {
     summary: "End a live stream.",
     description: "Only `live` streams end; anything else is not found. Safe to retry.",
     parameters: &[STREAM_ID],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -172,7 +167,7 @@ pub static END_STREAM: Endpoint = Endpoint {
             headers: &[],
         },
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static GET_ANALYTICS: Endpoint = Endpoint {
@@ -199,8 +194,6 @@ pub static GET_ANALYTICS: Endpoint = Endpoint {
             schema: string,
         },
     ],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -215,7 +208,7 @@ pub static GET_ANALYTICS: Endpoint = Endpoint {
             headers: &[],
         },
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 const TEST_HELPER_NOT_FOUND: Response = Response {
@@ -242,7 +235,6 @@ pub static SET_TEST_STREAM_VIEWERS: Endpoint = Endpoint {
     description: "Sets `viewer_count` of a live test stream; list, detail and analytics show it at once. Checks in order: the body, then the stream.",
     parameters: &[STREAM_ID],
     request_body: Some(schema_of::<SetViewersRequest>),
-    body_optional: false,
     responses: &[
         TEST_HELPER_DETAIL,
         Response {
@@ -253,7 +245,7 @@ pub static SET_TEST_STREAM_VIEWERS: Endpoint = Endpoint {
         },
         TEST_HELPER_NOT_FOUND,
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static FINISH_TEST_STREAM: Endpoint = Endpoint {
@@ -265,10 +257,8 @@ pub static FINISH_TEST_STREAM: Endpoint = Endpoint {
     summary: "Test keys: end a live test stream as if its host had left.",
     description: "The stream becomes `ended` with `end_reason` `host_left`, `stream.ended` is sent and its slot released. Takes no body; any body is ignored.",
     parameters: &[STREAM_ID],
-    request_body: None,
-    body_optional: false,
     responses: &[TEST_HELPER_DETAIL, TEST_HELPER_NOT_FOUND],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static FAIL_TEST_STREAM: Endpoint = Endpoint {
@@ -280,8 +270,6 @@ pub static FAIL_TEST_STREAM: Endpoint = Endpoint {
     summary: "Test keys: fail a live test stream as if its room provider had failed.",
     description: "The stream becomes `error` with `ended_at` set and `end_reason` `provider_error`, `stream.error` is sent and its slot released. Takes no body; any body is ignored.",
     parameters: &[STREAM_ID],
-    request_body: None,
-    body_optional: false,
     responses: &[TEST_HELPER_DETAIL, TEST_HELPER_NOT_FOUND],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };

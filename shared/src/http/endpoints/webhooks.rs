@@ -28,9 +28,7 @@ pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
     access: Access::Keyed(Scope::WebhooksWrite),
     summary: "Register a webhook.",
     description: "The secret is returned only here (and in a replay of this answer). At most {max_webhooks} webhooks per brand.",
-    parameters: &[],
     request_body: Some(schema_of::<RegisterWebhookRequest>),
-    body_optional: false,
     responses: &[
         Response {
             status: 201,
@@ -46,6 +44,7 @@ pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
         },
     ],
     idempotent: true,
+    ..Endpoint::DEFAULT
 };
 
 pub static LIST_WEBHOOKS: Endpoint = Endpoint {
@@ -56,16 +55,13 @@ pub static LIST_WEBHOOKS: Endpoint = Endpoint {
     access: Access::Keyed(Scope::WebhooksWrite),
     summary: "List the brand's webhooks.",
     description: "Newest first; never the secret.",
-    parameters: &[],
-    request_body: None,
-    body_optional: false,
     responses: &[Response {
         status: 200,
         description: "The brand's webhooks.",
         body: Body::Json(schema_of::<WebhookList>),
         headers: &[],
     }],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static DELETE_WEBHOOK: Endpoint = Endpoint {
@@ -83,8 +79,6 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
         description: "The webhook_id.",
         schema: string,
     }],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -99,7 +93,7 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
             headers: &[],
         },
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 const WEBHOOK_ID: Parameter = Parameter {
@@ -126,8 +120,6 @@ pub static GET_WEBHOOK: Endpoint = Endpoint {
     summary: "Get one webhook.",
     description: "Never the secret; `secret_rotated_at` tells when it last changed.",
     parameters: &[WEBHOOK_ID],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -137,7 +129,7 @@ pub static GET_WEBHOOK: Endpoint = Endpoint {
         },
         WEBHOOK_NOT_FOUND,
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static UPDATE_WEBHOOK: Endpoint = Endpoint {
@@ -150,7 +142,6 @@ pub static UPDATE_WEBHOOK: Endpoint = Endpoint {
     description: "Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.",
     parameters: &[WEBHOOK_ID],
     request_body: Some(schema_of::<UpdateWebhookRequest>),
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -166,7 +157,7 @@ pub static UPDATE_WEBHOOK: Endpoint = Endpoint {
         },
         WEBHOOK_NOT_FOUND,
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static ROTATE_WEBHOOK_SECRET: Endpoint = Endpoint {
@@ -195,7 +186,7 @@ pub static ROTATE_WEBHOOK_SECRET: Endpoint = Endpoint {
         },
         WEBHOOK_NOT_FOUND,
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static TEST_WEBHOOK: Endpoint = Endpoint {
@@ -207,8 +198,6 @@ pub static TEST_WEBHOOK: Endpoint = Endpoint {
     summary: "Send a signed test event to a webhook now.",
     description: "One `webhook.test` event, `{\"id\", \"type\": \"webhook.test\", \"created_at\", \"api_version\": \"v1\", \"test\": true, \"data\": {\"webhook_id\"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.",
     parameters: &[WEBHOOK_ID],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -218,7 +207,7 @@ pub static TEST_WEBHOOK: Endpoint = Endpoint {
         },
         WEBHOOK_NOT_FOUND,
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static LIST_DELIVERIES: Endpoint = Endpoint {
@@ -260,8 +249,6 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
             schema: string,
         },
     ],
-    request_body: None,
-    body_optional: false,
     responses: &[
         Response {
             status: 200,
@@ -277,7 +264,7 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
         },
         WEBHOOK_NOT_FOUND,
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
 
 pub static REDELIVER: Endpoint = Endpoint {
@@ -290,7 +277,6 @@ pub static REDELIVER: Endpoint = Endpoint {
     description: "Exactly one of `event_id` (that event again: same id and body, as a new delivery with its own attempts and retries) or `since` (the events of the last 30 days created at or after it whose delivery to this webhook ended failed, with no redelivery pending or succeeded: each sent again once, oldest first, at most 1,000 a call; `has_more` says to call again for the next ones).",
     parameters: &[WEBHOOK_ID],
     request_body: Some(schema_of::<RedeliverRequest>),
-    body_optional: false,
     responses: &[
         Response {
             status: 202,
@@ -311,5 +297,5 @@ pub static REDELIVER: Endpoint = Endpoint {
             headers: &[],
         },
     ],
-    idempotent: false,
+    ..Endpoint::DEFAULT
 };
