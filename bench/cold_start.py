@@ -3,7 +3,8 @@ local Lambda Runtime API emulator, with configuration and AWS clients included. 
 gets its sample event from events/; the store is DynamoDB served by moto (the table holds
 events/seed.json). Every function reads the LiveKit secret from an SSM parameter (moto's) at
 start-up, as the four that use it do in Lambda. A Python handler doing the same set-up with boto3
-is measured side by side.
+is measured side by side, and so is the floor: a Rust function that only answers
+(local-api/examples/hello_lambda.rs), on the same runtime crate and build profile.
 
 Two figures per API function: "set-up", its sample request without the API key, answered 401
 by the pipeline before any store request (the same work as the Python handler: start,
@@ -24,6 +25,7 @@ import time
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 TARGET = os.environ["BENCH_TARGET"]
+FLOOR = os.environ["BENCH_FLOOR"]
 PYTHON = os.environ["BENCH_BOTO3_PYTHON"]
 
 FUNCTIONS = [
@@ -98,9 +100,43 @@ def environment(port):
         "AWS_LAMBDA_LOG_STREAM_NAME": "bench",
         "LIVEKIT_URL": "http://127.0.0.1:9",
         "LIVEKIT_API_KEY": "APIsample",
+        "SCHEDULER_GROUP": "bench",
+        "SCHEDULER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:timers",
+        "SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-scheduler",
+        "SCHEDULER_DLQ_ARN": "arn:aws:sqs:us-east-1:123456789012:bench-timers-dlq",
         "LOG_LEVEL": "warn",
     })
     return env
+
+
+SETUP_PHASES = ["configuration_ms", "sdk_config_ms", "secret_ms", "clients_ms"]
+
+
+def setup_phases(command, event_name):
+    """Median of each phase of the function's `instance set up` log line over RUNS starts."""
+    Emulator.event = load_event(event_name, without_key=True)
+    phases = {name: [] for name in SETUP_PHASES}
+    for _ in range(RUNS):
+        Emulator.answered, Emulator.remaining = None, 1
+        server = serve()
+        env = environment(server.server_address[1])
+        env["LOG_LEVEL"] = "info"
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        start = time.perf_counter()
+        while Emulator.answered is None and time.perf_counter() - start < 10:
+            time.sleep(0.0002)
+        process.kill()
+        stdout, _ = process.communicate()
+        server.shutdown()
+        for line in stdout.decode().splitlines():
+            try:
+                fields = json.loads(line).get("fields", {})
+            except ValueError:
+                continue
+            if fields.get("message") == "instance set up":
+                for name in SETUP_PHASES:
+                    phases[name].append(fields[name])
+    return {name: statistics.median(values) for name, values in phases.items() if values}
 
 
 def peak_rss(command, event_name, invocations=300):
@@ -166,6 +202,7 @@ def main():
         rss, served = peak_rss(command, event)
         rows.append((binary, event, setup or first, first, rss, served))
     python = measure([PYTHON, "bench/python_handler.py"], "discovery-root")
+    floor = measure([FLOOR], "discovery-root")
     print("| function | event | set-up median ms (min-max) | first request median ms (min-max) "
           "| peak RSS after N invocations |")
     print("|---|---|---|---|---|")
@@ -173,7 +210,13 @@ def main():
     for binary, event, setup, first, rss, served in rows:
         print(f"| {binary} | {event} | {span(setup)} | {span(first)} | {rss / 1024:.1f} MB ({served}) |")
     print(f"| python boto3 handler | discovery-root | {span(python)} | | |")
+    print(f"| Rust hello-world (the floor) | discovery-root | {span(floor)} | | |")
     print(f"\nPython / Rust (discovery): {python[0] / rows[0][2][0]:.1f}x")
+    for binary, _, setup, *_ in rows:
+        print(f"{binary} set-up / floor: {setup[0] / floor[0]:.2f}x")
+    phases = setup_phases([f"{TARGET}/discovery-api"], "discovery-root")
+    print("\ndiscovery-api set-up phases, medians (ms): "
+          + ", ".join(f"{name} {value:.2f}" for name, value in phases.items()))
     print(f"slowest Rust set-up median: {max(r[2][0] for r in rows):.1f} ms")
     print(f"slowest Rust first-request median: {max(r[3][0] for r in rows):.1f} ms")
 

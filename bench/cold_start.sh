@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/build-dir.sh
 runs="${1:-20}"
-cargo build --release --locked --workspace --bins
+cargo build --release --locked --workspace --bins --quiet
+cargo build --release --locked -p local-api --example hello_lambda --quiet
 export BENCH_TARGET="$CARGO_TARGET_DIR/release"
+export BENCH_FLOOR="$BENCH_TARGET/examples/hello_lambda"
 moto="$(scripts/venv.sh moto)"
 export BENCH_BOTO3_PYTHON="$moto/bin/python"
 

@@ -1,6 +1,7 @@
 """The comparison for bench/cold_start.py: a Python Lambda with the same set-up as the Rust
 functions (configuration from the environment, DynamoDB, SQS and Scheduler clients with
-boto3) answering the discovery request through the Runtime API."""
+boto3, the LiveKit secret read from SSM) answering the discovery request through the Runtime
+API."""
 
 import json
 import os
@@ -17,6 +18,9 @@ session = boto3.session.Session()
 dynamodb = session.client("dynamodb")
 sqs = session.client("sqs")
 scheduler = session.client("scheduler")
+secret_parameter = os.environ.get("LIVEKIT_API_SECRET_PARAMETER")
+if secret_parameter:
+    livekit_secret = session.client("ssm").get_parameter(Name=secret_parameter, WithDecryption=True)["Parameter"]["Value"]
 
 api = f"http://{os.environ['AWS_LAMBDA_RUNTIME_API']}/2018-06-01/runtime/invocation"
 while True:

@@ -69,9 +69,18 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    shared::telemetry::init_local();
+    // Log lines are written by a thread of their own, many per write, so that the access log
+    // costs a request no system call; lines still waiting are written when `main` returns.
+    let (log_writer, _write_the_rest) =
+        tracing_appender::non_blocking::NonBlockingBuilder::default()
+            .lossy(false)
+            .finish(std::io::BufWriter::new(std::io::stdout()));
+    shared::telemetry::init_local(log_writer);
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) if message.is_empty() => {

@@ -22,9 +22,13 @@ pub struct AppParts {
 }
 
 /// Per-instance caches in front of the store (see [`crate::cache`]).
+/// A key found by its hash, with the brand it belongs to.
+pub type KeyAndBrand = (Arc<ApiKey>, Arc<Brand>);
+
 pub struct Caches {
-    /// Key hash -> the key and its brand, or `None` for an unknown key.
-    pub keys: TtlCache<String, Option<(ApiKey, Brand)>>,
+    /// Key hash -> the key and its brand, or `None` for an unknown key. Shared, so that a
+    /// warm request takes them without copying.
+    pub keys: TtlCache<String, Option<KeyAndBrand>>,
     pub creators: TtlCache<(), Arc<Vec<Creator>>>,
     /// Brands refused by the rate limit in the current minute.
     pub refusals: Refusals,

@@ -29,6 +29,7 @@ pub struct LambdaRuntime {
 /// Reads the configuration and builds the runtime, once per instance. A missing variable
 /// stops the instance at start-up with a message naming it, before any AWS call.
 pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
+    let started = std::time::Instant::now();
     telemetry::init_json();
     let report = |err: &dyn std::fmt::Display| {
         tracing::error!("{err}");
@@ -45,13 +46,16 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     })
     .and_then(|config| config.check_for_lambda().map(|()| config))
     .inspect_err(|err| report(err))?;
+    let configured = started.elapsed();
     let sdk = crate::aws::sdk_config().await;
+    let sdk_loaded = started.elapsed();
     if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), &secret_parameter) {
         let ssm = crate::aws::ssm::client(&sdk);
         livekit.api_secret = crate::aws::ssm::read_secure_string(&ssm, parameter)
             .await
             .inspect_err(|err| report(err))?;
     }
+    let secret_read = started.elapsed();
     let required = |name| config.required(name).map(str::to_owned);
     let store = DynamoStore::new(crate::aws::dynamodb_client(&sdk), required("TABLE_NAME")?);
     let queue = SqsQueue::new(
@@ -67,6 +71,15 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         required("SCHEDULER_DLQ_ARN")?,
     );
     let rooms = crate::livekit::rooms_from_config(&config);
+    // Where an instance's set-up time goes, for sizing and for cold-start work.
+    let ms = |elapsed: std::time::Duration| elapsed.as_micros() as f64 / 1000.0;
+    tracing::info!(
+        configuration_ms = ms(configured),
+        sdk_config_ms = ms(sdk_loaded - configured),
+        secret_ms = ms(secret_read - sdk_loaded),
+        clients_ms = ms(started.elapsed() - secret_read),
+        "instance set up"
+    );
     let app = App::new(AppParts {
         config,
         clock: Arc::new(crate::clock::SystemClock),

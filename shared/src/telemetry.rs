@@ -2,9 +2,16 @@
 //! Keys and secrets are never logged.
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
 
-/// JSON log lines, and metric lines beside them ([`crate::metrics`]): what Lambda writes.
+/// JSON log lines on stdout, and metric lines beside them ([`crate::metrics`]): what Lambda
+/// writes. Each line is written as it is logged: Lambda may freeze the process as soon as
+/// the invocation is answered.
 pub fn init_json() {
+    init_json_to(std::io::stdout);
+}
+
+fn init_json_to<W: for<'w> MakeWriter<'w> + Send + Sync + 'static>(writer: W) {
     crate::metrics::enable();
     let _ = tracing_subscriber::fmt()
         .json()
@@ -12,25 +19,24 @@ pub fn init_json() {
         .with_current_span(false)
         .with_ansi(false)
         .without_time() // CloudWatch stamps every line
+        .with_writer(writer)
         .try_init();
 }
 
-/// The local server's logs: JSON lines with `LOG_FORMAT=json` (as in Lambda), else text.
-pub fn init_local() {
+/// The local server's logs, to `writer`: JSON lines with `LOG_FORMAT=json` (as in Lambda),
+/// else compact text, with colours only on a terminal so that a log written to a file stays
+/// plain.
+pub fn init_local<W: for<'w> MakeWriter<'w> + Send + Sync + 'static>(writer: W) {
     if std::env::var("LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json")) {
-        init_json();
+        init_json_to(writer);
     } else {
-        init_text();
+        let _ = tracing_subscriber::fmt()
+            .compact()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+            .with_env_filter(filter())
+            .with_writer(writer)
+            .try_init();
     }
-}
-
-/// Compact text; colours only on a terminal, so a log written to a file stays plain.
-pub fn init_text() {
-    let _ = tracing_subscriber::fmt()
-        .compact()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .with_env_filter(filter())
-        .try_init();
 }
 
 fn filter() -> EnvFilter {

@@ -1,6 +1,9 @@
 use lambda_runtime::{LambdaEvent, service_fn};
 use shared::delivery::Deliverer;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     let runtime = shared::lambda::runtime_from_env().await?;

@@ -1,5 +1,8 @@
 use lambda_runtime::{LambdaEvent, service_fn};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     let runtime = shared::lambda::runtime_from_env().await?;

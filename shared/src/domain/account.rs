@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -201,8 +202,8 @@ mod tests {
 /// Who is calling: the key's brand and the key itself, once the request pipeline let it in.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    pub brand: Brand,
-    pub key: ApiKey,
+    pub brand: Arc<Brand>,
+    pub key: Arc<ApiKey>,
     pub environment: KeyEnvironment,
 }
 

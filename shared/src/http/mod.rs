@@ -9,10 +9,12 @@ pub mod pipeline;
 pub mod query;
 pub mod routes;
 
+use std::time::Instant;
+
 use axum::Router;
 use axum::extract::{MatchedPath, Request};
 use axum::http::header::{CONTENT_TYPE, LOCATION};
-use axum::http::{HeaderValue, StatusCode, Uri};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
@@ -27,46 +29,56 @@ pub struct GatewayRequestId(pub String);
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Completes a router for serving: the 404 envelope for unknown paths and for methods a path
-/// does not serve, every counted request's rate-limit headers, `X-Request-Id` on every
-/// response, and one access-log line per request.
+/// does not serve, then [`edge`] around everything.
 pub fn finish(router: Router) -> Router {
     router
         .route_layer(middleware::from_fn(remember_route))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(pipeline::settle_count))
-        .layer(middleware::from_fn(request_id))
-        .layer(middleware::from_fn(access_log))
+        .layer(middleware::from_fn(edge))
 }
 
 /// The route template a request matched (`/api/v1/streams/{id}`), for the access log.
 #[derive(Debug, Clone)]
-struct Route(String);
+struct Route(MatchedPath);
 
 async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     if let Some(matched) = matched {
-        response
-            .extensions_mut()
-            .insert(Route(matched.as_str().to_owned()));
+        response.extensions_mut().insert(Route(matched));
     }
+    response
+}
+
+/// What every request gets, in one layer (each layer costs every request a boxed future):
+/// a slot for the standing the pipeline counts it at, written onto the answer as the
+/// rate-limit headers ([`pipeline::RequestCount`]); `X-Request-Id` on every answer; and one
+/// access-log line.
+async fn edge(mut request: Request, next: Next) -> Response {
+    let (method, started) = (request.method().clone(), Instant::now());
+    let request_id = request
+        .extensions()
+        .get::<GatewayRequestId>()
+        .map(|id| id.0.clone())
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let count = pipeline::RequestCount::default();
+    request.extensions_mut().insert(count.clone());
+    let mut response = next.run(request).await;
+    count.write_standing(response.headers_mut());
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    }
+    access_log(&method, started, &request_id, &response);
     response
 }
 
 /// One line per request: method, route template, status, latency, request id and, once the
 /// pipeline admitted it, the brand. Never a key, a secret or a body.
-async fn access_log(request: Request, next: Next) -> Response {
-    let (method, started) = (request.method().clone(), std::time::Instant::now());
-    let response = next.run(request).await;
+fn access_log(method: &Method, started: Instant, request_id: &str, response: &Response) {
     let route = response
         .extensions()
         .get::<Route>()
         .map_or("(no route)", |route| route.0.as_str());
-    let request_id = response
-        .headers()
-        .get(REQUEST_ID_HEADER)
-        .and_then(|id| id.to_str().ok())
-        .unwrap_or_default();
     let brand_id = response
         .extensions()
         .get::<routes::AccessBrand>()
@@ -75,12 +87,11 @@ async fn access_log(request: Request, next: Next) -> Response {
         method = %method,
         route,
         status = response.status().as_u16(),
-        latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+        latency_ms = started.elapsed().as_micros() as f64 / 1000.0,
         request_id,
         brand_id,
         "request"
     );
-    response
 }
 
 /// A create's answer: the stored status, body and `Location`, and `Idempotent-Replayed: true`
@@ -122,19 +133,6 @@ pub fn idempotency_key(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
 
 async fn not_found() -> ApiError {
     ApiError::NotFound
-}
-
-async fn request_id(request: Request, next: Next) -> Response {
-    let id = request
-        .extensions()
-        .get::<GatewayRequestId>()
-        .map(|id| id.0.clone())
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let mut response = next.run(request).await.into_response();
-    if let Ok(value) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert(REQUEST_ID_HEADER, value);
-    }
-    response
 }
 
 /// `/streams/` is the same route as `/streams`. Applied before routing, so it wraps the router.

@@ -14,18 +14,16 @@
 //! dropped and `429` answers in its place: the same answer, and its costly reads and its
 //! writes never made.
 //!
-//! Whichever way a request was counted, [`settle_count`] writes the standing it was counted at
-//! onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
+//! Whichever way a request was counted, [`RequestCount::write_standing`] writes the standing
+//! it was counted at onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
 //! authentication, and no other.
 
 use std::future::Future;
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::Request;
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::admission;
@@ -103,7 +101,8 @@ fn remembered_refusal(app: &App, brand_id: &str, slot: &RequestCount) -> Option<
     Some(standing)
 }
 
-/// The standing a request was counted at, for [`settle_count`] to write on its answer.
+/// The standing a request was counted at, written onto its answer by the layer every request
+/// passes ([`crate::http::finish`]).
 #[derive(Clone, Default)]
 pub struct RequestCount(Arc<Mutex<Option<Standing>>>);
 
@@ -114,6 +113,13 @@ impl RequestCount {
 
     fn standing(&self) -> Option<Standing> {
         *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `RateLimit-Policy` and `RateLimit` for the standing recorded, if the request was counted.
+    pub fn write_standing(&self, headers: &mut HeaderMap) {
+        if let Some(standing) = self.standing() {
+            standing.write(headers);
+        }
     }
 }
 
@@ -156,18 +162,6 @@ impl DeferredCount {
             None => handler.await,
         }
     }
-}
-
-/// Middleware of every router: gives each request a slot for its standing, and writes the
-/// standing onto the answer.
-pub async fn settle_count(mut request: Request, next: Next) -> Response {
-    let slot = RequestCount::default();
-    request.extensions_mut().insert(slot.clone());
-    let mut response = next.run(request).await;
-    if let Some(standing) = slot.standing() {
-        standing.write(response.headers_mut());
-    }
-    response
 }
 
 /// Authentication, and on a cold cache the rate limit too (`true` when counted). Every way of
@@ -214,7 +208,7 @@ async fn authenticate(
                 }
             };
             let (brand, counted) = tokio::join!(app.store.get_brand(&key.brand_id), counting);
-            let found = brand?.map(|brand| (key, brand));
+            let found = brand?.map(|brand| (Arc::new(key), Arc::new(brand)));
             cache.put(key_hash, found.clone(), now);
             let (key, brand) = found.ok_or(ApiError::Unauthorized)?;
             (key, brand, counted?)
