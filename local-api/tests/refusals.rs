@@ -253,11 +253,7 @@ async fn reads_refused_by_their_count_skip_their_costly_reads() {
         assert_eq!(standing(&r), (0, 30));
         let requests = api.store_requests();
         if is_dynamodb() {
-            let operations: Vec<&str> = requests
-                .calls
-                .iter()
-                .map(|c| c.operation.as_str())
-                .collect();
+            let operations = requests.operations();
             assert_eq!(
                 requests.naming("UpdateItem", "RATE"),
                 1,
@@ -290,7 +286,11 @@ async fn a_start_refused_by_its_count_writes_nothing() {
     let api = TestApi::new().await;
     let before = api.get("/streams?limit=100", &Keys::test_a()).await;
     before.assert_status(200);
-    let instances = [api.another_instance(), api.another_instance()];
+    let instances = [
+        api.another_instance(),
+        api.another_instance(),
+        api.another_instance(),
+    ];
     for instance in &instances {
         let r = api
             .send_to(
@@ -302,7 +302,7 @@ async fn a_start_refused_by_its_count_writes_nothing() {
             .await;
         r.assert_error(404, "not_found");
     }
-    spend_the_minute(&api, &Keys::test_a(), 3).await;
+    spend_the_minute(&api, &Keys::test_a(), 4).await;
     api.get("/streams", &Keys::test_a())
         .await
         .assert_error(429, "rate_limited");
@@ -327,11 +327,7 @@ async fn a_start_refused_by_its_count_writes_nothing() {
         assert_eq!(standing(&r), (0, 30));
         let requests = api.store_requests();
         if is_dynamodb() {
-            let operations: Vec<&str> = requests
-                .calls
-                .iter()
-                .map(|c| c.operation.as_str())
-                .collect();
+            let operations = requests.operations();
             let writes = [
                 "PutItem",
                 "DeleteItem",
@@ -349,6 +345,20 @@ async fn a_start_refused_by_its_count_writes_nothing() {
             );
         }
     }
+
+    // The count is still checked before the body: an invalid body refused by the count
+    // answers 429, not 400.
+    let r = api
+        .send_json_to(
+            &instances[2],
+            "POST",
+            "/streams",
+            &Keys::test_a(),
+            json!({}),
+            &[],
+        )
+        .await;
+    r.assert_error(429, "rate_limited");
 
     // A minute later: no stream was created, and the key was never held.
     api.advance(Duration::minutes(1));

@@ -139,6 +139,11 @@ pub struct StoreRequests {
 }
 
 impl StoreRequests {
+    /// The operation of each DynamoDB request, in order, for assertion messages.
+    pub fn operations(&self) -> Vec<&str> {
+        self.calls.iter().map(|c| c.operation.as_str()).collect()
+    }
+
     /// DynamoDB requests of `operation` naming a key with sort key `sk`.
     pub fn naming(&self, operation: &str, sk: &str) -> usize {
         self.calls
