@@ -8,7 +8,7 @@
 # only the workspace's own crates. Sourcing this file exports the variable, so plain cargo
 # commands in the same shell share the build too:
 #
-#   . scripts/build-dir.sh && cargo test -p shared
+#   . scripts/build-dir.sh && cargo test -p hosting-app
 #
 # Exported as an absolute path, so cargo commands run from another directory (the Rust
 # client's own workspace under clients/rust, `cargo install` of a tool, SAM's cargo-lambda)

@@ -7,7 +7,7 @@ nobody publishes never fires. So this checks that:
   function of the template, QueueName a `!GetAtt <queue>.QueueName`, ApiId a `!Ref` to the HTTP
   API on Stage `$default`, each AWS namespace uses only its own dimensions, and the stack's
   namespace is the functions' METRICS_NAMESPACE with the metric names of
-  shared/src/metrics.rs (StreamTransitions by Transition, the others without dimensions);
+  shared/domain/src/metrics.rs (StreamTransitions by Transition, the others without dimensions);
 - the alarms cover what must be watched: every dead-letter queue's depth, errors and throttles
   of every function, the HTTP API's 5xx, the iterator age of every stream-triggered function,
   events the relay set aside and the age of the oldest pending outbox event;
@@ -31,8 +31,8 @@ from typing import Any
 from cfnlint.decode import decode
 
 ROOT = Path(__file__).resolve().parent.parent
-METRICS_RS = ROOT / "shared/src/metrics.rs"
-TRANSITIONS_RS = ROOT / "shared/src/domain/stream.rs"
+METRICS_RS = ROOT / "shared/domain/src/metrics.rs"
+TRANSITIONS_RS = ROOT / "shared/domain/src/domain/stream.rs"
 
 FUNCTION = "AWS::Serverless::Function"
 QUEUE = "AWS::SQS::Queue"
@@ -178,7 +178,7 @@ class Checker:
             if name not in self.metrics:
                 self.problem(
                     where,
-                    f"metric {show(name)} is not one shared/src/metrics.rs emits "
+                    f"metric {show(name)} is not one shared/domain/src/metrics.rs emits "
                     f"({', '.join(sorted(self.metrics))})",
                 )
                 ok = False
@@ -434,9 +434,9 @@ class Checker:
         if self.namespace is None:
             self.problem("Globals", "no METRICS_NAMESPACE in the functions' environment")
         if not self.metrics:
-            self.problem("shared/src/metrics.rs", 'no `Metric::X => "Name"` arms in `fn name`')
+            self.problem("shared/domain/src/metrics.rs", 'no `Metric::X => "Name"` arms in `fn name`')
         if not self.transitions:
-            self.problem("shared/src/domain/stream.rs", 'no `Transition::X => "name"` arms')
+            self.problem("shared/domain/src/domain/stream.rs", 'no `Transition::X => "name"` arms')
         for name in self.of_type(ALARM):
             self.check_alarm(name, self.resources[name])
         self.check_required()

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
-use shared::aws::dynamodb::DynamoStore;
-use shared::config::{Config, StoreKind};
-use shared::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
-use shared::domain::{ApiKey, Brand, Creator, Plan, Scope};
-use shared::ports::{AccountStore, AdminStore, Outbox, Store};
-use shared::seed::Seed;
+use hosting_app::seed::Seed;
+use hosting_aws::dynamodb::DynamoStore;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_domain::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
+use hosting_domain::domain::{ApiKey, Brand, Creator, Plan, Scope};
+use hosting_domain::ports::{AccountStore, AdminStore, Outbox, Store};
 
 #[derive(Parser)]
 #[command(
@@ -159,8 +159,8 @@ async fn dynamo() -> Result<DynamoStore, String> {
     if config.store != StoreKind::DynamoDb {
         return Err("admin works on the DynamoDB store: unset STORE, or set STORE=dynamodb".into());
     }
-    let sdk = shared::aws::sdk_config().await;
-    Ok(DynamoStore::new(shared::aws::dynamodb_client(&sdk), table))
+    let sdk = hosting_aws::sdk_config().await;
+    Ok(DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table))
 }
 
 /// A file's JSON, its errors naming the file.
@@ -170,7 +170,7 @@ fn read_json<T: serde::de::DeserializeOwned>(file: &str) -> Result<T, String> {
 }
 
 /// The delivery queue and its dead-letter queue the environment names.
-async fn delivery_queues() -> Result<shared::aws::sqs::SqsQueue, String> {
+async fn delivery_queues() -> Result<hosting_aws::sqs::SqsQueue, String> {
     let var = |name: &str| {
         std::env::var(name)
             .ok()
@@ -178,8 +178,8 @@ async fn delivery_queues() -> Result<shared::aws::sqs::SqsQueue, String> {
             .ok_or(format!("{name} is not set: deliveries-replay needs the delivery queue and its dead-letter queue (see admin --help)"))
     };
     let (queue, dlq) = (var("DELIVERY_QUEUE_URL")?, var("DELIVERY_DLQ_URL")?);
-    let sdk = shared::aws::sdk_config().await;
-    Ok(shared::aws::sqs::SqsQueue::new(
+    let sdk = hosting_aws::sdk_config().await;
+    Ok(hosting_aws::sqs::SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
         queue,
         dlq,
@@ -218,7 +218,7 @@ async fn run(command: Command) -> Result<(), String> {
     };
     let store = dynamo().await?;
     // One line: the store's error, without the SDK's debug detail.
-    let fail = |e: shared::error::StoreError| e.to_string();
+    let fail = |e: hosting_domain::error::StoreError| e.to_string();
     match command {
         Command::CreateTable => {
             store.create_table().await.map_err(fail)?;

@@ -2,10 +2,10 @@
 
 use std::process::{Command, Output};
 
-use shared::aws::dynamodb::DynamoStore;
-use shared::domain::account;
-use shared::domain::{KeyEnvironment, Plan, Scope};
-use shared::ports::{AccountStore, CreatorStore, StreamStore};
+use hosting_aws::dynamodb::DynamoStore;
+use hosting_domain::domain::account;
+use hosting_domain::domain::{KeyEnvironment, Plan, Scope};
+use hosting_domain::ports::{AccountStore, CreatorStore, StreamStore};
 
 fn admin(table: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_admin"))
@@ -31,7 +31,7 @@ fn ok(table: &str, args: &[&str]) -> String {
 async fn dynamodb_only_operator_commands() {
     let table = format!("admin-{}", uuid::Uuid::new_v4().simple());
     let store = DynamoStore::new(
-        shared::aws::dynamodb_client(&shared::aws::sdk_config().await),
+        hosting_aws::dynamodb_client(&hosting_aws::sdk_config().await),
         table.clone(),
     );
     ok(&table, &["create-table"]);
@@ -247,11 +247,11 @@ fn errors_are_one_clear_line() {
 #[tokio::test]
 #[ignore = "needs SQS (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_deliveries_replay_moves_dead_letters_back() {
-    use shared::aws::sqs::QueuedDelivery;
-    use shared::domain::EventType;
-    use shared::ports::{DeadLetter, Delivery};
+    use hosting_aws::sqs::QueuedDelivery;
+    use hosting_domain::domain::EventType;
+    use hosting_domain::ports::{DeadLetter, Delivery};
 
-    let sqs = aws_sdk_sqs::Client::new(&shared::aws::sdk_config().await);
+    let sqs = aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await);
     let mut urls = Vec::new();
     for name in ["replay", "replay-dlq"] {
         let name = format!("{name}-{}", uuid::Uuid::new_v4().simple());

@@ -24,13 +24,15 @@ use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header::AUTHORIZATION};
 use chrono::{Duration, Utc};
-use shared::aws::dynamodb::DynamoStore;
-use shared::clock::{Clock, ManualClock};
-use shared::config::{Config, StoreKind};
-use shared::domain::account::hash_key;
-use shared::domain::{ApiKey, Brand, Creator, KeyEnvironment, Plan, Scope, Stream, StreamStatus};
-use shared::memory::MemoryQueue;
-use shared::runtime::{LocalQueue, Parts, Runtime};
+use hosting_aws::dynamodb::DynamoStore;
+use hosting_domain::clock::{Clock, ManualClock};
+use hosting_domain::config::{Config, StoreKind};
+use hosting_domain::domain::account::hash_key;
+use hosting_domain::domain::{
+    ApiKey, Brand, Creator, KeyEnvironment, Plan, Scope, Stream, StreamStatus,
+};
+use hosting_embedded::MemoryQueue;
+use hosting_runtime::{LocalQueue, Parts, Runtime};
 use tower::ServiceExt;
 use uuid::Uuid;
 
@@ -184,7 +186,7 @@ async fn runtime(
     match backend {
         "memory" => Runtime::embedded(config, clock, None),
         "dynamodb" => {
-            let sdk = shared::aws::sdk_config().await;
+            let sdk = hosting_aws::sdk_config().await;
             let client = aws_sdk_dynamodb::Client::from_conf(
                 aws_sdk_dynamodb::config::Builder::from(&sdk)
                     .interceptor(items_read.clone())
@@ -646,8 +648,8 @@ async fn main() {
 /// A webhook of the brand with `size` attempts over the last 29 days: three per event, the
 /// third of every event ending its delivery failed. Returns its id.
 async fn seed_delivery_log(runtime: &Runtime, size: usize, now: chrono::DateTime<Utc>) -> String {
-    use shared::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
-    use shared::domain::event::EventType;
+    use hosting_domain::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+    use hosting_domain::domain::event::EventType;
     let store = runtime.app.store.clone();
     store
         .put_api_key(&ApiKey {
@@ -663,7 +665,7 @@ async fn seed_delivery_log(runtime: &Runtime, size: usize, now: chrono::DateTime
     let webhook_id = Uuid::new_v4();
     store
         .create_webhook(
-            &shared::domain::Webhook {
+            &hosting_domain::domain::Webhook {
                 id: webhook_id,
                 brand_id: BRAND.into(),
                 url: "https://hooks.example.com/bench".into(),

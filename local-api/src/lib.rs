@@ -3,8 +3,8 @@
 
 use axum::Router;
 use axum::extract::Request;
-use shared::App;
-use shared::http::{finish, trim_trailing_slash};
+use hosting_app::App;
+use hosting_http::{finish, trim_trailing_slash};
 use tower::ServiceExt;
 use tower::util::MapRequest;
 

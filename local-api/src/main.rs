@@ -5,12 +5,12 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use shared::clock::SystemClock;
-use shared::config::{Config, StoreKind};
-use shared::delivery::Deliverer;
-use shared::http::API_PREFIX;
-use shared::runtime::Runtime;
-use shared::seed::{self, Seed};
+use hosting_app::delivery::Deliverer;
+use hosting_app::seed::{self, Seed};
+use hosting_domain::clock::SystemClock;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_http::API_PREFIX;
+use hosting_runtime::Runtime;
 
 const USAGE: &str = "usage: local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]";
 
@@ -80,7 +80,7 @@ async fn main() -> ExitCode {
         tracing_appender::non_blocking::NonBlockingBuilder::default()
             .lossy(false)
             .finish(std::io::BufWriter::new(std::io::stdout()));
-    shared::telemetry::init_local(log_writer);
+    hosting_domain::telemetry::init_local(log_writer);
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) if message.is_empty() => {

@@ -779,8 +779,8 @@ impl aws_sdk_dynamodb::config::Intercept for ItemsRead {
 #[tokio::test]
 #[ignore = "needs DynamoDB (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
-    use shared::runtime::{LocalQueue, Parts, Runtime};
-    let sdk = shared::aws::sdk_config().await;
+    use hosting_runtime::{LocalQueue, Parts, Runtime};
+    let sdk = hosting_aws::sdk_config().await;
     let recorder = ItemsRead::default();
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)
@@ -792,22 +792,24 @@ async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
         ("brand_a", Keys::test_a(), 200u32),
         ("brand_b", Keys::test_b(), 2_000),
     ] {
-        let store = shared::aws::dynamodb::DynamoStore::new(
+        let store = hosting_aws::dynamodb::DynamoStore::new(
             client.clone(),
             format!("items-{}", uuid::Uuid::new_v4().simple()),
         );
         store.create_table().await.unwrap();
-        let config =
-            shared::config::Config::from_lookup(shared::config::StoreKind::Memory, |_| None)
-                .unwrap();
+        let config = hosting_domain::config::Config::from_lookup(
+            hosting_domain::config::StoreKind::Memory,
+            |_| None,
+        )
+        .unwrap();
         let runtime = Runtime::assemble(
             config,
-            std::sync::Arc::new(shared::clock::SystemClock),
+            std::sync::Arc::new(hosting_domain::clock::SystemClock),
             None,
             Parts {
                 store: std::sync::Arc::new(store),
                 memory: None,
-                queue: LocalQueue::Memory(shared::memory::MemoryQueue::new()),
+                queue: LocalQueue::Memory(hosting_embedded::MemoryQueue::new()),
                 scheduler: None,
             },
         );
@@ -833,7 +835,7 @@ async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
                 stream
             })
             .collect();
-        shared::seed::Seed::from_json(&seed.to_string())
+        hosting_app::seed::Seed::from_json(&seed.to_string())
             .unwrap()
             .load(&*runtime.app.store)
             .await

@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use chrono::Utc;
 use common::*;
+use hosting_aws::scheduler::{SchedulerTimers, schedule_name};
+use hosting_aws::sqs::{QueuedDelivery, SqsQueue};
+use hosting_domain::domain::{EventType, TimerKind};
+use hosting_domain::ports::{Delivery, Timer, Timers};
 use serde_json::json;
-use shared::aws::scheduler::{SchedulerTimers, schedule_name};
-use shared::aws::sqs::{QueuedDelivery, SqsQueue};
-use shared::domain::{EventType, TimerKind};
-use shared::ports::{Delivery, Timer, Timers};
 
 async fn sdk() -> aws_config::SdkConfig {
-    shared::aws::sdk_config().await
+    hosting_aws::sdk_config().await
 }
 
 const DLQ: &str = "arn:aws:sqs:us-east-1:123456789012:stack-timers-dlq";
@@ -144,7 +144,7 @@ async fn queue(sdk: &aws_config::SdkConfig) -> SqsQueue {
 
 /// Enqueues `delivery` for now and receives the raw message body SQS holds.
 async fn enqueue_and_receive(queue: &SqsQueue, delivery: Delivery) -> String {
-    shared::ports::DeliveryQueue::enqueue(queue, delivery, Duration::ZERO)
+    hosting_domain::ports::DeliveryQueue::enqueue(queue, delivery, Duration::ZERO)
         .await
         .unwrap();
     let out = queue
@@ -194,9 +194,13 @@ async fn dynamodb_only_delays_beyond_15_minutes_travel_in_the_message() {
     let sdk = sdk().await;
     let queue = queue(&sdk).await;
     // A retry due in 8 hours: SQS holds it for 15 minutes, the message carries the rest.
-    shared::ports::DeliveryQueue::enqueue(&queue, delivery(), Duration::from_secs(8 * 3600))
-        .await
-        .unwrap();
+    hosting_domain::ports::DeliveryQueue::enqueue(
+        &queue,
+        delivery(),
+        Duration::from_secs(8 * 3600),
+    )
+    .await
+    .unwrap();
     assert_eq!(delayed_count(&queue).await, ("0".into(), "1".into()));
 
     // A hop that arrives early goes back for the time that remains.
@@ -229,12 +233,12 @@ async fn dynamodb_only_short_delays_are_sqs_delays_and_dead_letters_are_intact()
     let message: QueuedDelivery = serde_json::from_str(&raw).unwrap();
     assert_eq!(message.delivery, delivery());
 
-    let dead = shared::ports::DeadLetter {
+    let dead = hosting_domain::ports::DeadLetter {
         delivery: delivery(),
         last_error: "receiver answered 500".into(),
         failed_at: Utc::now(),
     };
-    shared::ports::DeliveryQueue::dead_letter(&queue, dead.clone())
+    hosting_domain::ports::DeliveryQueue::dead_letter(&queue, dead.clone())
         .await
         .unwrap();
     let out = queue
@@ -244,7 +248,7 @@ async fn dynamodb_only_short_delays_are_sqs_delays_and_dead_letters_are_intact()
         .send()
         .await
         .unwrap();
-    let stored: shared::ports::DeadLetter =
+    let stored: hosting_domain::ports::DeadLetter =
         serde_json::from_str(out.messages()[0].body().unwrap()).unwrap();
     assert_eq!(stored, dead);
 }
@@ -275,19 +279,22 @@ async fn dynamodb_only_the_runtime_uses_scheduler_and_sqs_from_configuration() {
         ("SCHEDULER_ROLE_ARN", "arn:aws:iam::123456789012:role/r"),
         ("SCHEDULER_DLQ_ARN", DLQ),
     ];
-    let config = shared::config::Config::from_lookup(shared::config::StoreKind::Memory, |name| {
-        vars.iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.to_string())
-    })
+    let config = hosting_domain::config::Config::from_lookup(
+        hosting_domain::config::StoreKind::Memory,
+        |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        },
+    )
     .unwrap();
     let runtime =
-        shared::runtime::Runtime::from_config(config, Arc::new(shared::clock::SystemClock))
+        hosting_runtime::Runtime::from_config(config, Arc::new(hosting_domain::clock::SystemClock))
             .await
             .unwrap();
     assert!(runtime.timers.is_none(), "timers run on Scheduler");
-    assert!(matches!(runtime.queue, shared::runtime::LocalQueue::Sqs(_)));
-    shared::aws::dynamodb::DynamoStore::new(shared::aws::dynamodb_client(&sdk), table)
+    assert!(matches!(runtime.queue, hosting_runtime::LocalQueue::Sqs(_)));
+    hosting_aws::dynamodb::DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table)
         .create_table()
         .await
         .unwrap();
@@ -323,7 +330,7 @@ async fn dynamodb_only_the_runtime_uses_scheduler_and_sqs_from_configuration() {
     );
 }
 
-use shared::seed::Seed;
+use hosting_app::seed::Seed;
 
 #[tokio::test]
 #[ignore = "needs SQS (moto, behind the fault proxy's character rule): scripts/test.sh runs it"]
@@ -352,7 +359,7 @@ async fn dynamodb_only_the_table_is_created_and_waited_for_before_its_ttl_is_set
     // As DynamoDB does: CREATING for a while, and TTL refused until it is ACTIVE.
     common::faults::set(&table, json!({"table_creating_ms": 1500})).await;
     let store =
-        shared::aws::dynamodb::DynamoStore::new(shared::aws::dynamodb_client(&sdk), table.clone());
+        hosting_aws::dynamodb::DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table.clone());
     let started = std::time::Instant::now();
     store.create_table().await.unwrap();
     assert!(

@@ -329,7 +329,7 @@ async fn a_deleted_webhook_receives_nothing_more() {
 struct FixedDns(IpAddr);
 
 #[async_trait::async_trait]
-impl shared::delivery::Dns for FixedDns {
+impl hosting_app::delivery::Dns for FixedDns {
     async fn lookup(&self, _host: &str) -> std::io::Result<Vec<IpAddr>> {
         Ok(vec![self.0])
     }
@@ -337,7 +337,7 @@ impl shared::delivery::Dns for FixedDns {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_public_name_resolving_to_loopback_is_refused_at_delivery() {
-    let dns: Arc<dyn shared::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
+    let dns: Arc<dyn hosting_app::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
     let api = TestApi::with_delivery(&[("WEBHOOK_RETRY_DELAYS_SECS", "0.05")], Some(dns)).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     // Passes registration: https on a public-looking name.
@@ -357,7 +357,7 @@ async fn a_public_name_resolving_to_loopback_is_refused_at_delivery() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_private_urls_allowed_the_same_name_is_delivered() {
-    let dns: Arc<dyn shared::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
+    let dns: Arc<dyn hosting_app::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
     let api = TestApi::with_delivery(&[PRIVATE_OK], Some(dns)).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     register(
@@ -375,12 +375,12 @@ async fn with_private_urls_allowed_the_same_name_is_delivered() {
 async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
     let api = delivering(&[("WEBHOOK_RETRY_DELAYS_SECS", "0.05")]).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
-    let webhook = shared::domain::Webhook {
+    let webhook = hosting_domain::domain::Webhook {
         id: uuid::Uuid::new_v4(),
         brand_id: "brand_a".into(),
         url: format!("https://127.0.0.1:{}/hook", receiver.port()),
-        events: vec![shared::domain::EventType::StreamStarted],
-        secret: shared::domain::webhook::generate_secret(),
+        events: vec![hosting_domain::domain::EventType::StreamStarted],
+        secret: hosting_domain::domain::webhook::generate_secret(),
         active: true,
         created_at: api.now(),
         previous_secret: None,
@@ -422,7 +422,7 @@ async fn published_libraries_verify_both_signatures() {
     }
     // The verifier is not vacuous: another secret fails both schemes.
     let hit = receiver.hits()[0].clone();
-    let (ok, output) = run_verifier(&shared::domain::webhook::generate_secret(), &hit);
+    let (ok, output) = run_verifier(&hosting_domain::domain::webhook::generate_secret(), &hit);
     assert!(!ok);
     assert!(
         !output.contains("stripe: ok") && !output.contains("standardwebhooks: ok"),

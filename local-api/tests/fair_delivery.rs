@@ -11,8 +11,8 @@ use std::time::Duration;
 use chrono::{TimeDelta, Utc};
 use common::receiver::{Behaviour, Receiver};
 use common::*;
+use hosting_app::delivery::worker::BRAND_DELIVERY_SLOTS;
 use serde_json::json;
-use shared::delivery::worker::BRAND_DELIVERY_SLOTS;
 
 const PRIVATE_OK: (&str, &str) = ("WEBHOOK_ALLOW_PRIVATE_URLS", "true");
 

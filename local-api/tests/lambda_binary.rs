@@ -17,11 +17,11 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use common::fake_livekit::{API_KEY, API_SECRET, FakeLiveKit};
+use hosting_app::seed::Seed;
+use hosting_aws::dynamodb::DynamoStore;
+use hosting_runtime::LocalQueue;
 use livekit_api::access_token::TokenVerifier;
 use serde_json::{Value, json};
-use shared::aws::dynamodb::DynamoStore;
-use shared::runtime::LocalQueue;
-use shared::seed::Seed;
 use tokio::sync::mpsc;
 
 /// What a function sent back to the Runtime API: `response`, `error` or `init/error`, and
@@ -193,7 +193,7 @@ async fn backend() -> Backend {
 
 /// The parameter's name, and the fault proxy's scope for its requests.
 async fn put_secret_parameter(secret: &str) -> (String, String) {
-    let sdk = shared::aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await;
     let scope = format!("test-{}", uuid::Uuid::new_v4().simple());
     let name = format!("/live-stream-hosting/{scope}/livekit-api-secret");
     aws_sdk_ssm::Client::new(&sdk)

@@ -7,12 +7,12 @@ mod common;
 use std::sync::Arc;
 
 use axum::Router;
+use hosting_app::App;
+use hosting_app::seed::Seed;
+use hosting_domain::clock::SystemClock;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_runtime::{LocalQueue, Runtime};
 use serde_json::{Value, json};
-use shared::App;
-use shared::clock::SystemClock;
-use shared::config::{Config, StoreKind};
-use shared::runtime::{LocalQueue, Runtime};
-use shared::seed::Seed;
 use tower::ServiceExt;
 
 const LIVE_ID: &str = "5a1e0000-0000-4000-8000-000000000001";
@@ -30,7 +30,7 @@ async fn runtime(vars: &[(&str, &str)]) -> Runtime {
             .map(|(_, v)| v.to_string())
     })
     .unwrap();
-    let rooms = shared::livekit::rooms_from_config(&config);
+    let rooms = hosting_livekit::rooms_from_config(&config);
     let (parts, _) = common::backend::parts().await;
     let runtime = Runtime::assemble(config, Arc::new(SystemClock), rooms, parts);
     Seed::from_json(&event("seed"))
@@ -49,7 +49,7 @@ struct Answer {
 
 async fn invoke(routes: fn(App) -> Router, app: &App, name: &str) -> Answer {
     let request = lambda_http::request::from_str(&event(name)).expect("an API Gateway v2 event");
-    let response = shared::lambda::http_service(routes, app.clone())
+    let response = hosting_runtime::lambda::http_service(routes, app.clone())
         .oneshot(request)
         .await
         .unwrap();
@@ -170,7 +170,7 @@ async fn livekit_event_through_its_function() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stream.status, shared::domain::StreamStatus::Live);
+    assert_eq!(stream.status, hosting_domain::domain::StreamStatus::Live);
 }
 
 #[tokio::test]
@@ -186,7 +186,7 @@ async fn timer_event_through_its_function() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stream.status, shared::domain::StreamStatus::Error);
+    assert_eq!(stream.status, hosting_domain::domain::StreamStatus::Error);
     // Delivered twice (Scheduler retries), it changes nothing more.
     let timer = serde_json::from_str(&event("timers-preparing-timeout")).unwrap();
     assert_eq!(
@@ -208,7 +208,7 @@ async fn timer_event_through_its_function() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(live.status, shared::domain::StreamStatus::Ended);
+    assert_eq!(live.status, hosting_domain::domain::StreamStatus::Ended);
     assert_eq!(
         timers::handle(&runtime.app, sweep()).await.unwrap(),
         timers::Fired { changed: 0 }
@@ -233,7 +233,7 @@ async fn outbox_relay_event_through_its_function() {
     // the sample shows; here the image of the event just written.
     let mut batch: Value = serde_json::from_str(&event("outbox-relay-dynamodb-stream")).unwrap();
     let sample = &batch["Records"][0]["dynamodb"]["NewImage"];
-    assert!(shared::aws::dynamodb::event_from_stream_image(sample).is_ok());
+    assert!(hosting_aws::dynamodb::event_from_stream_image(sample).is_ok());
     batch["Records"][0]["dynamodb"]["NewImage"] = json!({
         "id": {"S": written.id}, "type": {"S": written.event_type.as_str()},
         "brand_id": {"S": written.brand_id}, "stream_id": {"S": written.stream_id.to_string()},
@@ -259,12 +259,12 @@ async fn outbox_relay_event_through_its_function() {
     );
 }
 
-async fn sqs_queue(runtime: &Runtime) -> shared::aws::sqs::SqsQueue {
+async fn sqs_queue(runtime: &Runtime) -> hosting_aws::sqs::SqsQueue {
     match &runtime.queue {
         LocalQueue::Sqs(queue) => queue.clone(),
         // Nothing is sent for a message that is already due.
-        LocalQueue::Memory(_) => shared::aws::sqs::SqsQueue::new(
-            aws_sdk_sqs::Client::new(&shared::aws::sdk_config().await),
+        LocalQueue::Memory(_) => hosting_aws::sqs::SqsQueue::new(
+            aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await),
             "http://127.0.0.1:9/unused",
             "http://127.0.0.1:9/unused-dlq",
         ),
@@ -276,7 +276,7 @@ async fn sqs_batch_through_the_delivery_function() {
     let runtime = runtime(&[]).await;
     let queue = sqs_queue(&runtime).await;
     let deliverer =
-        shared::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
+        hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
     let batch = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
     let response = delivery::handle(&runtime.app, &queue, &deliverer, batch).await;
     assert!(
@@ -312,7 +312,7 @@ async fn an_sqs_batch_is_delivered_signed_to_its_webhook() {
 
     let queue = sqs_queue(&api.runtime).await;
     let deliverer =
-        shared::delivery::Deliverer::new(std::time::Duration::from_secs(5), true).unwrap();
+        hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(5), true).unwrap();
     let batch = serde_json::from_value(batch).unwrap();
     let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;
     assert!(response.batch_item_failures.is_empty());
@@ -341,7 +341,7 @@ async fn a_store_failure_is_reported_as_a_batch_item_failure() {
     let api = common::TestApi::new().await;
     let queue = sqs_queue(&api.runtime).await;
     let deliverer =
-        shared::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
+        hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
     api.set_failing().await;
     let batch = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
     let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;

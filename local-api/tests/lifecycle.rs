@@ -8,9 +8,9 @@ mod common;
 use chrono::Duration;
 use common::fake_livekit::{FakeLiveKit, agent_joined, signed_webhook};
 use common::*;
+use hosting_domain::domain::TimerKind;
+use hosting_domain::ports::Timer;
 use serde_json::{Value, json};
-use shared::domain::TimerKind;
-use shared::ports::Timer;
 
 async fn live_api(fake: &FakeLiveKit, extra: &[(&str, &str)]) -> TestApi {
     let config = fake.config();
@@ -78,14 +78,14 @@ async fn the_sweep_ends_a_test_stream_whose_timer_was_lost_at_its_deadline() {
 
     api.advance(Duration::seconds(59));
     assert_eq!(
-        shared::service::timers::sweep(app).await.unwrap(),
+        hosting_app::service::timers::sweep(app).await.unwrap(),
         0,
         "not yet due"
     );
     assert_eq!(status(&api, &id).await, "live");
 
     api.advance(Duration::seconds(2));
-    assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 1);
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 1);
     let detail = api
         .get(&format!("/streams/{id}"), &Keys::test_a())
         .await
@@ -96,13 +96,17 @@ async fn the_sweep_ends_a_test_stream_whose_timer_was_lost_at_its_deadline() {
         .await;
     assert_eq!(api.active_streams("brand_a").await, 0);
     // Once: a second sweep, or the timer turning up after all, changes nothing.
-    assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 0);
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 0);
     let late = Timer {
         stream_id: stream_id(&id),
         kind: TimerKind::DurationEnd,
         due_at: api.now(),
     };
-    assert!(!shared::service::timers::fire(app, &late).await.unwrap());
+    assert!(
+        !hosting_app::service::timers::fire(app, &late)
+            .await
+            .unwrap()
+    );
     assert_eq!(api.events_of(&id).await, ["stream.started", "stream.ended"]);
 }
 
@@ -118,10 +122,10 @@ async fn the_sweep_ends_a_preparing_stream_whose_timeout_was_lost() {
 
     api.advance(Duration::minutes(5) - Duration::seconds(1));
     // Its dispatch retry is due too: one, whose next would fall after the timeout.
-    assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 1);
-    assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 0);
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 1);
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 0);
     api.advance(Duration::seconds(2));
-    assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 1);
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 1);
     assert_eq!(status(&api, &id).await, "error");
     assert_eq!(api.events_of(&id).await, ["stream.error"]);
     api.assert_end_reason(&Keys::live_a(), &id, "error", Some("preparing_timeout"))

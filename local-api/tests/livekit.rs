@@ -602,7 +602,7 @@ async fn racing_agent_join_and_timeout_give_one_transition() {
             let api = api.clone();
             tokio::spawn(async move {
                 for timer in timers {
-                    shared::service::timers::fire(&api.runtime.app, &timer)
+                    hosting_app::service::timers::fire(&api.runtime.app, &timer)
                         .await
                         .unwrap();
                 }

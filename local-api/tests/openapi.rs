@@ -49,7 +49,7 @@ async fn every_discovered_endpoint_is_documented_and_back() {
         .keys()
         .cloned()
         .collect();
-    let document = shared::http::openapi::document("http://localhost/api/v1");
+    let document = hosting_http::openapi::document("http://localhost/api/v1");
     let mut documented: Vec<String> = document["paths"]
         .as_object()
         .unwrap()
@@ -71,7 +71,7 @@ async fn every_discovered_endpoint_is_documented_and_back() {
 #[tokio::test]
 async fn the_router_serves_exactly_the_documented_operations() {
     let api = TestApi::new().await;
-    let document = shared::http::openapi::document("http://localhost/api/v1");
+    let document = hosting_http::openapi::document("http://localhost/api/v1");
     let paths = document["paths"].as_object().unwrap();
     for (template, operations) in paths {
         let path = template.replace("{id}", "00000000-0000-4000-8000-000000000000");
@@ -96,7 +96,7 @@ async fn the_router_serves_exactly_the_documented_operations() {
 
 #[test]
 fn constraints_come_from_the_validation_rules() {
-    let document = shared::http::openapi::document("http://x/api/v1");
+    let document = hosting_http::openapi::document("http://x/api/v1");
     let start = &document["components"]["schemas"]["StartStreamRequest"]["properties"];
     assert_eq!(start["creator_id"]["maxLength"], 64);
     assert_eq!(start["product_name"]["maxLength"], 200);
@@ -210,7 +210,7 @@ fn the_template_routes_every_declared_endpoint() {
             routed.push(format!("{m} {path}"));
         }
     }
-    let mut declared: Vec<String> = shared::http::endpoints::ENDPOINTS
+    let mut declared: Vec<String> = hosting_http::endpoints::ENDPOINTS
         .iter()
         .map(|e| match e.path {
             "/" => format!("{} /api/v1", e.method),

@@ -38,7 +38,7 @@ const SPEC_SCOPES: [(&str, &str, &str); 17] = [
 /// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
 /// with its required parameters, and its scope.
 fn scoped() -> Vec<(String, String, &'static str)> {
-    use shared::http::endpoints::{ENDPOINTS, In};
+    use hosting_http::endpoints::{ENDPOINTS, In};
     ENDPOINTS
         .iter()
         .filter_map(|endpoint| {
@@ -62,7 +62,7 @@ fn scoped() -> Vec<(String, String, &'static str)> {
 
 #[test]
 fn declared_scopes_are_the_specs() {
-    use shared::http::endpoints::ENDPOINTS;
+    use hosting_http::endpoints::ENDPOINTS;
     let mut declared: Vec<(String, String, String)> = ENDPOINTS
         .iter()
         .filter_map(|e| {
@@ -425,7 +425,7 @@ async fn the_gateway_request_id_is_echoed() {
         .unwrap();
     request
         .extensions_mut()
-        .insert(shared::http::GatewayRequestId("gw-123".into()));
+        .insert(hosting_http::GatewayRequestId("gw-123".into()));
     let r = api.send(request).await;
     assert_eq!(r.header("x-request-id"), Some("gw-123"));
 }

@@ -150,10 +150,10 @@ async fn the_sweep_dispatches_again_when_the_retry_timer_was_lost() {
         .take_due(show.api.now() + Duration::days(1));
     show.api.advance(Duration::seconds(61));
     let app = &show.api.runtime.app;
-    assert_eq!(shared::service::timers::sweep(app).await.unwrap(), 1);
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 1);
     assert_eq!(show.dispatches(), 2);
     assert_eq!(
-        shared::service::timers::sweep(app).await.unwrap(),
+        hosting_app::service::timers::sweep(app).await.unwrap(),
         0,
         "once"
     );
@@ -435,13 +435,13 @@ async fn dynamodb_only_windows_under_aws_faults_end_once_or_go_on() {
         let app = &show.api.runtime.app;
         for _ in 0..30 {
             show.api.advance_and_fire(Duration::zero()).await;
-            if matches!(shared::service::timers::sweep(app).await, Ok(0)) {
+            if matches!(hosting_app::service::timers::sweep(app).await, Ok(0)) {
                 break;
             }
         }
         let stats = common::faults::stats(&table).await;
         common::faults::clear(&table).await;
-        while !matches!(shared::service::timers::sweep(app).await, Ok(0)) {}
+        while !matches!(hosting_app::service::timers::sweep(app).await, Ok(0)) {}
         println!("faults: {stats}");
 
         let detail = detail_through_faults(&show).await;

@@ -40,7 +40,7 @@ mod tempfile_path {
 async fn environment(livekit: &FakeLiveKit) -> Environment {
     let (parts, dynamo) = common::backend::parts().await;
     let dynamo = dynamo.expect("DynamoDB");
-    let shared::runtime::LocalQueue::Sqs(queue) = parts.queue else {
+    let hosting_runtime::LocalQueue::Sqs(queue) = parts.queue else {
         panic!("SQS");
     };
     let mut vars: Vec<(String, String)> = vec![

@@ -57,7 +57,7 @@ async fn agent_joins(api: &TestApi, id: &str, room: &str, event_id: &str) {
 /// schedule does.
 async fn sweep_after(api: &TestApi, by: Duration) {
     api.advance(by);
-    shared::service::timers::sweep(&api.runtime.app)
+    hosting_app::service::timers::sweep(&api.runtime.app)
         .await
         .unwrap();
 }

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use common::store_log::{Recorder, sequential};
 use common::*;
+use hosting_app::seed::Seed;
+use hosting_aws::dynamodb::DynamoStore;
+use hosting_domain::clock::SystemClock;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_embedded::MemoryQueue;
+use hosting_runtime::{LocalQueue, Parts, Runtime};
 use serde_json::json;
-use shared::aws::dynamodb::DynamoStore;
-use shared::clock::SystemClock;
-use shared::config::{Config, StoreKind};
-use shared::memory::MemoryQueue;
-use shared::runtime::{LocalQueue, Parts, Runtime};
-use shared::seed::Seed;
 use tower::ServiceExt;
 
 /// (method, path, body, budget of sequential round trips (`None`: not budgeted), status)
@@ -32,7 +32,7 @@ type Case = (
 #[tokio::test]
 #[ignore = "needs DynamoDB (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
-    let sdk = shared::aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await;
     let recorder = Recorder::default();
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)

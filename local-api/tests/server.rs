@@ -182,7 +182,7 @@ async fn the_readme_try_it_block_runs_as_pasted() {
         server
             .lines
             .iter()
-            .any(|l| l.ends_with(shared::seed::FIXED_DEMO_TEST_KEY)),
+            .any(|l| l.ends_with(hosting_app::seed::FIXED_DEMO_TEST_KEY)),
         "{:?}",
         server.lines
     );
@@ -327,7 +327,7 @@ fn logs_are_plain_when_not_a_terminal_and_one_line_per_request() {
     write!(
         stream,
         "GET /api/v1/streams/00000000-0000-4000-8000-000000000000 HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
-        shared::seed::FIXED_DEMO_TEST_KEY
+        hosting_app::seed::FIXED_DEMO_TEST_KEY
     )
     .unwrap();
     let mut answer = String::new();
@@ -395,7 +395,7 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
     };
     let admitted = request(
         "/api/v1/streams?limit=1",
-        Some(shared::seed::FIXED_DEMO_TEST_KEY),
+        Some(hosting_app::seed::FIXED_DEMO_TEST_KEY),
     );
     let public = request("/api/v1/creators", None);
     let mut lines: Vec<serde_json::Value> = Vec::new();
@@ -467,7 +467,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
     });
 
     let http = reqwest::Client::new();
-    let key = shared::seed::FIXED_DEMO_TEST_KEY;
+    let key = hosting_app::seed::FIXED_DEMO_TEST_KEY;
     for (receiver, events) in [
         (&succeeding, json!(["stream.started", "stream.ended"])),
         (&failing, json!(["stream.ended"])),
@@ -517,7 +517,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
     // `launch_failed` transition.
     let live = http
         .post(format!("{base}/streams"))
-        .bearer_auth(shared::seed::FIXED_DEMO_LIVE_KEY)
+        .bearer_auth(hosting_app::seed::FIXED_DEMO_LIVE_KEY)
         .json(&json!({
             "creator_id": creators["creators"][0]["id"],
             "product_name": "Glow Serum",
@@ -585,7 +585,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
         assert!(document["_aws"]["Timestamp"].as_u64().unwrap() > 1_600_000_000_000);
         let name = directive["Metrics"][0]["Name"].as_str().unwrap();
         assert!(
-            shared::metrics::Metric::ALL
+            hosting_domain::metrics::Metric::ALL
                 .iter()
                 .any(|m| m.name() == name),
             "{name}"

@@ -1040,7 +1040,7 @@ async fn lookup_failures_are_404_never_500() {
     let api = TestApi::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     // Authenticate first, then make the store fail for the lookup itself.
-    let caller = shared::http::pipeline::authorize(
+    let caller = hosting_http::pipeline::authorize(
         &api.runtime.app,
         &{
             let mut h = axum::http::HeaderMap::new();
@@ -1050,12 +1050,12 @@ async fn lookup_failures_are_404_never_500() {
             );
             h
         },
-        shared::domain::Scope::StreamsRead,
+        hosting_domain::domain::Scope::StreamsRead,
     )
     .await
     .unwrap();
     api.set_failing().await;
-    let err = shared::service::streams::get(&api.runtime.app, &caller, &id)
+    let err = hosting_app::service::streams::get(&api.runtime.app, &caller, &id)
         .await
         .unwrap_err();
     assert_eq!(err.code().as_str(), "not_found");
@@ -1163,7 +1163,7 @@ async fn timer_and_delete_racing_yield_one_transition() {
     api.delete(&format!("/streams/{id}"), &Keys::test_a())
         .await
         .assert_status(200);
-    let changed = shared::service::timers::fire(&api.runtime.app, &timers[0])
+    let changed = hosting_app::service::timers::fire(&api.runtime.app, &timers[0])
         .await
         .unwrap();
     assert!(!changed);

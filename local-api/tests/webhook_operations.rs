@@ -12,10 +12,10 @@ use chrono::{DateTime, Utc};
 use common::receiver::{Behaviour, Hit, Receiver, run_verifier};
 use common::*;
 use hmac::{Hmac, Mac};
+use hosting_domain::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+use hosting_domain::domain::event::EventType;
 use serde_json::{Value, json};
 use sha2::Sha256;
-use shared::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
-use shared::domain::event::EventType;
 
 const PRIVATE_OK: (&str, &str) = ("WEBHOOK_ALLOW_PRIVATE_URLS", "true");
 const WAIT: Duration = Duration::from_secs(10);
@@ -1043,7 +1043,7 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
 
 /// Events `range`, each with one attempt that ended its delivery failed, recorded a few at once.
 async fn seed_failed(
-    store: &std::sync::Arc<dyn shared::ports::Store>,
+    store: &std::sync::Arc<dyn hosting_domain::ports::Store>,
     webhook_id: &str,
     range: std::ops::Range<usize>,
     start: DateTime<Utc>,

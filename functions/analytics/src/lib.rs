@@ -2,13 +2,13 @@
 
 use axum::extract::State;
 use axum::{Json, Router};
-use shared::domain::Caller;
-use shared::domain::analytics::Analytics;
-use shared::http::endpoints::GET_ANALYTICS;
-use shared::http::query::QueryParams;
-use shared::http::routes::Routes;
-use shared::service::analytics;
-use shared::{ApiResult, App};
+use hosting_app::App;
+use hosting_app::service::analytics;
+use hosting_domain::ApiResult;
+use hosting_domain::domain::analytics::Analytics;
+use hosting_http::endpoints::GET_ANALYTICS;
+use hosting_http::query::QueryParams;
+use hosting_http::routes::{Admitted, Routes};
 
 pub fn router(app: App) -> Router {
     Routes::new(app)
@@ -18,7 +18,7 @@ pub fn router(app: App) -> Router {
 
 async fn get_analytics(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     query: QueryParams,
 ) -> ApiResult<Json<Analytics>> {
     let analytics =

@@ -2,10 +2,10 @@
 //! ones that must come back (a store failure) are reported as batch item failures.
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use shared::App;
-use shared::aws::sqs::SqsQueue;
-use shared::delivery::Deliverer;
-use shared::delivery::sqs_worker::handle_message;
+use hosting_app::App;
+use hosting_app::delivery::Deliverer;
+use hosting_aws::sqs::SqsQueue;
+use hosting_runtime::sqs_worker::handle_message;
 
 pub async fn handle(
     app: &App,

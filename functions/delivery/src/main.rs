@@ -1,12 +1,12 @@
+use hosting_app::delivery::Deliverer;
 use lambda_runtime::{LambdaEvent, service_fn};
-use shared::delivery::Deliverer;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let runtime = shared::lambda::runtime_from_env().await?;
+    let runtime = hosting_runtime::lambda::runtime_from_env().await?;
     let config = &runtime.app.config;
     let deliverer = Deliverer::new(config.webhook_timeout, config.webhook_allow_private_urls)?;
     let (app, queue, deliverer) = (&runtime.app, &runtime.queue, &deliverer);

@@ -7,13 +7,14 @@ use axum::http::header::{CACHE_CONTROL, HOST};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{Html, IntoResponse};
 use axum::{Json, Router};
-use shared::domain::creator::CreatorList;
-use shared::http::API_PREFIX;
-use shared::http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, discovery_document};
-use shared::http::routes::Routes;
-use shared::http::{docs_page, openapi};
-use shared::service::creators;
-use shared::{ApiResult, App};
+use hosting_app::App;
+use hosting_app::service::creators;
+use hosting_domain::ApiResult;
+use hosting_domain::domain::creator::CreatorList;
+use hosting_http::API_PREFIX;
+use hosting_http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, discovery_document};
+use hosting_http::routes::Routes;
+use hosting_http::{docs_page, openapi};
 
 pub fn router(app: App) -> Router {
     Routes::new(app)

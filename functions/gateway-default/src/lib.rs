@@ -3,7 +3,7 @@
 //! paths, methods a path does not serve. The local server serves this same router.
 
 use axum::Router;
-use shared::App;
+use hosting_app::App;
 
 pub fn router(app: App) -> Router {
     Router::new()

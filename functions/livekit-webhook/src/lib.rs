@@ -6,9 +6,10 @@ use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use axum::routing::post;
 use axum::{Json, Router};
-use shared::livekit::LiveKitWebhooks;
-use shared::service::provider_events;
-use shared::{ApiError, ApiResult, App};
+use hosting_app::App;
+use hosting_app::service::provider_events;
+use hosting_domain::{ApiError, ApiResult};
+use hosting_livekit::LiveKitWebhooks;
 
 pub const PATH: &str = "/livekit/webhook";
 
@@ -27,7 +28,7 @@ async fn receive(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .ok_or(ApiError::Unauthorized)?;
-    let body = shared::http::body::read_limited(body).await?;
+    let body = hosting_http::body::read_limited(body).await?;
     let body = std::str::from_utf8(&body).map_err(|_| ApiError::Unauthorized)?;
     let event = LiveKitWebhooks::new(livekit)
         .verify(body, authorization)

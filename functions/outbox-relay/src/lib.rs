@@ -2,10 +2,10 @@
 //! events just written, and it relays those, each on its own; a schedule invokes it as a
 //! sweep, which relays whatever a failed or lost invocation left pending.
 
+use hosting_app::App;
+use hosting_app::delivery::relay;
+use hosting_aws::dynamodb::event_from_stream_image;
 use serde::Serialize;
-use shared::App;
-use shared::aws::dynamodb::event_from_stream_image;
-use shared::delivery::relay;
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
 pub struct Relayed {
@@ -16,16 +16,16 @@ pub struct Relayed {
 pub async fn handle(
     app: &App,
     invocation: serde_json::Value,
-) -> Result<Relayed, shared::error::StoreError> {
+) -> Result<Relayed, hosting_domain::error::StoreError> {
     if invocation.get("Records").is_none() {
         let relayed = relay::sweep(app, relay::SWEEP_GRACE).await?;
         // Measured once a minute, by the scheduled sweep: the alarm on it needs no other
         // source.
-        shared::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);
+        hosting_domain::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);
         return Ok(Relayed { relayed });
     }
     let batch: aws_lambda_events::event::dynamodb::Event = serde_json::from_value(invocation)
-        .map_err(|e| shared::error::StoreError::Corrupt(format!("stream batch: {e}")))?;
+        .map_err(|e| hosting_domain::error::StoreError::Corrupt(format!("stream batch: {e}")))?;
     let mut events = Vec::with_capacity(batch.records.len());
     for record in batch.records.iter().filter(|r| r.event_name == "INSERT") {
         let image = serde_json::to_value(&record.change.new_image).unwrap_or_default();

@@ -5,7 +5,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let runtime = shared::lambda::runtime_from_env().await?;
+    let runtime = hosting_runtime::lambda::runtime_from_env().await?;
     let app = &runtime.app;
     lambda_runtime::run(service_fn(
         move |event: LambdaEvent<serde_json::Value>| async move {

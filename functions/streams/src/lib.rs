@@ -6,18 +6,18 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::{Json, Router};
-use shared::domain::Caller;
-use shared::domain::paging::ListQuery;
-use shared::http::body::JsonObject;
-use shared::http::endpoints::{
+use hosting_app::App;
+use hosting_app::service::{streams, test_helpers};
+use hosting_domain::domain::paging::ListQuery;
+use hosting_domain::{ApiError, ApiResult};
+use hosting_http::body::JsonObject;
+use hosting_http::endpoints::{
     END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, GET_STREAM, LIST_STREAMS,
     SET_TEST_STREAM_VIEWERS, START_STREAM,
 };
-use shared::http::idempotency_key;
-use shared::http::query::QueryParams;
-use shared::http::routes::Routes;
-use shared::service::{streams, test_helpers};
-use shared::{ApiError, ApiResult, App};
+use hosting_http::query::QueryParams;
+use hosting_http::routes::{Admitted, Routes};
+use hosting_http::{CreateAnswer, idempotency_key};
 
 pub fn router(app: App) -> Router {
     Routes::new(app)
@@ -33,16 +33,18 @@ pub fn router(app: App) -> Router {
 
 async fn start(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
-    streams::start(&app, &caller, &body, idempotency_key(&headers)).await
+    streams::start(&app, &caller, &body, idempotency_key(&headers))
+        .await
+        .map(CreateAnswer)
 }
 
 async fn list(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
     let query = ListQuery::new(query.get("status"), query.get("limit"), query.get("offset"));
@@ -51,7 +53,7 @@ async fn list(
 
 async fn get_one(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;
@@ -60,7 +62,7 @@ async fn get_one(
 
 async fn end(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;
@@ -69,7 +71,7 @@ async fn end(
 
 async fn set_viewers(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
@@ -81,7 +83,7 @@ async fn set_viewers(
 
 async fn finish(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;
@@ -90,7 +92,7 @@ async fn finish(
 
 async fn fail(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     let Path(id) = id.map_err(|_| ApiError::NotFound)?;

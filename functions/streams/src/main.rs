@@ -2,6 +2,6 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
-async fn main() -> Result<(), shared::lambda::Error> {
-    shared::lambda::run_http(streams_api::router).await
+async fn main() -> Result<(), hosting_runtime::lambda::Error> {
+    hosting_runtime::lambda::run_http(streams_api::router).await
 }

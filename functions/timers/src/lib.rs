@@ -1,9 +1,9 @@
 //! Stream deadlines: a timer fired by EventBridge Scheduler (the schedule's input is the timer
 //! itself), or, every minute, the sweep that ends streams whose timer was lost.
 
+use hosting_app::App;
+use hosting_domain::ports::Timer;
 use serde::{Deserialize, Serialize};
-use shared::App;
-use shared::ports::Timer;
 
 /// What the function is invoked with.
 #[derive(Debug, Deserialize)]
@@ -21,10 +21,15 @@ pub struct Fired {
     pub changed: usize,
 }
 
-pub async fn handle(app: &App, invocation: Invocation) -> Result<Fired, shared::error::StoreError> {
+pub async fn handle(
+    app: &App,
+    invocation: Invocation,
+) -> Result<Fired, hosting_domain::error::StoreError> {
     let changed = match invocation {
-        Invocation::Timer(timer) => usize::from(shared::service::timers::fire(app, &timer).await?),
-        Invocation::Sweep(_) => shared::service::timers::sweep(app).await?,
+        Invocation::Timer(timer) => {
+            usize::from(hosting_app::service::timers::fire(app, &timer).await?)
+        }
+        Invocation::Sweep(_) => hosting_app::service::timers::sweep(app).await?,
     };
     Ok(Fired { changed })
 }

@@ -2,5 +2,5 @@
 
 #[test]
 fn exits_at_start_up_naming_a_missing_variable() {
-    shared::lambda::assert_fails_fast_without_configuration(env!("CARGO_BIN_EXE_timers"));
+    hosting_runtime::lambda::assert_fails_fast_without_configuration(env!("CARGO_BIN_EXE_timers"));
 }

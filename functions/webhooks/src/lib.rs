@@ -9,19 +9,19 @@ use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::{Json, Router};
-use shared::ApiError;
-use shared::domain::Caller;
-use shared::domain::paging::ListQuery;
-use shared::http::body::{JsonObject, OptionalJsonObject};
-use shared::http::endpoints::{
+use hosting_app::App;
+use hosting_app::service::webhooks;
+use hosting_domain::ApiError;
+use hosting_domain::ApiResult;
+use hosting_domain::domain::paging::ListQuery;
+use hosting_http::body::{JsonObject, OptionalJsonObject};
+use hosting_http::endpoints::{
     DELETE_WEBHOOK, GET_WEBHOOK, LIST_DELIVERIES, LIST_WEBHOOKS, REDELIVER, REGISTER_WEBHOOK,
     ROTATE_WEBHOOK_SECRET, TEST_WEBHOOK, UPDATE_WEBHOOK,
 };
-use shared::http::idempotency_key;
-use shared::http::query::QueryParams;
-use shared::http::routes::Routes;
-use shared::service::webhooks;
-use shared::{ApiResult, App};
+use hosting_http::query::QueryParams;
+use hosting_http::routes::{Admitted, Routes};
+use hosting_http::{CreateAnswer, idempotency_key};
 
 pub fn router(app: App) -> Router {
     Routes::new(app)
@@ -39,20 +39,22 @@ pub fn router(app: App) -> Router {
 
 async fn register(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> ApiResult<impl IntoResponse> {
-    webhooks::register(&app, &caller, &body, idempotency_key(&headers)).await
+    webhooks::register(&app, &caller, &body, idempotency_key(&headers))
+        .await
+        .map(CreateAnswer)
 }
 
-async fn list(State(app): State<App>, caller: Caller) -> ApiResult<impl IntoResponse> {
+async fn list(State(app): State<App>, Admitted(caller): Admitted) -> ApiResult<impl IntoResponse> {
     Ok(Json(webhooks::list(&app, &caller).await?))
 }
 
 async fn delete(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
     Ok(Json(
@@ -68,7 +70,7 @@ fn webhook_id(id: Result<Path<String>, PathRejection>) -> ApiResult<uuid::Uuid> 
 
 async fn get_one(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     Ok(Json(webhooks::get(&app, &caller, webhook_id(id)?).await?))
@@ -76,7 +78,7 @@ async fn get_one(
 
 async fn update(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
     body: Result<JsonObject, ApiError>,
 ) -> ApiResult<impl IntoResponse> {
@@ -88,7 +90,7 @@ async fn update(
 
 async fn rotate_secret(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
     body: Result<OptionalJsonObject, ApiError>,
 ) -> ApiResult<impl IntoResponse> {
@@ -101,7 +103,7 @@ async fn rotate_secret(
 
 async fn send_test(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
 ) -> ApiResult<impl IntoResponse> {
     Ok(Json(
@@ -111,7 +113,7 @@ async fn send_test(
 
 async fn deliveries(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
     query: QueryParams,
 ) -> ApiResult<impl IntoResponse> {
@@ -133,7 +135,7 @@ async fn deliveries(
 
 async fn redeliver(
     State(app): State<App>,
-    caller: Caller,
+    Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
     body: Result<JsonObject, ApiError>,
 ) -> ApiResult<impl IntoResponse> {

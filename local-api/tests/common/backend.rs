@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use shared::aws::dynamodb::{DynamoStore, event_from_item};
-use shared::aws::sqs::SqsQueue;
-use shared::domain::StreamEvent;
-use shared::memory::{MemoryQueue, MemoryStore};
-use shared::ports::DeadLetter;
-use shared::runtime::{LocalQueue, Parts, Runtime};
+use hosting_aws::dynamodb::{DynamoStore, event_from_item};
+use hosting_aws::sqs::SqsQueue;
+use hosting_domain::domain::StreamEvent;
+use hosting_domain::ports::DeadLetter;
+use hosting_embedded::{MemoryQueue, MemoryStore};
+use hosting_runtime::{LocalQueue, Parts, Runtime};
 
 use super::store_log::{Recorder, StoreLog};
 
@@ -26,7 +26,7 @@ async fn sdk() -> aws_config::SdkConfig {
         std::env::var("AWS_ENDPOINT_URL").is_ok(),
         "TEST_BACKEND=dynamodb needs AWS_ENDPOINT_URL (scripts/test.sh starts moto server)"
     );
-    shared::aws::sdk_config().await
+    hosting_aws::sdk_config().await
 }
 
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.
@@ -110,7 +110,8 @@ pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> 
         }
     }
     // A stream's start precedes its end even within one instant.
-    let rank = |e: &StreamEvent| (e.event_type != shared::domain::EventType::StreamStarted) as u8;
+    let rank =
+        |e: &StreamEvent| (e.event_type != hosting_domain::domain::EventType::StreamStarted) as u8;
     events.sort_by_key(|e| (e.created_at, rank(e)));
     events
 }

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use hosting_app::delivery::{Deliverer, Dns, SystemDns};
+use hosting_app::seed::Seed;
+use hosting_domain::clock::Clock;
+use hosting_domain::clock::ManualClock;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_runtime::Runtime;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use shared::clock::Clock;
-use shared::clock::ManualClock;
-use shared::config::{Config, StoreKind};
-use shared::delivery::{Deliverer, Dns, SystemDns};
-use shared::runtime::Runtime;
-use shared::seed::Seed;
 use tower::ServiceExt;
 
 pub const ALL_SCOPES: [&str; 4] = [
@@ -129,7 +129,7 @@ pub fn base_seed(now: DateTime<Utc>) -> Value {
 
 pub struct TestApi {
     pub runtime: Runtime,
-    dynamo: Option<shared::aws::dynamodb::DynamoStore>,
+    dynamo: Option<hosting_aws::dynamodb::DynamoStore>,
     /// Drives the app unless it runs on the system clock.
     pub clock: ManualClock,
     service: local_api::ApiService,
@@ -217,11 +217,11 @@ impl TestApi {
         .expect("test config");
         let clock = ManualClock::new(start_time());
         let app_clock: Arc<dyn Clock> = match delivery_dns {
-            Some(_) => Arc::new(shared::clock::SystemClock),
+            Some(_) => Arc::new(hosting_domain::clock::SystemClock),
             None => Arc::new(clock.clone()),
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
-        let rooms = shared::livekit::rooms_from_config(&config);
+        let rooms = hosting_livekit::rooms_from_config(&config);
         let (parts, dynamo, store_log) = backend::parts_logged().await;
         let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
         let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
@@ -263,7 +263,7 @@ impl TestApi {
         let seed = Seed::from_json(&seed.to_string()).unwrap();
         match &self.dynamo {
             Some(dynamo) => {
-                let elsewhere = shared::aws::dynamodb::DynamoStore::new(
+                let elsewhere = hosting_aws::dynamodb::DynamoStore::new(
                     dynamo.client().clone(),
                     dynamo.table(),
                 );
@@ -281,7 +281,7 @@ impl TestApi {
     /// second Lambda instance would be.
     pub fn another_instance(&self) -> local_api::ApiService {
         let app = &self.runtime.app;
-        local_api::service(shared::App::new(shared::app::AppParts {
+        local_api::service(hosting_app::App::new(hosting_app::app::AppParts {
             config: app.config.clone(),
             clock: app.clock.clone(),
             store: app.store.clone(),
@@ -500,7 +500,7 @@ impl TestApi {
     }
 
     /// Every event emitted so far, in order.
-    pub async fn emitted_events(&self) -> Vec<shared::domain::StreamEvent> {
+    pub async fn emitted_events(&self) -> Vec<hosting_domain::domain::StreamEvent> {
         backend::emitted_events(&self.runtime, self.dynamo.as_ref()).await
     }
 
@@ -515,7 +515,7 @@ impl TestApi {
     }
 
     /// The DynamoDB store, when that is the backend.
-    pub fn dynamo(&self) -> Option<&shared::aws::dynamodb::DynamoStore> {
+    pub fn dynamo(&self) -> Option<&hosting_aws::dynamodb::DynamoStore> {
         self.dynamo.as_ref()
     }
 
@@ -546,7 +546,7 @@ impl TestApi {
     /// one it cannot take (`None`: accepts all again).
     pub async fn refuse_queue_bodies_containing(&self, needle: Option<&str>) {
         match (&self.runtime.queue, self.table()) {
-            (shared::runtime::LocalQueue::Memory(queue), _) => {
+            (hosting_runtime::LocalQueue::Memory(queue), _) => {
                 queue.refuse_bodies_containing(needle)
             }
             (_, Some(table)) => match needle {
@@ -563,7 +563,7 @@ impl TestApi {
         }
     }
 
-    pub async fn dead_letters(&self) -> Vec<shared::ports::DeadLetter> {
+    pub async fn dead_letters(&self) -> Vec<hosting_domain::ports::DeadLetter> {
         backend::dead_letters(&self.runtime).await
     }
 
@@ -571,7 +571,7 @@ impl TestApi {
     pub async fn wait_for_dead_letters(
         &self,
         limit: std::time::Duration,
-    ) -> Vec<shared::ports::DeadLetter> {
+    ) -> Vec<hosting_domain::ports::DeadLetter> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let dead = self.dead_letters().await;
@@ -590,10 +590,10 @@ impl TestApi {
     pub async fn update_key(
         &self,
         raw_key: &str,
-        change: impl FnOnce(&mut shared::domain::ApiKey),
+        change: impl FnOnce(&mut hosting_domain::domain::ApiKey),
     ) {
         let store = &self.runtime.app.store;
-        let hash = shared::domain::account::hash_key(raw_key);
+        let hash = hosting_domain::domain::account::hash_key(raw_key);
         let mut key = store
             .find_api_key(&hash)
             .await
@@ -604,7 +604,7 @@ impl TestApi {
     }
 
     /// The in-process timers (the suite drives them with its clock on every backend).
-    pub fn timers(&self) -> &shared::memory::MemoryTimers {
+    pub fn timers(&self) -> &hosting_embedded::MemoryTimers {
         self.runtime.timers.as_ref().expect("in-process timers")
     }
 }

@@ -11,8 +11,8 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
+use hosting_embedded::MemoryStore;
 use serde_json::Value;
-use shared::memory::MemoryStore;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

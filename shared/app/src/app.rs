@@ -1,0 +1,68 @@
+//! The application: configuration, clock and ports, assembled once per process and shared by
+//! every handler.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use crate::ratelimit::Refusals;
+use hosting_domain::cache::{CREATORS_TTL, KEY_TTL, TtlCache};
+use hosting_domain::clock::Clock;
+use hosting_domain::config::Config;
+use hosting_domain::domain::{ApiKey, Brand, Creator};
+use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
+
+pub struct AppParts {
+    pub config: Config,
+    pub clock: Arc<dyn Clock>,
+    pub store: Arc<dyn Store>,
+    pub timers: Arc<dyn Timers>,
+    pub queue: Arc<dyn DeliveryQueue>,
+    /// `None` when no room provider is configured: live-key starts fail with `launch_failed`.
+    pub rooms: Option<Arc<dyn RoomProvider>>,
+}
+
+/// Per-instance caches in front of the store (see [`hosting_domain::cache`]).
+/// A key found by its hash, with the brand it belongs to.
+pub type KeyAndBrand = (Arc<ApiKey>, Arc<Brand>);
+
+pub struct Caches {
+    /// Key hash -> the key and its brand, or `None` for an unknown key. Shared, so that a
+    /// warm request takes them without copying.
+    pub keys: TtlCache<String, Option<KeyAndBrand>>,
+    pub creators: TtlCache<(), Arc<Vec<Creator>>>,
+    /// Brands refused by the rate limit in the current minute.
+    pub refusals: Refusals,
+}
+
+pub struct AppInner {
+    parts: AppParts,
+    pub caches: Caches,
+}
+
+/// Cheap to clone; handlers receive it as axum state.
+#[derive(Clone)]
+pub struct App(Arc<AppInner>);
+
+impl App {
+    pub fn new(parts: AppParts) -> Self {
+        Self(Arc::new(AppInner {
+            parts,
+            caches: Caches {
+                keys: TtlCache::new(KEY_TTL),
+                creators: TtlCache::new(CREATORS_TTL),
+                refusals: Refusals::default(),
+            },
+        }))
+    }
+
+    pub fn caches(&self) -> &Caches {
+        &self.0.caches
+    }
+}
+
+impl Deref for App {
+    type Target = AppParts;
+    fn deref(&self) -> &AppParts {
+        &self.0.parts
+    }
+}

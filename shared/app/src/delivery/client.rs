@@ -1,0 +1,240 @@
+//! One delivery attempt over HTTP, safe against server-side request forgery: the URL rules are
+//! checked again at delivery time, and the client's resolver hands the connector only
+//! addresses that pass them, so a name that resolves (or rebinds) to a private address is
+//! never connected to.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+
+use super::signing;
+use hosting_domain::domain::Webhook;
+use hosting_domain::ports::Delivery;
+use hosting_domain::webhook_url;
+
+pub const USER_AGENT: &str = concat!("LiveStreamHostingAPI-Webhooks/", env!("CARGO_PKG_VERSION"));
+
+/// Name resolution, replaceable in tests.
+#[async_trait]
+pub trait Dns: Send + Sync {
+    async fn lookup(&self, host: &str) -> std::io::Result<Vec<IpAddr>>;
+}
+
+/// The operating system's resolver.
+pub struct SystemDns;
+
+#[async_trait]
+impl Dns for SystemDns {
+    async fn lookup(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
+        Ok(tokio::net::lookup_host((host, 0))
+            .await?
+            .map(|addr| addr.ip())
+            .collect())
+    }
+}
+
+/// Resolves through `dns`, then drops every address that is not public.
+struct GuardedResolver {
+    dns: Arc<dyn Dns>,
+    allow_private: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let dns = self.dns.clone();
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let addrs: Vec<SocketAddr> = dns
+                .lookup(&host)
+                .await?
+                .into_iter()
+                .filter(|ip| allow_private || webhook_url::is_public_ip(*ip))
+                .map(|ip| SocketAddr::new(ip, 0))
+                .collect();
+            if addrs.is_empty() {
+                return Err(format!("{host} resolves to no public address").into());
+            }
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// How one attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    /// Any 2xx within the timeout.
+    Delivered { status: u16 },
+    /// `410 Gone`: the receiver wants no more deliveries.
+    Gone,
+    /// Anything else: `status` when the receiver answered (`None` for a timeout, a refused
+    /// address or a connection error); `retry_after` when a 429 or 503 asked for a delay.
+    Failed {
+        reason: String,
+        status: Option<u16>,
+        retry_after: Option<Duration>,
+    },
+}
+
+impl AttemptOutcome {
+    /// The status the receiver answered with, if it answered.
+    pub fn response_status(&self) -> Option<u16> {
+        match self {
+            AttemptOutcome::Delivered { status } => Some(*status),
+            AttemptOutcome::Gone => Some(410),
+            AttemptOutcome::Failed { status, .. } => *status,
+        }
+    }
+
+    /// The log's `error`: why a failure had no HTTP answer, or that a redirect was refused;
+    /// `None` for any other answer.
+    pub fn error(&self) -> Option<String> {
+        match self {
+            AttemptOutcome::Failed {
+                reason,
+                status: None,
+                ..
+            } => Some(reason.clone()),
+            AttemptOutcome::Failed {
+                status: Some(status),
+                ..
+            } if (300..400).contains(status) => Some("redirect refused".into()),
+            _ => None,
+        }
+    }
+}
+
+/// Sends deliveries. Built once per process; cheap to clone.
+#[derive(Clone)]
+pub struct Deliverer {
+    client: reqwest::Client,
+    allow_private: bool,
+}
+
+impl Deliverer {
+    pub fn new(timeout: Duration, allow_private: bool) -> Result<Self, reqwest::Error> {
+        Self::with_dns(timeout, allow_private, Arc::new(SystemDns))
+    }
+
+    pub fn with_dns(
+        timeout: Duration,
+        allow_private: bool,
+        dns: Arc<dyn Dns>,
+    ) -> Result<Self, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            // A proxy would connect on our behalf, past the resolver's checks.
+            .no_proxy()
+            .user_agent(USER_AGENT)
+            .dns_resolver(Arc::new(GuardedResolver { dns, allow_private }))
+            .build()?;
+        Ok(Self {
+            client,
+            allow_private,
+        })
+    }
+
+    /// One attempt of `delivery` to `webhook`, signed as of `now`.
+    pub async fn attempt(
+        &self,
+        webhook: &Webhook,
+        delivery: &Delivery,
+        now: DateTime<Utc>,
+    ) -> AttemptOutcome {
+        let failed = |reason: String| AttemptOutcome::Failed {
+            reason,
+            status: None,
+            retry_after: None,
+        };
+        // The URL passed these rules at registration; check again, literals included, since
+        // the resolver is not consulted for IP-literal hosts.
+        let url = match webhook_url::validate(&webhook.url, self.allow_private) {
+            Ok(url) => url,
+            Err(rejection) => return failed(format!("refused URL: {rejection}")),
+        };
+        if let Some(url::Host::Ipv4(ip)) = url.host()
+            && !self.allow_private
+            && !webhook_url::is_public_ip(IpAddr::V4(ip))
+        {
+            return failed("refused address".into());
+        }
+
+        let timestamp = now.timestamp();
+        let secrets = webhook.signing_secrets(now);
+        let mut headers = HeaderMap::new();
+        let mut put = |name: &'static str, value: String| {
+            if let Ok(value) = value.parse() {
+                headers.insert(name, value);
+            }
+        };
+        put(CONTENT_TYPE.as_str(), "application/json".into());
+        put("x-service-event-id", delivery.event_id.clone());
+        put("x-service-event-type", delivery.event_type.as_str().into());
+        put(
+            "x-service-signature",
+            signing::service_signature(&secrets, timestamp, &delivery.body),
+        );
+        put("webhook-id", delivery.event_id.clone());
+        put("webhook-timestamp", timestamp.to_string());
+        if let Some(signature) =
+            signing::standard_signature(&secrets, &delivery.event_id, timestamp, &delivery.body)
+        {
+            put("webhook-signature", signature);
+        }
+
+        let response = match self
+            .client
+            .post(url)
+            .headers(headers)
+            .body(delivery.body.clone())
+            .send()
+            .await
+        {
+            Ok(response) => response,
+            Err(err) => return failed(describe(&err)),
+        };
+        let status = response.status();
+        if status.is_success() {
+            return AttemptOutcome::Delivered {
+                status: status.as_u16(),
+            };
+        }
+        if status == reqwest::StatusCode::GONE {
+            return AttemptOutcome::Gone;
+        }
+        let retry_after = matches!(status.as_u16(), 429 | 503)
+            .then(|| response.headers().get(RETRY_AFTER))
+            .flatten()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        AttemptOutcome::Failed {
+            reason: format!("receiver answered {status}"),
+            status: Some(status.as_u16()),
+            retry_after,
+        }
+    }
+}
+
+fn describe(err: &reqwest::Error) -> String {
+    if err.is_timeout() {
+        "timed out".into()
+    } else if err.is_connect() {
+        // Includes addresses refused by the resolver.
+        let mut message = String::from("connection failed");
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            message = format!("{message}: {cause}");
+            source = cause.source();
+        }
+        message
+    } else {
+        format!("request failed: {err}")
+    }
+}

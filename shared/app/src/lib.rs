@@ -1,0 +1,13 @@
+//! The application of the Live Stream Hosting API over its ports: the `App` that holds the
+//! configured backends, the operations (`service`), webhook delivery (`delivery`), the rate
+//! limit and seeding. It knows the ports (`hosting-domain`) and no adapter, and nothing of
+//! HTTP or of how a process runs: the HTTP layer (`hosting-http`) and the runtimes
+//! (`hosting-runtime`) sit above it.
+
+pub mod app;
+pub mod delivery;
+pub mod ratelimit;
+pub mod seed;
+pub mod service;
+
+pub use app::App;

@@ -1,0 +1,48 @@
+//! The operations of the API. Handlers parse HTTP and call these; these hold the rules.
+
+pub mod analytics;
+pub mod creators;
+pub mod host;
+pub mod idempotency;
+pub mod provider_events;
+pub mod rooms;
+pub mod streams;
+pub mod test_helpers;
+pub mod timers;
+pub mod webhooks;
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use hosting_domain::domain::{RoomCleanup, Stream, Transition};
+
+use hosting_domain::ports::{Outcome, StoreResult};
+
+/// A status change that applied, with the pending cleanup of the room it wrote when it
+/// finished the stream.
+pub(crate) struct Applied {
+    pub stream: Stream,
+    pub cleanup: Option<RoomCleanup>,
+}
+
+/// Every status change goes through here: the store applies it atomically (with the room
+/// cleanup of a stream it finishes), and one that applied is counted by type.
+pub(crate) async fn apply_transition(
+    app: &App,
+    stream: &Stream,
+    transition: Transition,
+    at: DateTime<Utc>,
+    dedupe: Option<&str>,
+) -> StoreResult<Outcome<Applied>> {
+    let cleanup = (!transition.to().is_active())
+        .then(|| rooms::for_finished(app, stream, at))
+        .flatten();
+    let outcome = app
+        .store
+        .apply_transition(stream, transition, at, dedupe, cleanup.as_ref())
+        .await?;
+    if matches!(outcome, Outcome::Applied(_)) {
+        hosting_domain::metrics::transition(transition);
+    }
+    Ok(outcome.map(|(stream, _event)| Applied { stream, cleanup }))
+}

@@ -1,0 +1,123 @@
+//! Events from the room provider (README, "Why a stream ended" and "The show goes on"), matched
+//! to a stream by room name and deduplicated by event id. Each maps to a conditional transition
+//! or a viewer count change, so a replayed or racing event changes nothing twice (README,
+//! "Atomicity").
+
+use chrono::{DateTime, Utc};
+
+use crate::app::App;
+use crate::service::{host, rooms, streams};
+use hosting_domain::domain::stream::Transition;
+use hosting_domain::domain::{Stream, StreamStatus, TimerKind};
+use hosting_domain::error::StoreError;
+use hosting_domain::ports::{Outcome, ProviderEvent, ProviderEventKind, ViewerChange};
+
+/// What an event did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    Applied,
+    Duplicate,
+    /// Unknown room, unknown event, or a transition that no longer applies.
+    NoChange,
+}
+
+/// Applies one provider event. Its id is recorded as seen in the same atomic step as its
+/// effect, so a failed attempt (answered `500`) is applied when the provider sends it again,
+/// and a resent event that was applied changes nothing.
+pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreError> {
+    if event.kind == ProviderEventKind::Other || event.room_name.is_empty() {
+        return Ok(Handled::NoChange);
+    }
+    let Some(stream) = app.store.find_stream_by_room(&event.room_name).await? else {
+        return Ok(Handled::NoChange);
+    };
+    let dedupe = Some(event.id.as_str()).filter(|id| !id.is_empty());
+    let now = app.clock.now();
+    // Someone (a host agent dispatched late, anyone) joined the room of a finished stream:
+    // LiveKit created it again for them. It is deleted again; the stream stays as it is.
+    if !stream.status.is_active()
+        && matches!(
+            event.kind,
+            ProviderEventKind::AgentJoined | ProviderEventKind::ViewerJoined
+        )
+    {
+        rooms::seen_in_use(app, &stream).await?;
+        return Ok(Handled::NoChange);
+    }
+    let participant = event.participant.as_str();
+    let outcome = match event.kind {
+        ProviderEventKind::AgentJoined if stream.status == StreamStatus::Preparing => {
+            went_live(app, &stream, participant, now, dedupe).await?
+        }
+        ProviderEventKind::AgentJoined => {
+            host::agent_joined(app, &stream, participant, dedupe).await?
+        }
+        ProviderEventKind::AgentLeft if stream.status == StreamStatus::Live => {
+            host::agent_left(app, &stream, event, dedupe).await?
+        }
+        ProviderEventKind::AgentLeft => Outcome::Stale,
+        ProviderEventKind::RoomFinished => {
+            host::finish(app, &stream, Transition::RoomFinished, dedupe).await?
+        }
+        ProviderEventKind::ViewerJoined => app
+            .store
+            .adjust_viewer_count(&stream, ViewerChange::By(1), now, dedupe)
+            .await?
+            .map(drop),
+        ProviderEventKind::ViewerLeft => app
+            .store
+            .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
+            .await?
+            .map(drop),
+        ProviderEventKind::Other => Outcome::Stale,
+    };
+    Ok(match outcome {
+        Outcome::Applied(()) => Handled::Applied,
+        Outcome::Duplicate => Handled::Duplicate,
+        Outcome::Stale => Handled::NoChange,
+    })
+}
+
+/// The agent joined a preparing stream's room: `live`, then the agent recorded (also when
+/// this event was applied before, so a resent event records an agent a failed attempt did
+/// not). An agent of a stream already live is one joining it.
+async fn went_live(
+    app: &App,
+    stream: &Stream,
+    participant: &str,
+    now: DateTime<Utc>,
+    dedupe: Option<&str>,
+) -> Result<Outcome<()>, StoreError> {
+    let outcome =
+        super::apply_transition(app, stream, Transition::AgentJoined, now, dedupe).await?;
+    let live = match &outcome {
+        Outcome::Applied(applied) => {
+            // The preparing and dispatch timers would find nothing to do; cancelling saves
+            // their runs.
+            streams::cancel(
+                app,
+                &applied.stream,
+                &[TimerKind::PreparingTimeout, TimerKind::DispatchRetry],
+            )
+            .await;
+            streams::schedule_timers(app, &applied.stream).await;
+            Some(applied.stream.clone())
+        }
+        Outcome::Duplicate | Outcome::Stale => app.store.get_stream(stream.id).await?,
+    }
+    .filter(|live| live.status == StreamStatus::Live);
+    let Some(live) = live else {
+        return Ok(outcome.map(drop));
+    };
+    if participant.is_empty() {
+        return Ok(outcome.map(drop));
+    }
+    match outcome {
+        // Another event made it live: this one is an agent joining a live stream.
+        Outcome::Stale => host::agent_joined(app, &live, participant, dedupe).await,
+        applied_or_seen => {
+            host::agent_joined(app, &live, participant, None).await?;
+            Ok(applied_or_seen.map(drop))
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! Start, list, get and end streams (README, "Retrying safely", "Atomicity" and
+//! "Choices where the contract is silent").
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::app::App;
+use crate::service::creators;
+use crate::service::idempotency::{self, Answer, Begin, Held};
+use hosting_domain::API_PREFIX;
+use hosting_domain::domain::Caller;
+use hosting_domain::domain::account::LIVE_COMMERCE;
+use hosting_domain::domain::event::EventType;
+use hosting_domain::domain::idempotency::{Endpoint, StoredAnswer};
+use hosting_domain::domain::paging::ListQuery;
+use hosting_domain::domain::stream::{
+    MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamList,
+    StreamSummary, Transition,
+};
+use hosting_domain::domain::{Stream, StreamStatus, TimerKind};
+use hosting_domain::error::{ApiError, ApiResult, RoomError};
+use hosting_domain::metrics::{self, Metric};
+use hosting_domain::ports::{CreateStreamOutcome, Timer, ViewerAccess};
+use hosting_domain::validation::{PLATFORMS, StartStreamRequest};
+
+/// Platforms each vertical permits.
+fn platform_permitted(vertical: &str, platform: &str) -> bool {
+    vertical == LIVE_COMMERCE && PLATFORMS.contains(&platform)
+}
+
+/// `POST /streams`, with its `Idempotency-Key` when one was sent (README, "Retrying safely"):
+/// checked with the body, then looked up before anything else, so a replay takes no slot and is
+/// not checked again.
+pub async fn start(
+    app: &App,
+    caller: &Caller,
+    body: &Map<String, Value>,
+    key: Option<&[u8]>,
+) -> ApiResult<Answer> {
+    let request = StartStreamRequest::parse(body, caller.environment)?;
+    let key = idempotency::parse_key(key)?;
+    let held = match idempotency::begin(app, caller, Endpoint::StartStream, key, body).await? {
+        Begin::Run(held) => held,
+        Begin::Replay(answer) => return Ok(answer),
+        Begin::Rebuild {
+            key_id,
+            resource_id,
+        } => return rebuild(app, caller, &key_id, &resource_id).await,
+    };
+    let outcome = start_new(app, caller, request, held.as_ref())
+        .await
+        .map(|(stream, created)| Answer::fresh(created_answer(&stream, &created)));
+    idempotency::finish(app, held, &outcome).await;
+    outcome
+}
+
+/// A 201 as sent: the body and the new stream's `Location`.
+fn created_answer(stream: &Stream, created: &StreamCreated) -> StoredAnswer {
+    StoredAnswer {
+        status: 201,
+        body: serde_json::to_string(created).unwrap_or_default(),
+        location: Some(format!("{API_PREFIX}/streams/{}", stream.id)),
+    }
+}
+
+/// The answer of a start whose key is bound to `stream_id` but whose answer was never
+/// recorded (its process died, or the write failed): a start still launching is in use; a
+/// launch that failed answers its `502`; a stream that got going answers its `201` (a live
+/// stream with a new viewer token).
+async fn rebuild(app: &App, caller: &Caller, key_id: &str, stream_id: &str) -> ApiResult<Answer> {
+    let id = Uuid::parse_str(stream_id).map_err(|_| ApiError::IdempotencyKeyInUse)?;
+    let Some(stream) = app
+        .store
+        .get_stream(id)
+        .await?
+        .filter(|s| s.brand_id == caller.brand.id)
+    else {
+        return Err(ApiError::IdempotencyKeyInUse);
+    };
+    let stored = match stream.status {
+        StreamStatus::Preparing => return Err(ApiError::IdempotencyKeyInUse),
+        StreamStatus::Error if !stream.test && stream.started_at.is_none() => {
+            idempotency::error_answer(&ApiError::LaunchFailed(RoomError(
+                "the launch did not complete".into(),
+            )))
+        }
+        _ => {
+            let access = match (stream.test, &app.rooms, &stream.room_name) {
+                (false, Some(rooms), Some(room)) => Some(
+                    rooms
+                        .viewer_access(room, viewer_token_lifetime(app, &stream))
+                        .map_err(ApiError::LaunchFailed)?,
+                ),
+                _ => None,
+            };
+            // As the start answered it: a live key's stream was `preparing` then.
+            let as_started = Stream {
+                status: if stream.test {
+                    StreamStatus::Live
+                } else {
+                    StreamStatus::Preparing
+                },
+                ..stream.clone()
+            };
+            created_answer(&stream, &created(&as_started, access))
+        }
+    };
+    Ok(idempotency::replay_rebuilt(app, key_id, stored).await)
+}
+
+/// The checks after the body's, then the stream.
+async fn start_new(
+    app: &App,
+    caller: &Caller,
+    request: StartStreamRequest,
+    held: Option<&Held>,
+) -> ApiResult<(Stream, StreamCreated)> {
+    let brand_vertical = caller.brand.vertical.as_str();
+    if brand_vertical != LIVE_COMMERCE {
+        return Err(ApiError::VerticalMismatch(
+            "The brand's vertical is not served by this API.".into(),
+        ));
+    }
+    if request
+        .vertical
+        .as_deref()
+        .is_some_and(|v| v != brand_vertical)
+    {
+        return Err(ApiError::VerticalMismatch(format!(
+            "vertical must match the brand's vertical, {brand_vertical}."
+        )));
+    }
+    if !platform_permitted(brand_vertical, &request.platform) {
+        return Err(ApiError::VerticalMismatch(format!(
+            "platform is not permitted for the {brand_vertical} vertical."
+        )));
+    }
+
+    if !creators::exists(app, &request.creator_id).await? {
+        return Err(ApiError::InvalidCreator);
+    }
+
+    let now = app.clock.now();
+    let id = Uuid::new_v4();
+    let test = caller.is_test();
+    let stream = Stream {
+        id,
+        brand_id: caller.brand.id.clone(),
+        status: if test {
+            StreamStatus::Live
+        } else {
+            StreamStatus::Preparing
+        },
+        platform: Some(request.platform),
+        vertical: brand_vertical.to_owned(),
+        creator_id: Some(request.creator_id),
+        product_name: request.product_name,
+        source: SOURCE_API.to_owned(),
+        room_name: Some(Stream::room_name_for(id)),
+        viewer_count: 0,
+        test,
+        created_at: now,
+        started_at: test.then_some(now),
+        ended_at: None,
+        duration_minutes: request.duration_minutes,
+        script: request.script,
+        end_reason: None,
+        dispatches: 0,
+        next_dispatch_at: None,
+        agents: Vec::new(),
+        host_lost_at: None,
+        reconnect_until: None,
+        revision: 0,
+        deadline: None,
+    };
+    // Durable with the record: whatever dies after this, the sweep ends the stream on time,
+    // and dispatches the agent again if it has not joined in time.
+    let stream = Stream {
+        deadline: stream.deadline_in_status(app.config.preparing_timeout),
+        ..stream
+    };
+    let stream = if test {
+        stream
+    } else {
+        stream.with_launch_dispatch(app.config.dispatch_retry)
+    };
+    // A test stream is live at once, so its start event is written with it.
+    let announce = test.then_some(EventType::StreamStarted);
+    let binding = held.map(|held| held.binding(app, None));
+    let stream = match app
+        .store
+        .create_stream(&stream, announce, MAX_ACTIVE_STREAMS, binding.as_ref())
+        .await?
+    {
+        CreateStreamOutcome::ConcurrencyLimit => return Err(ApiError::ConcurrencyLimit),
+        // Another request took the key over after this one's hold lapsed.
+        CreateStreamOutcome::KeyLost => return Err(ApiError::IdempotencyKeyInUse),
+        CreateStreamOutcome::Created(stored) => *stored,
+    };
+
+    // Before the launch, so a slow launch is timed out too.
+    schedule_timers(app, &stream).await;
+    if test {
+        let created = created(&stream, None);
+        return Ok((stream, created));
+    }
+    let created = launch(app, &stream).await?;
+    Ok((stream, created))
+}
+
+/// The live path: room, agent dispatch and viewer token, within `LAUNCH_TIMEOUT_SECS`. Any
+/// failure after the record exists moves the stream to `error` (releasing its slot) and
+/// answers `502 launch_failed`; the room it may have created is deleted by the pending cleanup
+/// that transition writes, tried inline only within what is left of the bound, so the answer
+/// keeps to it. A launch that outlived the stream's preparing deadline answers `502` too when
+/// the stream finished meanwhile, and its room is deleted again.
+async fn launch(app: &App, stream: &Stream) -> ApiResult<StreamCreated> {
+    let room_name = stream.room_name.clone().unwrap_or_default();
+    let started = tokio::time::Instant::now();
+    let opened = tokio::time::timeout(
+        app.config.launch_timeout,
+        open_room(app, stream, &room_name),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(RoomError(format!(
+            "the room provider did not answer within {} s",
+            app.config.launch_timeout.as_secs_f64()
+        )))
+    });
+    match opened {
+        Ok(access) => match finished_during_launch(app, stream).await? {
+            None => Ok(created(stream, Some(access))),
+            Some(finished) => {
+                metrics::count(Metric::LaunchFailures);
+                // Should this fail, the cleanup its finishing transition wrote still holds
+                // past the launch's bound and deletes the room then.
+                if let Err(err) = super::rooms::seen_in_use(app, &finished).await {
+                    tracing::warn!(stream_id = %finished.id, error = %err, "room made after the stream finished: cleanup not re-armed");
+                }
+                Err(ApiError::LaunchFailed(RoomError(format!(
+                    "the stream reached `{}` (its preparing timeout) before its launch completed",
+                    finished.status.as_str()
+                ))))
+            }
+        },
+        Err(err) => {
+            // A store failure here leaves the stream `preparing`; its deadline ends it.
+            metrics::count(Metric::LaunchFailures);
+            if let Some(failed) = super::apply_transition(
+                app,
+                stream,
+                Transition::LaunchFailed,
+                app.clock.now(),
+                None,
+            )
+            .await?
+            .applied()
+            {
+                cancel_timers(app, &failed.stream).await;
+                // Only within what is left of the launch's bound: the answer must not wait
+                // on a provider that hangs; the pending cleanup covers the rest.
+                if let Some(cleanup) = &failed.cleanup {
+                    let left = app.config.launch_timeout.saturating_sub(started.elapsed());
+                    super::rooms::attempt_after_transition(app, cleanup, left).await;
+                }
+            }
+            Err(ApiError::LaunchFailed(err))
+        }
+    }
+}
+
+/// The stream as stored when a launch that succeeded outlived its preparing deadline and the
+/// stream finished meanwhile. Before the deadline nothing can finish a preparing stream but
+/// the launch itself, so the common case costs no read.
+async fn finished_during_launch(app: &App, stream: &Stream) -> ApiResult<Option<Stream>> {
+    if stream
+        .deadline
+        .is_none_or(|deadline| app.clock.now() < deadline)
+    {
+        return Ok(None);
+    }
+    Ok(app
+        .store
+        .get_stream(stream.id)
+        .await?
+        .filter(|stored| !stored.status.is_active()))
+}
+
+async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<ViewerAccess, RoomError> {
+    let rooms = app
+        .rooms
+        .as_ref()
+        .ok_or_else(|| RoomError("no room provider is configured (LIVEKIT_URL)".into()))?;
+    // Viewers may join while preparing and until the duration ends.
+    let lifetime = app.config.preparing_timeout
+        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60);
+    rooms.create_room(room_name, lifetime).await?;
+    rooms
+        .dispatch_agent(room_name, &agent_metadata(stream, stream.script.as_deref()))
+        .await?;
+    rooms.viewer_access(room_name, viewer_token_lifetime(app, stream))
+}
+
+/// What the agent is handed with each dispatch: the stream and its script.
+pub(crate) fn agent_metadata(stream: &Stream, script: Option<&str>) -> String {
+    serde_json::json!({
+        "stream_id": stream.id,
+        "creator_id": stream.creator_id,
+        "product_name": stream.product_name,
+        "platform": stream.platform,
+        "duration_minutes": stream.duration_minutes,
+        "script": script,
+    })
+    .to_string()
+}
+
+/// While viewers may join: preparing and until the duration ends, with a margin past the end
+/// so a token fetched late still works to the last minute.
+fn viewer_token_lifetime(app: &App, stream: &Stream) -> Duration {
+    app.config.preparing_timeout
+        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60)
+        + Duration::from_secs(15 * 60)
+}
+
+fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
+    let live_key = access.is_some();
+    let (ws_url, viewer_token) = match access {
+        Some(access) => (Some(access.ws_url), Some(access.viewer_token)),
+        None => (None, None),
+    };
+    StreamCreated {
+        stream_id: stream.id,
+        status: stream.status,
+        room_name: stream.room_name.clone().unwrap_or_default(),
+        ws_url,
+        viewer_token,
+        created_at: stream.created_at,
+        test: stream.test,
+        agent_dispatched: live_key.then_some(true),
+        dispatch_method: live_key.then(|| Some("explicit".to_owned())),
+    }
+}
+
+/// Arms the timers of what the stream has due: its deadline (the preparing timeout, or the
+/// duration end once live), its next dispatch retry and the end of its reconnect window. Best
+/// effort: each time is already stored, and the sweep acts on it if a timer is lost.
+pub async fn schedule_timers(app: &App, stream: &Stream) {
+    let kinds = [
+        TimerKind::PreparingTimeout,
+        TimerKind::DurationEnd,
+        TimerKind::DispatchRetry,
+        TimerKind::ReconnectWindow,
+    ];
+    schedule_kinds(app, stream, &kinds).await;
+}
+
+/// Arms those of `kinds` that the stream has a time for.
+pub(crate) async fn schedule_kinds(app: &App, stream: &Stream, kinds: &[TimerKind]) {
+    let deadline = stream.deadline_timer();
+    let timers = kinds.iter().filter_map(|kind| match kind {
+        TimerKind::PreparingTimeout | TimerKind::DurationEnd => {
+            deadline.filter(|(deadline_kind, _)| deadline_kind == kind)
+        }
+        TimerKind::DispatchRetry => stream.next_dispatch_at.map(|at| (*kind, at)),
+        TimerKind::ReconnectWindow => stream.reconnect_until.map(|at| (*kind, at)),
+    });
+    let arms = timers.map(|(kind, due_at)| async move {
+        let timer = Timer {
+            stream_id: stream.id,
+            kind,
+            due_at,
+        };
+        if let Err(err) = app.timers.schedule(timer).await {
+            tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer not armed; the sweep covers it");
+        }
+    });
+    futures_util::future::join_all(arms).await;
+}
+
+/// `GET /streams`.
+pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<StreamList> {
+    let page = async {
+        match query.status {
+            Some(None) => Ok(Default::default()),
+            Some(Some(status)) => list_page(app, &caller.brand.id, Some(status), &query).await,
+            None => list_page(app, &caller.brand.id, None, &query).await,
+        }
+    };
+    // The catalog (cached when warm) is read alongside the page, not after it.
+    let (page, existing) = tokio::join!(page, creators::existing_ids(app));
+    let (page, existing) = (page?, existing?);
+    let streams = page
+        .0
+        .iter()
+        .map(|stream| {
+            let creator_id = stream.creator_id.clone().filter(|id| existing.contains(id));
+            StreamSummary::new(stream, creator_id)
+        })
+        .collect();
+    Ok(StreamList {
+        streams,
+        total: page.1,
+        limit: query.limit,
+        offset: query.offset,
+    })
+}
+
+async fn list_page(
+    app: &App,
+    brand_id: &str,
+    status: Option<StreamStatus>,
+    query: &ListQuery,
+) -> ApiResult<(Vec<Stream>, u64)> {
+    let offset = usize::try_from(query.offset).unwrap_or(usize::MAX);
+    let page = app
+        .store
+        .list_streams(brand_id, status, query.limit as usize, offset)
+        .await?;
+    Ok((page.streams, page.total))
+}
+
+/// The caller's stream with this path id; anything else, lookup failures included, is absent.
+pub(crate) async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
+    let id = Uuid::parse_str(raw_id).ok()?;
+    match app.store.get_stream(id).await {
+        Ok(stream) => stream.filter(|s| s.brand_id == caller.brand.id),
+        Err(err) => {
+            tracing::error!(error = %err, "stream lookup failed");
+            None
+        }
+    }
+}
+
+/// The stream as `GET /streams/{id}` shows it: `creator_id` only while that creator exists.
+pub(crate) async fn detail(app: &App, stream: &Stream) -> ApiResult<StreamDetail> {
+    let catalog = creators::catalog(app).await.map_err(|err| {
+        tracing::error!(error = %err, "creator lookup failed");
+        ApiError::NotFound
+    })?;
+    let creator_id = stream
+        .creator_id
+        .clone()
+        .filter(|id| catalog.iter().any(|c| &c.id == id));
+    Ok(StreamDetail::new(stream, creator_id))
+}
+
+/// `GET /streams/{id}`.
+pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
+    // The catalog (cached when warm) is read alongside the stream, not after it.
+    let (stream, catalog) = tokio::join!(find_own(app, caller, raw_id), creators::catalog(app));
+    let stream = stream.ok_or(ApiError::NotFound)?;
+    let catalog = catalog.map_err(|err| {
+        tracing::error!(error = %err, "creator lookup failed");
+        ApiError::NotFound
+    })?;
+    let creator_id = stream
+        .creator_id
+        .clone()
+        .filter(|id| catalog.iter().any(|c| &c.id == id));
+    Ok(StreamDetail::new(&stream, creator_id))
+}
+
+/// `DELETE /streams/{id}`: ends a live stream; anything not live is not found.
+pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEnded> {
+    let stream = find_own(app, caller, raw_id)
+        .await
+        .filter(|s| s.status == StreamStatus::Live)
+        .ok_or(ApiError::NotFound)?;
+    let applied = super::apply_transition(
+        app,
+        &stream,
+        Transition::EndRequested,
+        app.clock.now(),
+        None,
+    )
+    .await?
+    .applied()
+    // Someone else ended it between the read and the write.
+    .ok_or(ApiError::NotFound)?;
+    after_final(app, &applied).await;
+    let ended = applied.stream;
+    Ok(StreamEnded {
+        stream_id: ended.id,
+        status: ended.status,
+        ended_at: ended.ended_at.unwrap_or_else(|| app.clock.now()),
+    })
+}
+
+/// After a stream reached `ended` or `error`: its timers cancelled, and the first attempt at
+/// its room's pending cleanup (the sweep retries it if this one fails or never runs).
+pub(crate) async fn after_final(app: &App, applied: &super::Applied) {
+    cancel_timers(app, &applied.stream).await;
+    if let Some(cleanup) = &applied.cleanup {
+        super::rooms::attempt_after_transition(app, cleanup, super::rooms::DELETE_TIMEOUT).await;
+    }
+}
+
+/// A finished stream's timers would find nothing to do; cancelling saves their runs. A test
+/// stream never has dispatch or window timers.
+async fn cancel_timers(app: &App, stream: &Stream) {
+    let kinds: &[TimerKind] = if stream.test {
+        &[TimerKind::PreparingTimeout, TimerKind::DurationEnd]
+    } else {
+        &[
+            TimerKind::PreparingTimeout,
+            TimerKind::DurationEnd,
+            TimerKind::DispatchRetry,
+            TimerKind::ReconnectWindow,
+        ]
+    };
+    cancel(app, stream, kinds).await;
+}
+
+/// Cancels these timers of the stream, best effort.
+pub(crate) async fn cancel(app: &App, stream: &Stream, kinds: &[TimerKind]) {
+    let cancels = kinds.iter().map(|kind| async move {
+        if let Err(err) = app.timers.cancel(stream.id, *kind).await {
+            tracing::warn!(stream_id = %stream.id, timer = kind.as_str(), error = %err, "timer cancel failed");
+        }
+    });
+    futures_util::future::join_all(cancels).await;
+}

@@ -1,0 +1,106 @@
+//! What acts on an active stream when something it has stored falls due: its deadline (the
+//! preparing timeout or the duration end, README "How the parts fit"), a dispatch retry or the
+//! end of a reconnect window (README, "The show goes on"). Its timers are the precise path;
+//! the sweep is the safety net for a timer that was lost (a process that died with its
+//! in-process timers, a schedule that was never created, an invocation that was dropped).
+//! Both make the same conditional change, so running both changes a stream once.
+
+use crate::app::App;
+use crate::service::{rooms, streams};
+use hosting_domain::domain::host::Due;
+use hosting_domain::domain::{Stream, Transition};
+use hosting_domain::error::StoreError;
+use hosting_domain::ports::Timer;
+
+/// Overdue streams handled per sweep pass.
+const SWEEP_BATCH: usize = 100;
+
+/// Applies a timer; `true` when it changed the stream. A timer that fires before its due
+/// time (EventBridge Scheduler's `at()` is minute-grained) changes nothing and is armed
+/// again for its due time.
+pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
+    if app.clock.now() < timer.due_at {
+        tracing::info!(stream_id = %timer.stream_id, timer = timer.kind.as_str(), due_at = %timer.due_at, "timer fired early; armed again");
+        app.timers.schedule(*timer).await?;
+        return Ok(false);
+    }
+    let Some(current) = app.store.get_stream(timer.stream_id).await? else {
+        return Ok(false);
+    };
+    // The stream may have moved on (a preparing timeout is moot once live, a window closed
+    // when the agent came back): whatever is due now acts, whichever timer fired.
+    act_on_due(app, &current).await
+}
+
+/// Acts on every active stream with something due, then attempts the room cleanups that are
+/// due ([`rooms::sweep`]); returns how many streams it changed.
+pub async fn sweep(app: &App) -> Result<usize, StoreError> {
+    let changed = end_overdue(app).await;
+    if let Err(err) = rooms::sweep(app).await {
+        tracing::error!(error = %err, "room cleanup sweep failed; retried by the next sweep");
+    }
+    changed
+}
+
+async fn end_overdue(app: &App) -> Result<usize, StoreError> {
+    let mut changed = 0;
+    loop {
+        let overdue = app
+            .store
+            .overdue_streams(app.clock.now(), SWEEP_BATCH)
+            .await?;
+        let count = overdue.len();
+        let mut changed_now = 0;
+        for stream in &overdue {
+            match act_on_due(app, stream).await {
+                Ok(true) => changed_now += 1,
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::error!(stream_id = %stream.id, error = %err, "sweep could not act on a stream");
+                }
+            }
+        }
+        changed += changed_now;
+        if count < SWEEP_BATCH || changed_now == 0 {
+            return Ok(changed);
+        }
+    }
+}
+
+/// Whatever `stream` has due now; `true` when it changed the stream.
+pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, StoreError> {
+    match stream.due(app.clock.now()) {
+        Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await,
+        Some(Due::WindowLapse) => {
+            let lapsed = end_at_deadline(app, stream, Transition::HostLost).await?;
+            if lapsed {
+                hosting_domain::metrics::count(hosting_domain::metrics::Metric::ReconnectLapses);
+            }
+            Ok(lapsed)
+        }
+        Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await,
+        None => Ok(false),
+    }
+}
+
+/// `transition` at `stream`'s passed deadline, with its clean-up. It happens as of the
+/// deadline itself, however late the timer or the sweep runs (never later than now): a
+/// stream's `ended_at`, and the live time analytics count, is its deadline (or, in a reconnect
+/// window, the drop that opened it).
+async fn end_at_deadline(
+    app: &App,
+    stream: &Stream,
+    transition: Transition,
+) -> Result<bool, StoreError> {
+    let now = app.clock.now();
+    let at = stream.deadline.map_or(now, |deadline| deadline.min(now));
+    let Some(applied) = super::apply_transition(app, stream, transition, at, None)
+        .await?
+        .applied()
+    else {
+        return Ok(false);
+    };
+    tracing::info!(stream_id = %applied.stream.id, status = applied.stream.status.as_str(), "deadline reached");
+    streams::after_final(app, &applied).await;
+    Ok(true)
+}

@@ -1,0 +1,503 @@
+//! Webhooks: registration, listing and deletion, and the operations on one webhook (README,
+//! "Webhook operations"): reading, changing and rotating its secret.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::app::App;
+use crate::delivery::client::AttemptOutcome;
+use crate::delivery::{Deliverer, worker};
+use crate::service::idempotency::{self, Answer, Begin, Held};
+use hosting_domain::clock::format_timestamp;
+use hosting_domain::domain::Caller;
+use hosting_domain::domain::Webhook;
+use hosting_domain::domain::delivery_log::{
+    self, AttemptFilter, AttemptStatus, DeliveryAttempt, DeliveryLog, DeliveryLogEntry, LogCursor,
+    MAX_REDELIVERIES_PER_CALL, Redelivered, TestDelivery,
+};
+use hosting_domain::domain::event::{EventType, new_event_id};
+use hosting_domain::domain::idempotency::{Endpoint, StoredAnswer};
+use hosting_domain::domain::webhook::{
+    MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
+    WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
+    generate_secret,
+};
+use hosting_domain::error::{ApiError, ApiResult, StoreError};
+use hosting_domain::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
+use hosting_domain::validation::present;
+use hosting_domain::webhook_url;
+
+/// `POST /webhooks`, checked in this order: missing fields, `url`, `events` (README, "Errors"),
+/// with its `Idempotency-Key` when one was sent (README, "Retrying safely"): checked with the
+/// body, then looked up before the webhook is created. The answer is bound with the webhook in
+/// one step, so a replay shows the same secret.
+pub async fn register(
+    app: &App,
+    caller: &Caller,
+    body: &Map<String, Value>,
+    key: Option<&[u8]>,
+) -> ApiResult<Answer> {
+    let missing: Vec<&str> = ["url", "events"]
+        .into_iter()
+        .filter(|field| present(body, field).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(ApiError::MissingFields(format!(
+            "Missing required fields: {}.",
+            missing.join(", ")
+        )));
+    }
+    let request = RegisterWebhookRequest {
+        url: parse_url(app, &body["url"])?,
+        events: parse_events(&body["events"])?,
+    };
+    let key = idempotency::parse_key(key)?;
+    let held = match idempotency::begin(app, caller, Endpoint::RegisterWebhook, key, body).await? {
+        Begin::Run(held) => held,
+        Begin::Replay(answer) => return Ok(answer),
+        // The answer is bound with the webhook: a bound key always has one.
+        Begin::Rebuild { .. } => return Err(ApiError::IdempotencyKeyInUse),
+    };
+    let outcome = create(app, caller, request, held.as_ref()).await;
+    idempotency::finish(app, held, &outcome).await;
+    outcome
+}
+
+async fn create(
+    app: &App,
+    caller: &Caller,
+    request: RegisterWebhookRequest,
+    held: Option<&Held>,
+) -> ApiResult<Answer> {
+    let webhook = Webhook {
+        id: Uuid::new_v4(),
+        brand_id: caller.brand.id.clone(),
+        url: request.url,
+        events: request.events,
+        secret: generate_secret(),
+        active: true,
+        created_at: app.clock.now(),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        secret_rotated_at: None,
+    };
+    let registered = WebhookRegistered {
+        webhook_id: webhook.id,
+        url: webhook.url.clone(),
+        events: webhook.events.clone(),
+        secret: webhook.secret.clone(),
+        active: webhook.active,
+    };
+    let answer = StoredAnswer {
+        status: 201,
+        body: serde_json::to_string(&registered).unwrap_or_default(),
+        location: None,
+    };
+    let binding = held.map(|held| held.binding(app, Some(answer.clone())));
+    match app
+        .store
+        .create_webhook(&webhook, MAX_WEBHOOKS_PER_BRAND, binding.as_ref())
+        .await?
+    {
+        CreateWebhookOutcome::Created => Ok(Answer::fresh(answer)),
+        CreateWebhookOutcome::Limit => Err(ApiError::InvalidFields(format!(
+            "A brand can hold at most {MAX_WEBHOOKS_PER_BRAND} webhooks."
+        ))),
+        CreateWebhookOutcome::KeyLost => Err(ApiError::IdempotencyKeyInUse),
+    }
+}
+
+/// A URL by the registration rules.
+fn parse_url(app: &App, value: &Value) -> ApiResult<String> {
+    let Value::String(url) = value else {
+        return Err(ApiError::InvalidUrl("url must be a string.".into()));
+    };
+    webhook_url::validate(url, app.config.webhook_allow_private_urls)
+        .map_err(|rejection| ApiError::InvalidUrl(rejection.to_string()))?;
+    Ok(url.clone())
+}
+
+/// A non-empty array of known event types; duplicates dropped, order kept.
+fn parse_events(value: &Value) -> ApiResult<Vec<EventType>> {
+    let invalid = || {
+        ApiError::InvalidEvents(
+            "events must be a non-empty array of stream.started, stream.ended, stream.error."
+                .into(),
+        )
+    };
+    let items = value
+        .as_array()
+        .filter(|a| !a.is_empty())
+        .ok_or_else(invalid)?;
+    let mut events = Vec::with_capacity(items.len());
+    for item in items {
+        let event = item
+            .as_str()
+            .and_then(EventType::parse)
+            .ok_or_else(invalid)?;
+        if !events.contains(&event) {
+            events.push(event);
+        }
+    }
+    Ok(events)
+}
+
+/// `GET /webhooks`, newest first.
+pub async fn list(app: &App, caller: &Caller) -> ApiResult<WebhookList> {
+    let webhooks = app.store.list_webhooks(&caller.brand.id).await?;
+    Ok(WebhookList {
+        webhooks: webhooks.into_iter().map(WebhookListItem::from).collect(),
+    })
+}
+
+/// `DELETE /webhooks?id=`: idempotent, never 404.
+pub async fn delete(app: &App, caller: &Caller, id: Option<&str>) -> ApiResult<WebhookDeleted> {
+    let id = id
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| ApiError::MissingFields("Missing required query parameter: id.".into()))?;
+    if let Ok(uuid) = Uuid::parse_str(id) {
+        app.store.delete_webhook(&caller.brand.id, uuid).await?;
+    }
+    Ok(WebhookDeleted {
+        webhook_id: id.to_owned(),
+        deleted: true,
+    })
+}
+
+/// A webhook id from the path: anything but a UUID names nothing (`404`), whatever else the
+/// request holds.
+pub fn webhook_id(raw: &str) -> ApiResult<Uuid> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound)
+}
+
+/// `GET /webhooks/{id}`.
+pub async fn get(app: &App, caller: &Caller, id: Uuid) -> ApiResult<WebhookDetail> {
+    match app.store.get_webhook(&caller.brand.id, id).await? {
+        Some(webhook) => Ok(webhook.into()),
+        None => Err(ApiError::NotFound),
+    }
+}
+
+/// `PATCH /webhooks/{id}`: any of `url`, `events`, `active`, each checked as at registration,
+/// in that order; unknown fields ignored. `active: true` re-enables a webhook a `410` turned
+/// off.
+pub async fn update(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    body: &Map<String, Value>,
+) -> ApiResult<WebhookDetail> {
+    let (url, events, active) = (
+        present(body, "url"),
+        present(body, "events"),
+        present(body, "active"),
+    );
+    if url.is_none() && events.is_none() && active.is_none() {
+        return Err(ApiError::MissingFields(
+            "Send at least one of: url, events, active.".into(),
+        ));
+    }
+    let changes = WebhookChanges {
+        url: url.map(|url| parse_url(app, url)).transpose()?,
+        events: events.map(parse_events).transpose()?,
+        active: active
+            .map(|active| {
+                active
+                    .as_bool()
+                    .ok_or_else(|| ApiError::InvalidFields("active must be a boolean.".into()))
+            })
+            .transpose()?,
+        rotation: None,
+    };
+    match app
+        .store
+        .update_webhook(&caller.brand.id, id, &changes)
+        .await?
+    {
+        WebhookUpdate::Updated(webhook) => Ok(webhook.into()),
+        WebhookUpdate::Absent | WebhookUpdate::SecretChanged => Err(ApiError::NotFound),
+    }
+}
+
+/// `POST /webhooks/{id}/rotate-secret`: a new secret; the replaced one keeps signing for
+/// `expire_previous_in_seconds` (default and most: a day), and an older one stops.
+pub async fn rotate_secret(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    body: Option<&Map<String, Value>>,
+) -> ApiResult<SecretRotated> {
+    let overlap = match body.and_then(|b| b.get("expire_previous_in_seconds")) {
+        None => MAX_SECRET_OVERLAP_SECS,
+        Some(value) => value
+            .as_u64()
+            .and_then(|secs| u32::try_from(secs).ok())
+            .filter(|secs| *secs <= MAX_SECRET_OVERLAP_SECS)
+            .ok_or_else(|| {
+                ApiError::InvalidFields(format!(
+                    "expire_previous_in_seconds must be a whole number from 0 to {MAX_SECRET_OVERLAP_SECS}."
+                ))
+            })?,
+    };
+    let overlap = TimeDelta::seconds(i64::from(overlap));
+    // A rotation applies only to the secret it read; one racing it wins, and this one
+    // rotates again from the secret that one left.
+    for _ in 0..5 {
+        let Some(webhook) = app.store.get_webhook(&caller.brand.id, id).await? else {
+            return Err(ApiError::NotFound);
+        };
+        let rotation = webhook.rotation(generate_secret(), overlap, app.clock.now());
+        let changes = WebhookChanges {
+            rotation: Some(rotation.clone()),
+            ..WebhookChanges::default()
+        };
+        match app
+            .store
+            .update_webhook(&caller.brand.id, id, &changes)
+            .await?
+        {
+            WebhookUpdate::Updated(_) => {
+                return Ok(SecretRotated {
+                    webhook_id: id,
+                    secret: rotation.secret,
+                    previous_secret_expires_at: rotation.replaced_expires_at,
+                });
+            }
+            WebhookUpdate::Absent => return Err(ApiError::NotFound),
+            WebhookUpdate::SecretChanged => continue,
+        }
+    }
+    Err(ApiError::Db(StoreError::Backend(
+        "secret rotations kept racing".into(),
+    )))
+}
+
+/// `POST /webhooks/{id}/test`: one signed `webhook.test` event sent now, whatever the
+/// webhook's state and events, without retry (a `410` here deactivates nothing: it is a
+/// probe); recorded in the delivery log.
+pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDelivery> {
+    let Some(webhook) = app.store.get_webhook(&caller.brand.id, id).await? else {
+        return Err(ApiError::NotFound);
+    };
+    let event_id = new_event_id();
+    let body = serde_json::json!({
+        "id": event_id,
+        "type": EventType::WebhookTest.as_str(),
+        "created_at": format_timestamp(app.clock.now()),
+        "api_version": "v1",
+        "test": true,
+        "data": { "webhook_id": webhook.id },
+    });
+    let delivery = Delivery {
+        event_id: event_id.clone(),
+        event_type: EventType::WebhookTest,
+        brand_id: webhook.brand_id.clone(),
+        webhook_id: webhook.id,
+        attempt: 1,
+        body: body.to_string(),
+        deferrals: 0,
+    };
+    let deliverer = Deliverer::new(
+        app.config.webhook_timeout,
+        app.config.webhook_allow_private_urls,
+    )
+    .map_err(|err| ApiError::Db(StoreError::Backend(err.to_string())))?;
+    let (outcome, attempted_at, duration_ms) =
+        worker::attempt(app, &deliverer, &webhook, &delivery).await;
+    worker::record(app, &delivery, &outcome, attempted_at, duration_ms, None).await;
+    Ok(TestDelivery {
+        event_id,
+        delivered: matches!(outcome, AttemptOutcome::Delivered { .. }),
+        status_code: outcome.response_status(),
+        duration_ms,
+        error: outcome.error(),
+    })
+}
+
+/// `GET /webhooks/{id}/deliveries`: a page of the log, newest first, by cursor; `status` and
+/// `event_id` filter, and an unknown `status` matches nothing. A page reads about `limit`
+/// records of the log whatever its size (README, "Webhook operations").
+pub async fn deliveries(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    query: DeliveriesQuery<'_>,
+) -> ApiResult<DeliveryLog> {
+    let limit = query.limit;
+    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+        return Err(ApiError::NotFound);
+    }
+    let cursor = query
+        .cursor
+        .map(|raw| {
+            LogCursor::decode(
+                raw,
+                id,
+                query.status.unwrap_or_default(),
+                query.event_id.unwrap_or_default(),
+            )
+        })
+        .transpose()?;
+    let matches_nothing = query
+        .event_id
+        .is_some_and(|event_id| !delivery_log::is_event_id_shape(event_id));
+    let status = match query.status.map(AttemptStatus::parse) {
+        _ if matches_nothing => {
+            return Ok(DeliveryLog {
+                deliveries: Vec::new(),
+                limit,
+                next_cursor: None,
+            });
+        }
+        Some(None) => {
+            return Ok(DeliveryLog {
+                deliveries: Vec::new(),
+                limit,
+                next_cursor: None,
+            });
+        }
+        Some(status) => status,
+        None => None,
+    };
+    let filter = AttemptFilter {
+        status,
+        event_id: query.event_id.map(str::to_owned),
+    };
+    let since = app.clock.now() - delivery_log::RETENTION;
+    let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
+    // One more than the page, so the last page says it is the last.
+    let mut attempts = app
+        .store
+        .delivery_attempts(
+            &caller.brand.id,
+            id,
+            &filter,
+            since,
+            cursor.as_ref().map(|c| c.after.as_str()),
+            wanted + 1,
+        )
+        .await?;
+    let next_cursor = (attempts.len() > wanted).then(|| {
+        attempts.truncate(wanted);
+        LogCursor {
+            webhook_id: id,
+            status: query.status.unwrap_or_default().to_owned(),
+            event_id: query.event_id.unwrap_or_default().to_owned(),
+            after: attempts
+                .last()
+                .map(DeliveryAttempt::position)
+                .unwrap_or_default(),
+        }
+        .encode()
+    });
+    Ok(DeliveryLog {
+        deliveries: attempts.iter().map(DeliveryLogEntry::from).collect(),
+        limit,
+        next_cursor,
+    })
+}
+
+/// The query of `GET /webhooks/{id}/deliveries`.
+#[derive(Debug, Clone, Copy)]
+pub struct DeliveriesQuery<'a> {
+    /// Already clamped to 1-100.
+    pub limit: u64,
+    pub cursor: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub event_id: Option<&'a str>,
+}
+
+/// `POST /webhooks/{id}/redeliver`: one event again (`event_id`), or the failed deliveries of
+/// events since a time (`since`), at most [`MAX_REDELIVERIES_PER_CALL`] a call, each as a new
+/// delivery with its own retries. A failed delivery is taken from the store before it is
+/// queued, so a repeated call never queues it twice.
+pub async fn redeliver(
+    app: &App,
+    caller: &Caller,
+    id: Uuid,
+    body: &Map<String, Value>,
+) -> ApiResult<Redelivered> {
+    let now = app.clock.now();
+    let horizon = now - delivery_log::RETENTION;
+    enum Which {
+        Event(String),
+        Since(DateTime<Utc>),
+    }
+    let which = match (present(body, "event_id"), present(body, "since")) {
+        (None, None) => {
+            return Err(ApiError::MissingFields(
+                "Send one of: event_id, since.".into(),
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::InvalidFields(
+                "Send event_id or since, not both.".into(),
+            ));
+        }
+        (Some(event_id), None) => Which::Event(
+            event_id
+                .as_str()
+                .ok_or_else(|| ApiError::InvalidFields("event_id must be a string.".into()))?
+                .to_owned(),
+        ),
+        (None, Some(since)) => {
+            let since = since
+                .as_str()
+                .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+                .map(|t| t.with_timezone(&Utc))
+                .filter(|since| *since >= horizon)
+                .ok_or_else(|| {
+                    ApiError::InvalidFields(
+                        "since must be a date-time within the last 30 days.".into(),
+                    )
+                })?;
+            Which::Since(since)
+        }
+    };
+    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+        return Err(ApiError::NotFound);
+    }
+    let (events, has_more) = match which {
+        Which::Event(event_id) => {
+            let event = app
+                .store
+                .delivered_event(&caller.brand.id, id, &event_id, horizon)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            (vec![event], false)
+        }
+        Which::Since(since) => {
+            app.store
+                .take_failed_deliveries(&caller.brand.id, id, since, now, MAX_REDELIVERIES_PER_CALL)
+                .await?
+        }
+    };
+    let deliveries = events
+        .iter()
+        .map(|event| Delivery {
+            event_id: event.event_id.clone(),
+            event_type: event.event_type,
+            brand_id: event.brand_id.clone(),
+            webhook_id: event.webhook_id,
+            attempt: 1,
+            body: event.body.clone(),
+            deferrals: 0,
+        })
+        .collect();
+    if let Err(err) = app.queue.enqueue_now(deliveries).await {
+        // Some may have been queued: a later call may send those twice, but none is lost.
+        if let Err(restore) = app.store.restore_failed_deliveries(&events).await {
+            tracing::error!(error = %restore, "failed deliveries not put back after a queue error");
+        }
+        return Err(err.into());
+    }
+    // Queued: pending redeliveries, no longer failed deliveries (an event redelivered by id
+    // included).
+    app.store.settle_failed_deliveries(&events).await?;
+    Ok(Redelivered {
+        webhook_id: id,
+        queued: events.len() as u64,
+        has_more,
+    })
+}

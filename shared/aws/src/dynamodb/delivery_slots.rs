@@ -1,0 +1,100 @@
+//! A brand's delivery slots: one small item per slot, taken with a conditional write for the
+//! length of one attempt and deleted after it. A holder that died frees its slot when its
+//! time runs out; the item itself expires by TTL.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::items::{n, s};
+use super::keys::{self, sortable};
+use super::requests::{applied, retrying};
+use super::table::TTL_ATTRIBUTE;
+use super::{DynamoStore, Item};
+use hosting_domain::ports::StoreResult;
+
+impl DynamoStore {
+    pub(super) async fn take_delivery_slot(
+        &self,
+        brand_id: &str,
+        slots: u32,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<u32>> {
+        // One read finds the free slots, so a brand holding every one costs no write.
+        let held: Vec<Item> = self
+            .batch_get(
+                (0..slots)
+                    .map(|slot| keys::delivery_slot_key(brand_id, slot))
+                    .collect(),
+            )
+            .await?;
+        let now_key = sortable(now);
+        let mut free: Vec<u32> = (0..slots)
+            .filter(|slot| {
+                let pk = keys::delivery_slot_key(brand_id, *slot)["pk"].clone();
+                !held.iter().any(|item| {
+                    item.get("pk") == Some(&pk)
+                        && item
+                            .get("until")
+                            .and_then(|until| until.as_s().ok())
+                            .is_some_and(|until| *until > now_key)
+                })
+            })
+            .collect();
+        // In a random order, so concurrent workers rarely contend for the same item.
+        let start = rand::random_range(0..free.len().max(1)).min(free.len());
+        free.rotate_left(start);
+        for slot in free {
+            let mut item = keys::delivery_slot_key(brand_id, slot);
+            item.insert("holder".into(), s(holder));
+            item.insert("until".into(), s(sortable(until)));
+            item.insert(
+                TTL_ATTRIBUTE.into(),
+                n((until + TimeDelta::days(1)).timestamp()),
+            );
+            // Its own earlier write (an answer lost and the request retried) counts as taken.
+            let taken = applied(
+                retrying(|| {
+                    self.client
+                        .put_item()
+                        .table_name(&self.table)
+                        .set_item(Some(item.clone()))
+                        .condition_expression(
+                            "attribute_not_exists(pk) OR #until <= :now OR holder = :holder",
+                        )
+                        .expression_attribute_names("#until", "until")
+                        .expression_attribute_values(":now", AttributeValue::S(sortable(now)))
+                        .expression_attribute_values(":holder", s(holder))
+                        .send()
+                })
+                .await,
+            )?;
+            if taken {
+                return Ok(Some(slot));
+            }
+        }
+        Ok(None)
+    }
+
+    pub(super) async fn free_delivery_slot(
+        &self,
+        brand_id: &str,
+        slot: u32,
+        holder: &str,
+    ) -> StoreResult<()> {
+        applied(
+            retrying(|| {
+                self.client
+                    .delete_item()
+                    .table_name(&self.table)
+                    .set_key(Some(keys::delivery_slot_key(brand_id, slot)))
+                    .condition_expression("holder = :holder")
+                    .expression_attribute_values(":holder", s(holder))
+                    .send()
+            })
+            .await,
+        )
+        .map(drop)
+    }
+}

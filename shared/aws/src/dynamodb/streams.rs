@@ -1,0 +1,661 @@
+//! Streams: creation with its slot and position, transitions, viewer counts, pages, windows
+//! and the deadlines the sweep reads.
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, TransactWriteItem};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::brand_index::Creation;
+use super::idempotency::binding_item;
+use super::items::{
+    ItemExt, agents_value, corrupt, event_item, n, position_item, s, script_item, stream_item,
+    stream_of,
+};
+use super::keys::{self, sortable};
+use super::positions::{self, BrandIndex};
+use super::requests::{
+    UpdateSpec, backend, condition_failed, condition_failed_at, put, retrying, update,
+};
+use super::room_cleanups::cleanup_item;
+use super::table::TTL_ATTRIBUTE;
+use super::{DynamoStore, Item};
+use hosting_domain::admission;
+use hosting_domain::domain::analytics::{Figures, Window};
+use hosting_domain::domain::event::EventType;
+use hosting_domain::domain::stream::Transition;
+use hosting_domain::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
+use hosting_domain::error::StoreError;
+use hosting_domain::ports::{
+    CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamPage, StreamStore,
+    ViewerChange,
+};
+
+/// Placing a new stream at the brand's next position, against concurrent starts.
+const CREATE_ATTEMPTS: u32 = 12;
+/// Writes of a finishing transition whose viewer count a concurrent viewer update changed.
+const TRANSITION_ATTEMPTS: u32 = 8;
+/// A finished stream's position copy takes this viewer version with its final count, so a
+/// late copy of an earlier count never overwrites it.
+const FINAL_VIEWER_VERSION: i64 = i64::MAX;
+/// How long provider event ids are remembered for deduplication.
+const PROVIDER_EVENT_TTL: chrono::Duration = chrono::Duration::hours(24);
+
+pub(super) fn room_item(room_name: &str, stream_id: Uuid) -> Item {
+    let mut item = keys::room_key(room_name);
+    item.insert("stream_id".into(), s(stream_id.to_string()));
+    item
+}
+
+/// Records a provider event id, refused when it is there already.
+fn dedupe_item(table: &str, event_id: &str, at: DateTime<Utc>) -> StoreResult<TransactWriteItem> {
+    let mut item = keys::provider_event_key(event_id);
+    item.insert(
+        TTL_ATTRIBUTE.into(),
+        n((at + PROVIDER_EVENT_TTL).timestamp()),
+    );
+    put(table, item, Some("attribute_not_exists(pk)"))
+}
+
+/// The stream item's part of a change that every write of its state shares: the host's times
+/// (set, or removed when `None`), its revision, and its place in the due index
+/// ([`Stream::next_due`]).
+fn host_times<'a>(
+    stream: &Stream,
+    sets: &mut Vec<&'a str>,
+    removes: &mut Vec<&'a str>,
+    values: &mut Vec<(&'a str, AttributeValue)>,
+) {
+    for (name, set, placeholder, time) in [
+        (
+            "next_dispatch_at",
+            "next_dispatch_at = :next_dispatch_at",
+            ":next_dispatch_at",
+            stream.next_dispatch_at,
+        ),
+        (
+            "host_lost_at",
+            "host_lost_at = :host_lost_at",
+            ":host_lost_at",
+            stream.host_lost_at,
+        ),
+        (
+            "reconnect_until",
+            "reconnect_until = :reconnect_until",
+            ":reconnect_until",
+            stream.reconnect_until,
+        ),
+    ] {
+        match time {
+            Some(time) => {
+                sets.push(set);
+                values.push((placeholder, s(sortable(time))));
+            }
+            None => removes.push(name),
+        }
+    }
+    sets.push("#revision = :revision");
+    values.push((":revision", n(stream.revision)));
+    match stream.next_due() {
+        Some(due) => {
+            sets.extend(["#due_pk = :due_pk", "#due_sk = :due_sk"]);
+            values.push((":due_pk", s(keys::deadline_pk(stream.id))));
+            values.push((":due_sk", s(keys::due_sk(due, &stream.id.to_string()))));
+        }
+        None => removes.extend(["#due_pk", "#due_sk"]),
+    }
+}
+
+#[async_trait]
+impl StreamStore for DynamoStore {
+    async fn create_stream(
+        &self,
+        stream: &Stream,
+        announce: Option<EventType>,
+        max_active: u32,
+        binding: Option<&IdempotencyBinding>,
+    ) -> StoreResult<CreateStreamOutcome> {
+        // The position is the brand's current total, taken in a transaction conditional on
+        // that total: a concurrent start of the brand makes it fail, and it is placed again
+        // after the winner. At most `max_active` starts can win, so a burst settles quickly.
+        for attempt in 0..CREATE_ATTEMPTS {
+            if attempt > 0 {
+                let jitter = rand::random_range(2..=10u64) * u64::from(attempt);
+                tokio::time::sleep(std::time::Duration::from_millis(jitter)).await;
+            }
+            let index = BrandIndex::from_item(&self.brand_counters(&stream.brand_id).await?)?;
+            if index.active.len() >= max_active as usize {
+                return Ok(CreateStreamOutcome::ConcurrencyLimit);
+            }
+            // The counters went alongside the request's count; the transaction waits for it.
+            admission::admitted().await;
+            let mut stored = stream.clone();
+            if let Some(newest) = &index.newest {
+                let (newest_at, newest_id) = newest
+                    .split_once('#')
+                    .and_then(|(at, id)| {
+                        Some((DateTime::parse_from_rfc3339(at).ok()?, id.parse().ok()?))
+                    })
+                    .ok_or_else(|| corrupt("brand counters: newest"))?;
+                stored.place_after(newest_at.to_utc(), newest_id);
+            }
+            let position = index.total;
+            let total_condition = if position == 0 {
+                "(attribute_not_exists(streams_total) OR streams_total = :total)"
+            } else {
+                "streams_total = :total"
+            };
+            let condition = format!(
+                "{total_condition} AND (attribute_not_exists(active) OR active < :max_active)"
+            );
+            let mut items = vec![
+                self.counters_update(
+                    &stored,
+                    position,
+                    None,
+                    Some(Creation {
+                        condition: &condition,
+                        total: position,
+                        max_active,
+                    }),
+                )?,
+                put(
+                    &self.table,
+                    stream_item(&stored, position),
+                    Some("attribute_not_exists(pk)"),
+                )?,
+                put(&self.table, position_item(&stored, position), None)?,
+            ];
+            items.extend(self.aggregate_updates(&stored, &Figures::created(&stored))?);
+            if let Some(script) = &stored.script {
+                items.push(put(&self.table, script_item(stored.id, script), None)?);
+            }
+            if let Some(room) = &stored.room_name {
+                items.push(put(&self.table, room_item(room, stored.id), None)?);
+            }
+            if let Some(event_type) = announce {
+                let event = StreamEvent::new(event_type, &stored, stored.created_at);
+                items.push(put(&self.table, event_item(&event), None)?);
+            }
+            let binding_at = items.len();
+            if let Some(binding) = binding {
+                items.push(binding_item(&self.table, binding, &stored.id.to_string())?);
+            }
+            match self.transact(items).await {
+                Ok(()) => {
+                    self.remember_position(stored.id, position);
+                    return Ok(CreateStreamOutcome::Created(Box::new(stored)));
+                }
+                Err(err) if binding.is_some() && condition_failed_at(&err, binding_at) => {
+                    return Ok(CreateStreamOutcome::KeyLost);
+                }
+                // Another start took the position, or the last slot: read again and see.
+                Err(err) if condition_failed_at(&err, 0) => continue,
+                Err(err) => return Err(backend(err)),
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "too many concurrent starts for brand {}",
+            stream.brand_id
+        )))
+    }
+
+    async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
+        self.get(keys::stream_key(stream_id))
+            .await?
+            .as_ref()
+            .map(|item| self.stream_from(item))
+            .transpose()
+    }
+
+    async fn stream_script(&self, stream_id: Uuid) -> StoreResult<Option<String>> {
+        Ok(self
+            .get(keys::script_key(stream_id))
+            .await?
+            .and_then(|item| item.opt_string("script")))
+    }
+
+    async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
+        let Some(room) = self.get(keys::room_key(room_name)).await? else {
+            return Ok(None);
+        };
+        let id =
+            Uuid::parse_str(&room.string("stream_id")?).map_err(|_| corrupt("room stream id"))?;
+        self.get_stream(id).await
+    }
+
+    async fn list_streams(
+        &self,
+        brand_id: &str,
+        status: Option<StreamStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<StreamPage> {
+        let index = BrandIndex::from_item(&self.brand_counters(brand_id).await?)?;
+        // The page's reads wait for the request's admission; the counters went alongside it.
+        admission::admitted().await;
+        let (offset, limit) = (offset as u64, limit as u64);
+        let positions = match status {
+            None => index.page(offset, limit),
+            Some(status) if status.is_active() => index.active_page(status, offset, limit),
+            Some(status) => {
+                let slices = index.slices(status, offset, limit);
+                let sets = self
+                    .error_sets(brand_id, &index, &index.error_sets_needed(&slices))
+                    .await?;
+                index.positions(status, &slices, &sets)
+            }
+        };
+        Ok(StreamPage {
+            streams: self.streams_at(brand_id, &positions).await?,
+            total: index.total_of(status),
+        })
+    }
+
+    async fn analytics_window(
+        &self,
+        brand_id: &str,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<Window> {
+        self.read_analytics_window(brand_id, since, now).await
+    }
+
+    async fn apply_transition(
+        &self,
+        current: &Stream,
+        transition: Transition,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+        cleanup: Option<&RoomCleanup>,
+    ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
+        // No read: the update is conditional on the status and revision the caller saw (so an
+        // end during a reconnect window it did not see is made again, as of the drop), and
+        // when it finishes a live stream, on the viewer count it adds to the analytics
+        // aggregates. A stream changed meanwhile in anything but its status is read, and the
+        // write made again from it.
+        let mut seen = current.clone();
+        let from = seen.status;
+        let mut fresh = false;
+        for _ in 0..TRANSITION_ATTEMPTS {
+            let mut stream = seen.clone();
+            if !stream.apply(transition, at) {
+                return Ok(Outcome::Stale);
+            }
+            let finishes = !stream.status.is_active();
+            // A position remembered from before a seeding renumbered the brand is refused by
+            // the copy's condition; the next pass reads it afresh.
+            if fresh {
+                self.forget_position(stream.id);
+            }
+            let position = self.position(stream.id).await?;
+            let event = StreamEvent::new(transition.event_type(), &stream, at);
+
+            // The record's changes, shared by the stream item and its position copy.
+            let mut sets = vec!["#status = :to"];
+            let mut values = vec![(":to", s(stream.status.as_str()))];
+            if let Some(started) = stream
+                .started_at
+                .filter(|_| from == StreamStatus::Preparing && stream.status == StreamStatus::Live)
+            {
+                sets.push("started_at = :started_at");
+                values.push((":started_at", s(sortable(started))));
+            }
+            if let Some(ended) = stream.ended_at.filter(|_| !stream.status.is_active()) {
+                sets.push("ended_at = :ended_at");
+                values.push((":ended_at", s(sortable(ended))));
+            }
+            if let Some(reason) = stream.end_reason {
+                sets.push("end_reason = :end_reason");
+                values.push((":end_reason", s(reason.as_str())));
+            }
+            // The deadline moves with the status, and with it what is due; the host's retries
+            // and window end with it too. Only the stream item is in the due index.
+            let mut removes = Vec::new();
+            match stream.deadline {
+                Some(deadline) => {
+                    sets.push("deadline = :deadline");
+                    values.push((":deadline", s(sortable(deadline))));
+                }
+                None => removes.push("deadline"),
+            }
+            let mut stream_sets = sets.clone();
+            let mut stream_removes = removes.clone();
+            let mut stream_values = values.clone();
+            host_times(
+                &stream,
+                &mut stream_sets,
+                &mut stream_removes,
+                &mut stream_values,
+            );
+            let expression = |sets: &[&str], removes: &[&str]| {
+                let mut expression = format!("SET {}", sets.join(", "));
+                if !removes.is_empty() {
+                    expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
+                }
+                expression
+            };
+            let stream_expression = expression(&stream_sets, &stream_removes);
+            let copy_expression = expression(&sets, &removes);
+            stream_values.push((":from", s(from.as_str())));
+            let mut stream_condition = "#status = :from".to_owned();
+            if seen.revision == 0 {
+                stream_condition.push_str(" AND attribute_not_exists(#revision)");
+            } else {
+                stream_values.push((":seen_revision", n(seen.revision)));
+                stream_condition.push_str(" AND #revision = :seen_revision");
+            }
+            if finishes && from == StreamStatus::Live {
+                stream_values.push((":viewers", n(stream.viewer_count)));
+                stream_condition.push_str(" AND viewer_count = :viewers");
+            }
+            let mut copy_values = values;
+            copy_values.push((":id", s(stream.id.to_string())));
+            // The copy takes the final count, sealed against late copies of earlier ones.
+            let copy_expression = if finishes {
+                copy_values.push((":viewers", n(stream.viewer_count)));
+                copy_values.push((":sealed", n(FINAL_VIEWER_VERSION)));
+                copy_expression.replacen(
+                    "SET ",
+                    "SET viewer_count = :viewers, viewer_version = :sealed, ",
+                    1,
+                )
+            } else {
+                copy_expression
+            };
+            let mut items = vec![
+                update(
+                    &self.table,
+                    UpdateSpec {
+                        key: keys::stream_key(stream.id),
+                        expression: &stream_expression,
+                        condition: Some(&stream_condition),
+                        names: vec![
+                            ("#status", "status".to_owned()),
+                            ("#revision", "revision".to_owned()),
+                            ("#due_pk", keys::DUE_PK.to_owned()),
+                            ("#due_sk", keys::DUE_SK.to_owned()),
+                        ],
+                        values: stream_values,
+                    },
+                )?,
+                update(
+                    &self.table,
+                    UpdateSpec {
+                        key: keys::position_key(&stream.brand_id, position),
+                        expression: &copy_expression,
+                        condition: Some("#id = :id"),
+                        names: vec![("#status", "status".to_owned()), ("#id", "id".to_owned())],
+                        values: copy_values,
+                    },
+                )?,
+                self.counters_update(&stream, position, Some(from), None)?,
+                put(&self.table, event_item(&event), None)?,
+            ];
+            if finishes {
+                items.extend(self.aggregate_updates(&stream, &Figures::finished(&stream))?);
+            }
+            if stream.status == StreamStatus::Error {
+                items.push(update(
+                    &self.table,
+                    UpdateSpec {
+                        key: keys::errors_key(&stream.brand_id, positions::block_of(position)),
+                        expression: "ADD #positions :position",
+                        condition: None,
+                        names: vec![("#positions", "positions".to_owned())],
+                        values: vec![(":position", AttributeValue::Ns(vec![position.to_string()]))],
+                    },
+                )?);
+            }
+            if let Some(cleanup) = cleanup {
+                items.push(put(&self.table, cleanup_item(cleanup), None)?);
+            }
+            let dedupe_at = items.len();
+            if let Some(event_id) = dedupe {
+                items.push(dedupe_item(&self.table, event_id, at)?);
+            }
+            match self.transact(items).await {
+                Ok(()) => return Ok(Outcome::Applied((stream, event))),
+                Err(err) if dedupe.is_some() && condition_failed_at(&err, dedupe_at) => {
+                    return Ok(Outcome::Duplicate);
+                }
+                Err(err) if condition_failed_at(&err, 0) => {
+                    // Still in its status, so a viewer update or a host change came first:
+                    // again from the stream as stored.
+                    let stored = match self.get(keys::stream_key(stream.id)).await? {
+                        Some(item) => stream_of(&item)?,
+                        None => return Ok(Outcome::Stale),
+                    };
+                    if stored.status != from {
+                        return Ok(Outcome::Stale);
+                    }
+                    seen = stored;
+                }
+                Err(err) if !fresh && condition_failed_at(&err, 1) => fresh = true,
+                Err(err) if condition_failed_at(&err, 1) => {
+                    return Err(corrupt("the stream's position copy holds another stream"));
+                }
+                Err(err) => return Err(backend(err)),
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "stream {}: it kept changing while its status changed",
+            current.id
+        )))
+    }
+
+    async fn update_stream_host(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
+        // Only the stream item: lists and analytics show none of this.
+        let mut sets = vec!["dispatches = :dispatches"];
+        let mut removes = Vec::new();
+        let mut values = vec![
+            (":dispatches", n(updated.dispatches)),
+            (":status", s(current.status.as_str())),
+        ];
+        if updated.agents.is_empty() {
+            removes.push("agents");
+        } else {
+            sets.push("agents = :agents");
+            values.push((":agents", agents_value(&updated.agents)));
+        }
+        host_times(updated, &mut sets, &mut removes, &mut values);
+        let mut expression = format!("SET {}", sets.join(", "));
+        if !removes.is_empty() {
+            expression.push_str(&format!(" REMOVE {}", removes.join(", ")));
+        }
+        let condition = if current.revision == 0 {
+            "#status = :status AND attribute_not_exists(#revision)"
+        } else {
+            values.push((":seen_revision", n(current.revision)));
+            "#status = :status AND #revision = :seen_revision"
+        };
+        let names = vec![
+            ("#status", "status".to_owned()),
+            ("#revision", "revision".to_owned()),
+            ("#due_pk", keys::DUE_PK.to_owned()),
+            ("#due_sk", keys::DUE_SK.to_owned()),
+        ];
+        let change = update(
+            &self.table,
+            UpdateSpec {
+                key: keys::stream_key(updated.id),
+                expression: &expression,
+                condition: Some(condition),
+                names,
+                values,
+            },
+        )?;
+        let mut items = vec![change];
+        if let Some(event_id) = dedupe {
+            items.push(dedupe_item(&self.table, event_id, at)?);
+        }
+        match self.transact(items).await {
+            Ok(()) => Ok(Outcome::Applied(updated.clone())),
+            Err(err) if dedupe.is_some() && condition_failed_at(&err, 1) => Ok(Outcome::Duplicate),
+            Err(err) if condition_failed_at(&err, 0) => Ok(Outcome::Stale),
+            Err(err) => Err(backend(err)),
+        }
+    }
+
+    async fn adjust_viewer_count(
+        &self,
+        stream: &Stream,
+        change: ViewerChange,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
+        let position = self.position(stream.id).await?;
+        // Each update raises `viewer_version`, and the position copy takes a count only if it
+        // is newer than the one it holds, so copies of racing joins settle on the latest.
+        let mut values = vec![(":one", n(1)), (":live", s(StreamStatus::Live.as_str()))];
+        let (expression, condition) = match change {
+            ViewerChange::By(delta) if delta < 0 => {
+                values.push((":delta", n(delta)));
+                values.push((":floor", n(-delta)));
+                (
+                    "ADD viewer_count :delta, viewer_version :one",
+                    "#status = :live AND viewer_count >= :floor",
+                )
+            }
+            ViewerChange::By(delta) => {
+                values.push((":delta", n(delta)));
+                (
+                    "ADD viewer_count :delta, viewer_version :one",
+                    "#status = :live",
+                )
+            }
+            ViewerChange::To(count) => {
+                values.push((":count", n(count)));
+                (
+                    "SET viewer_count = :count ADD viewer_version :one",
+                    "#status = :live",
+                )
+            }
+        };
+        let updated = match dedupe {
+            // With its dedupe record in one transaction, so the event counts once.
+            Some(event_id) => {
+                let items = vec![
+                    update(
+                        &self.table,
+                        UpdateSpec {
+                            key: keys::stream_key(stream.id),
+                            expression,
+                            condition: Some(condition),
+                            names: vec![("#status", "status".to_owned())],
+                            values,
+                        },
+                    )?,
+                    dedupe_item(&self.table, event_id, at)?,
+                ];
+                match self.transact(items).await {
+                    Ok(()) => {}
+                    Err(err) if condition_failed_at(&err, 1) => return Ok(Outcome::Duplicate),
+                    Err(err) if condition_failed_at(&err, 0) => return Ok(Outcome::Stale),
+                    Err(err) => return Err(backend(err)),
+                }
+                self.get(keys::stream_key(stream.id))
+                    .await?
+                    .ok_or_else(|| corrupt("stream vanished"))?
+            }
+            None => {
+                let result = retrying(|| {
+                    let mut request = self
+                        .client
+                        .update_item()
+                        .table_name(&self.table)
+                        .set_key(Some(keys::stream_key(stream.id)))
+                        .update_expression(expression)
+                        .condition_expression(condition)
+                        .expression_attribute_names("#status", "status")
+                        .return_values(ReturnValue::AllNew);
+                    for (name, value) in &values {
+                        request = request.expression_attribute_values(*name, value.clone());
+                    }
+                    request.send()
+                })
+                .await;
+                match result {
+                    Ok(out) => out.attributes.unwrap_or_default(),
+                    Err(err) if condition_failed(&err) => return Ok(Outcome::Stale),
+                    Err(err) => return Err(backend(err)),
+                }
+            }
+        };
+        let version = updated.number("viewer_version")?;
+        let count = updated.number("viewer_count")?;
+        let copied = retrying(|| {
+            self.client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(keys::position_key(&stream.brand_id, position)))
+                .update_expression("SET viewer_count = :count, viewer_version = :version")
+                // The copy must hold this stream (a remembered position can be stale).
+                .condition_expression(
+                    "#id = :id AND \
+                     (attribute_not_exists(viewer_version) OR viewer_version < :version)",
+                )
+                .expression_attribute_names("#id", "id")
+                .expression_attribute_values(":id", s(stream.id.to_string()))
+                .expression_attribute_values(":count", n(count))
+                .expression_attribute_values(":version", n(version))
+                .send()
+        })
+        .await;
+        match copied {
+            Ok(_) => {}
+            // Refused: a later count is already there.
+            Err(err) if condition_failed(&err) => {}
+            Err(err) => return Err(backend(err)),
+        }
+        stream_of(&updated).map(Outcome::Applied)
+    }
+
+    async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {
+        // The index lags the table: each entry is confirmed by a consistent read.
+        let mut ids = Vec::new();
+        for item in self.due_before(keys::deadline_pks(), now, limit).await? {
+            ids.push(keys::stream_key(
+                Uuid::parse_str(&item.string("id")?).map_err(|_| corrupt("stream id"))?,
+            ));
+        }
+        let mut overdue: Vec<Stream> = self
+            .batch_get(ids)
+            .await?
+            .iter()
+            .map(|item| self.stream_from(item))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .filter(|stream| stream.next_due().is_some_and(|due| due < now))
+            .collect();
+        overdue.sort_by_key(|stream| stream.next_due());
+        overdue.truncate(limit);
+        Ok(overdue)
+    }
+
+    async fn due_room_cleanups(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<RoomCleanup>> {
+        self.read_due_room_cleanups(now, limit).await
+    }
+
+    async fn put_room_cleanup(&self, cleanup: &RoomCleanup) -> StoreResult<()> {
+        self.write_room_cleanup(cleanup).await
+    }
+
+    async fn settle_room_cleanup(
+        &self,
+        read: &RoomCleanup,
+        next: Option<&RoomCleanup>,
+    ) -> StoreResult<()> {
+        self.settle_cleanup(read, next).await
+    }
+}

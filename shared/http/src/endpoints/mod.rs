@@ -1,0 +1,232 @@
+//! Every endpoint of the API, declared once: method, path, access, parameters, request body
+//! and responses. The router ([`super::routes`]), the discovery document (`GET /`), the
+//! OpenAPI document ([`super::openapi`]) and the scope tests all read these declarations.
+//! Adding an endpoint means one declaration here, its handler and its service.
+//!
+//! Bodies are named by their Rust types, whose schemas are derived (`schemars`) with the
+//! limits the validation enforces. Responses every keyed endpoint shares (401, 402, 403, 429,
+//! 500, and 409/422 of idempotent creates) are added by the OpenAPI builder; a declared 403
+//! or 429 adds its codes to the shared ones. Descriptions name limits by placeholder
+//! (`{max_webhooks}`), filled from the constants the rules use when the document is built.
+
+use std::collections::BTreeMap;
+
+use axum::http::Method;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Serialize;
+
+use hosting_domain::domain::Scope;
+use hosting_domain::domain::paging::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
+use hosting_domain::error::ErrorCode;
+
+mod public;
+mod streams;
+mod webhooks;
+
+pub use public::*;
+pub use streams::*;
+pub use webhooks::*;
+
+/// Who may call an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No key; any `Authorization` header is ignored.
+    Public,
+    /// A key holding this scope, through the whole pipeline (README, "How the parts fit").
+    Keyed(Scope),
+}
+
+/// Where a parameter is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum In {
+    Path,
+    Query,
+}
+
+/// A schema by name: `schema_of::<T>` for a Rust type, or a hand-written one.
+pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+/// The schema of `T`, registered as a named component.
+pub fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+pub struct Parameter {
+    pub name: &'static str,
+    pub location: In,
+    pub required: bool,
+    pub description: &'static str,
+    pub schema: SchemaFn,
+}
+
+pub enum Body {
+    /// `application/json` of this schema.
+    Json(SchemaFn),
+    /// The error envelope, with one of these codes.
+    Error(&'static [ErrorCode]),
+    /// A web page.
+    Html,
+}
+
+pub struct Header {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: SchemaFn,
+}
+
+pub struct Response {
+    pub status: u16,
+    pub description: &'static str,
+    pub body: Body,
+    pub headers: &'static [Header],
+}
+
+pub struct Endpoint {
+    /// The OpenAPI `operationId`, the name generated clients give the call.
+    pub operation_id: &'static str,
+    /// The group generated clients file the call under (`streams`, `webhooks`, ...).
+    pub tag: &'static str,
+    pub method: Method,
+    /// Relative to the base URL (`/api/v1`), in axum's `{param}` syntax.
+    pub path: &'static str,
+    pub access: Access,
+    /// One line: the discovery document's description and the OpenAPI summary.
+    pub summary: &'static str,
+    pub description: &'static str,
+    pub parameters: &'static [Parameter],
+    pub request_body: Option<SchemaFn>,
+    /// The request body may be left out entirely.
+    pub body_optional: bool,
+    pub responses: &'static [Response],
+    /// A create that takes `Idempotency-Key` (README, "Retrying safely").
+    pub idempotent: bool,
+    /// A write whose handler runs alongside the request's rate-limit count, as every read's
+    /// does, so that its first read shares a round trip with the count; its writes wait for
+    /// the count to admit the request ([`hosting_domain::admission`]).
+    pub write_counted_alongside: bool,
+}
+
+impl Endpoint {
+    /// What a declaration leaves out: no parameters, no body, not idempotent, counted first.
+    pub const DEFAULT: Endpoint = Endpoint {
+        operation_id: "",
+        tag: "",
+        method: Method::GET,
+        path: "",
+        access: Access::Public,
+        summary: "",
+        description: "",
+        parameters: &[],
+        request_body: None,
+        body_optional: false,
+        responses: &[],
+        idempotent: false,
+        write_counted_alongside: false,
+    };
+
+    /// The handler runs alongside the rate-limit count rather than after it: every read
+    /// (`GET`, `HEAD`), and the writes that say so.
+    pub fn counted_alongside(&self) -> bool {
+        matches!(self.method, Method::GET | Method::HEAD) || self.write_counted_alongside
+    }
+
+    pub fn scope(&self) -> Option<Scope> {
+        match self.access {
+            Access::Public => None,
+            Access::Keyed(scope) => Some(scope),
+        }
+    }
+
+    /// The discovery document's description: the summary and who may call.
+    pub fn discovery_description(&self) -> String {
+        match self.access {
+            Access::Public => format!("{} Public, no key needed.", self.summary),
+            Access::Keyed(scope) => format!("{} Requires scope {scope}.", self.summary),
+        }
+    }
+}
+pub(super) fn string(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string" })
+}
+
+pub(super) fn list_limit(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer", "minimum": 1, "maximum": MAX_LIST_LIMIT, "default": DEFAULT_LIST_LIMIT })
+}
+
+pub(super) fn list_offset(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "integer", "minimum": 0, "default": 0 })
+}
+
+/// Every endpoint, in the order documents list them.
+pub static ENDPOINTS: &[&Endpoint] = &[
+    &DISCOVERY,
+    &OPENAPI,
+    &DOCS,
+    &LIST_CREATORS,
+    &START_STREAM,
+    &LIST_STREAMS,
+    &GET_STREAM,
+    &END_STREAM,
+    &GET_ANALYTICS,
+    &REGISTER_WEBHOOK,
+    &LIST_WEBHOOKS,
+    &DELETE_WEBHOOK,
+    &GET_WEBHOOK,
+    &UPDATE_WEBHOOK,
+    &ROTATE_WEBHOOK_SECRET,
+    &TEST_WEBHOOK,
+    &LIST_DELIVERIES,
+    &REDELIVER,
+    &SET_TEST_STREAM_VIEWERS,
+    &FINISH_TEST_STREAM,
+    &FAIL_TEST_STREAM,
+];
+
+// The discovery document, `GET /api/v1/` (README, "Choices where the contract is silent").
+/// What the API is and which endpoints it serves.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Discovery {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub status: &'static str,
+    /// The reference page, for people.
+    #[schemars(url)]
+    pub docs: String,
+    /// The OpenAPI document, for programs.
+    #[schemars(url)]
+    pub openapi: String,
+    /// `"<METHOD> <path>"` -> what it does and the scope it needs.
+    pub endpoints: BTreeMap<String, String>,
+    pub authentication: String,
+}
+
+/// The discovery document for an API served at `base_url` (ending in `/api/v1`).
+pub fn discovery_document(base_url: &str) -> Discovery {
+    let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+    let public: Vec<String> = ENDPOINTS
+        .iter()
+        .filter(|e| e.access == Access::Public && !matches!(e.path, "/openapi.json" | "/docs"))
+        .map(|e| format!("{} {}", e.method, e.path))
+        .collect();
+    Discovery {
+        name: "Live Stream Hosting API",
+        version: "v1",
+        status: "early_access",
+        docs: format!("{base_url}{}", DOCS.path),
+        openapi: format!("{base_url}{}", OPENAPI.path),
+        endpoints: ENDPOINTS
+            .iter()
+            .map(|e| {
+                (
+                    format!("{} {}", e.method, e.path),
+                    e.discovery_description(),
+                )
+            })
+            .collect(),
+        authentication: format!(
+            "Send `Authorization: Bearer <API_KEY>`. Keys start with svc_live_ (live) or svc_test_ (test) and carry scopes: {}. {} are public.",
+            scopes.join(", "),
+            public.join(" and ")
+        ),
+    }
+}

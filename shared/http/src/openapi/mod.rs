@@ -1,0 +1,257 @@
+//! The machine-readable description of the API: an OpenAPI 3.1 document, served at
+//! `{base_url}/openapi.json`. Its operations come from the endpoint declarations
+//! ([`crate::endpoints`]) and its schemas are derived from the Rust types the handlers
+//! answer with, carrying the limits the validation enforces. The test suite validates every
+//! response it receives against it.
+
+mod builders;
+
+use schemars::Schema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+use self::builders::{Generators, operation};
+use chrono::{TimeZone, Utc};
+use hosting_app::delivery::retry::JITTER;
+use hosting_domain::config::DEFAULT_RETRY_DELAYS_SECS;
+use uuid::Uuid;
+
+use crate::endpoints::ENDPOINTS;
+use hosting_domain::domain::event::{EventType, WebhookEvent, WebhookEventData};
+use hosting_domain::domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
+use hosting_domain::domain::{Plan, Scope};
+
+fn generators() -> Generators {
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        s.definitions_path = "/components/schemas".into();
+        s.meta_schema = None;
+    });
+    Generators {
+        responses: settings
+            .clone()
+            .for_serialize()
+            .with_transform(drop_defaults_of_required as fn(&mut Schema))
+            .into_generator(),
+        requests: settings
+            .for_deserialize()
+            .with_transform(optional_means_omitted as fn(&mut Schema))
+            .into_generator(),
+    }
+}
+
+/// The properties of an object schema, with whether each is required.
+fn properties(schema: &mut Schema) -> Vec<(bool, &mut Value)> {
+    let Some(object) = schema.as_object_mut() else {
+        return Vec::new();
+    };
+    let required: Vec<Value> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    match object.get_mut("properties").and_then(Value::as_object_mut) {
+        Some(properties) => properties
+            .iter_mut()
+            .map(|(name, property)| (required.contains(&Value::from(name.as_str())), property))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// A field that is always sent has no default to speak of (serde's `default` on reading
+/// stored records is no promise to clients); generators read a default as "may be absent".
+fn drop_defaults_of_required(schema: &mut Schema) {
+    for (required, property) in properties(schema) {
+        if let (true, Some(property)) = (required, property.as_object_mut()) {
+            property.remove("default");
+        }
+    }
+}
+
+/// An optional request field is documented as "omit it" rather than "omit it or send null"
+/// (both are accepted): generators keep the constraints of a plain type, and drop them from a
+/// nullable one.
+fn optional_means_omitted(schema: &mut Schema) {
+    for (required, property) in properties(schema) {
+        if required {
+            continue;
+        }
+        if let Some(types) = property.get_mut("type").and_then(Value::as_array_mut) {
+            types.retain(|t| t != "null");
+            if let [only] = types.as_slice() {
+                property["type"] = only.clone();
+            }
+        }
+    }
+}
+
+/// One sample body of each event type (fixed ids and times, so the document never changes
+/// between requests).
+fn event_examples() -> Value {
+    let at = |minute: u32| {
+        Utc.with_ymd_and_hms(2026, 3, 14, 18, minute, 0)
+            .single()
+            .unwrap_or_default()
+    };
+    let mut examples = Map::new();
+    for (n, event_type) in EventType::ALL.into_iter().enumerate() {
+        let (status, started_at, ended_at, viewers, end_reason, summary) = match event_type {
+            EventType::StreamStarted => (
+                StreamStatus::Live,
+                Some(at(1)),
+                None,
+                0,
+                None,
+                "The agent joined the room: the stream is live (for a test key, at once).",
+            ),
+            EventType::StreamEnded => (
+                StreamStatus::Ended,
+                Some(at(1)),
+                Some(at(31)),
+                184,
+                Some(EndReason::DurationElapsed),
+                "Ended: by `DELETE`, at the end of its duration, by the host, or with the room; `end_reason` says which.",
+            ),
+            EventType::WebhookTest => continue,
+            EventType::StreamError => (
+                StreamStatus::Error,
+                None,
+                Some(at(5)),
+                0,
+                Some(EndReason::PreparingTimeout),
+                "Failed: the launch failed, the host never joined within the preparing timeout, or the stream failed while live; `end_reason` says which.",
+            ),
+        };
+        let stream = Stream {
+            id: Uuid::from_u128(0x0f8e2a51_7c3b_4d6e_9a10_2b3c4d5e6f70),
+            brand_id: "brand_demo".into(),
+            status,
+            platform: Some("tiktok".into()),
+            vertical: "live-commerce".into(),
+            creator_id: Some("avt_ava000000001".into()),
+            product_name: "Glow Serum".into(),
+            source: SOURCE_API.into(),
+            room_name: Some("stream-0f8e2a51".into()),
+            viewer_count: viewers,
+            test: false,
+            created_at: at(0),
+            started_at,
+            ended_at,
+            duration_minutes: Some(30),
+            script: None,
+            end_reason,
+            dispatches: 0,
+            next_dispatch_at: None,
+            agents: Vec::new(),
+            host_lost_at: None,
+            reconnect_until: None,
+            revision: 0,
+            deadline: None,
+        };
+        let event = WebhookEvent {
+            id: format!("evt_{:032x}", n + 1),
+            event_type,
+            created_at: ended_at.or(started_at).unwrap_or(at(5)),
+            api_version: "v1",
+            test: false,
+            data: WebhookEventData {
+                stream: StreamDetail::new(&stream, stream.creator_id.clone()),
+            },
+        };
+        examples.insert(
+            event_type.as_str().into(),
+            json!({ "summary": summary, "value": event }),
+        );
+    }
+    Value::Object(examples)
+}
+
+/// `90` -> `90 s`, `300` -> `5 min`, `7200` -> `2 h`.
+fn human_delay(secs: u64) -> String {
+    match secs {
+        s if s >= 3600 && s % 3600 == 0 => format!("{} h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
+fn webhooks(generators: &mut Generators) -> Value {
+    let retries: Vec<String> = DEFAULT_RETRY_DELAYS_SECS
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .map(human_delay)
+        .collect();
+    let event = generators
+        .responses
+        .subschema_for::<WebhookEvent>()
+        .to_value();
+    let header = |name: &str, description: &str| json!({ "name": name, "in": "header", "required": true, "description": description, "schema": { "type": "string" } });
+    json!({
+        "streamEvent": { "post": {
+            "summary": "A stream lifecycle event",
+            "description": format!("POSTed to each active webhook that lists the event type. At-least-once: up to {} retries by default ({}, each +-{}%), then dead-lettered. Any 2xx within 10 s is success; redirects are failures; 410 Gone deactivates the webhook. Reject signatures older than 5 minutes.", retries.len(), retries.join(", "), (JITTER * 100.0).round()),
+            "parameters": [
+                header("X-Service-Event-Id", "The event id (same on every attempt)."),
+                header("X-Service-Event-Type", "The event type."),
+                header("X-Service-Signature", "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the whole whsec_ secret>` (Stripe's scheme)."),
+                header("webhook-id", "Standard Webhooks: the event id."),
+                header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
+                header("webhook-signature", "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"<id>.<t>.<raw body>\" keyed with the base64-decoded secret after whsec_>`."),
+            ],
+            "requestBody": { "required": true, "content": { "application/json": { "schema": event, "examples": event_examples() } } },
+            "responses": { "2XX": { "description": "Received." }, "410": { "description": "Gone: no more deliveries to this webhook." } },
+        }},
+    })
+}
+
+/// The OpenAPI document for an API served at `base_url` (ending in `/api/v1`).
+pub fn document(base_url: &str) -> Value {
+    let mut generators = generators();
+    let mut paths = Map::new();
+    for endpoint in ENDPOINTS {
+        let entry = paths
+            .entry(endpoint.path.to_owned())
+            .or_insert_with(|| json!({}));
+        entry[endpoint.method.as_str().to_lowercase()] = operation(endpoint, &mut generators);
+    }
+    let webhooks = webhooks(&mut generators);
+    let mut tags: Vec<Value> = Vec::new();
+    for endpoint in ENDPOINTS {
+        if !tags.iter().any(|t| t["name"] == endpoint.tag) {
+            tags.push(json!({ "name": endpoint.tag }));
+        }
+    }
+    // Request and response types share only enumerations, which read the same both ways.
+    let mut schemas = generators.requests.take_definitions(true);
+    schemas.extend(generators.responses.take_definitions(true));
+    let plans: Vec<&str> = [
+        Plan::Free,
+        Plan::Starter,
+        Plan::Growth,
+        Plan::Scale,
+        Plan::Enterprise,
+    ]
+    .iter()
+    .map(|p| p.as_str())
+    .collect();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Live Stream Hosting API",
+            "version": "v1",
+            "description": format!("AI-hosted live streams for live-commerce brands. Keys: `svc_live_` (real dispatch and billing; plan {} or above) and `svc_test_` (simulated, free). Every error is `{{\"error\": {{\"code\", \"message\"}}}}`; an unknown path or method answers 404 `not_found`. Plans in order: {}.", plans[2], plans.join(", ")),
+        },
+        "servers": [{ "url": base_url }],
+        "tags": tags,
+        "paths": paths,
+        "webhooks": webhooks,
+        "components": {
+            "securitySchemes": { "bearerAuth": {
+                "type": "http", "scheme": "bearer",
+                "description": format!("`Authorization: Bearer <key>`. Each operation lists the scope it needs: {}.",
+                    Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")),
+            }},
+            "schemas": schemas,
+        },
+    })
+}

@@ -1,0 +1,292 @@
+//! How a process runs the application: the top layer, which wires the adapters to the
+//! application and nothing imports.
+//!
+//! Here, the local runtime: an [`App`] on the backends the configuration names, with embedded
+//! fallbacks for whatever is not named, plus the background loops that a single process runs
+//! in place of AWS's separate functions: the timers, the deadline sweep, the outbox relay and
+//! the delivery worker. The local server and the test suite run on this. Lambda has its own
+//! wiring, with no fallback ([`lambda`]), and the SQS batch handler that the delivery function
+//! and the local worker share ([`sqs_worker`]).
+
+pub mod lambda;
+pub mod sqs_worker;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use hosting_app::app::{App, AppParts};
+use hosting_app::delivery::{Deliverer, relay, worker};
+use hosting_app::service;
+use hosting_aws::dynamodb::DynamoStore;
+use hosting_aws::scheduler::SchedulerTimers;
+use hosting_aws::sqs::SqsQueue;
+use hosting_domain::clock::Clock;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
+use hosting_embedded::{MemoryQueue, MemoryStore, MemoryTimers};
+
+/// How often the background loops look again when nothing wakes them.
+const POLL: Duration = Duration::from_millis(250);
+/// Deliveries the local server attempts at once: like the delivery function's instances, a
+/// fixed pool that every brand shares, and that no brand can fill (see
+/// [`worker::BRAND_DELIVERY_SLOTS`]).
+pub const LOCAL_DELIVERIES_IN_FLIGHT: usize = 32;
+
+/// Where deliveries wait in this process.
+#[derive(Clone)]
+pub enum LocalQueue {
+    Memory(MemoryQueue),
+    Sqs(SqsQueue),
+}
+
+#[derive(Clone)]
+pub struct Runtime {
+    pub app: App,
+    /// In-process timers; `None` when EventBridge Scheduler runs them.
+    pub timers: Option<MemoryTimers>,
+    pub queue: LocalQueue,
+    /// The embedded store, when that is the backend.
+    pub memory: Option<MemoryStore>,
+}
+
+pub struct Parts {
+    pub store: Arc<dyn Store>,
+    pub memory: Option<MemoryStore>,
+    pub queue: LocalQueue,
+    /// `None`: in-process timers.
+    pub scheduler: Option<SchedulerTimers>,
+}
+
+impl Runtime {
+    /// Everything in memory.
+    pub fn embedded(
+        config: Config,
+        clock: Arc<dyn Clock>,
+        rooms: Option<Arc<dyn RoomProvider>>,
+    ) -> Self {
+        let store = MemoryStore::new();
+        Self::assemble(
+            config,
+            clock,
+            rooms,
+            Parts {
+                store: Arc::new(store.clone()),
+                memory: Some(store),
+                queue: LocalQueue::Memory(MemoryQueue::new()),
+                scheduler: None,
+            },
+        )
+    }
+
+    pub fn assemble(
+        config: Config,
+        clock: Arc<dyn Clock>,
+        rooms: Option<Arc<dyn RoomProvider>>,
+        parts: Parts,
+    ) -> Self {
+        let memory_timers = parts.scheduler.is_none().then(MemoryTimers::new);
+        let timers: Arc<dyn Timers> = match (&parts.scheduler, &memory_timers) {
+            (Some(scheduler), _) => Arc::new(scheduler.clone()),
+            (None, Some(memory)) => Arc::new(memory.clone()),
+            (None, None) => unreachable!("one of them is set"),
+        };
+        let queue: Arc<dyn DeliveryQueue> = match &parts.queue {
+            LocalQueue::Memory(queue) => Arc::new(queue.clone()),
+            LocalQueue::Sqs(queue) => Arc::new(queue.clone()),
+        };
+        let app = App::new(AppParts {
+            config,
+            clock,
+            store: parts.store,
+            timers,
+            queue,
+            rooms,
+        });
+        Self {
+            app,
+            timers: memory_timers,
+            queue: parts.queue,
+            memory: parts.memory,
+        }
+    }
+
+    /// The backends `config` names: `STORE=memory`, or DynamoDB with SQS deliveries when
+    /// `DELIVERY_QUEUE_URL` is set and Scheduler timers when `SCHEDULER_GROUP` is set;
+    /// in-process ones otherwise.
+    pub async fn from_config(config: Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
+        let rooms = hosting_livekit::rooms_from_config(&config);
+        if config.store == StoreKind::Memory {
+            return Ok(Self::embedded(config, clock, rooms));
+        }
+        let sdk = hosting_aws::sdk_config().await;
+        let table = config
+            .table_name
+            .clone()
+            .ok_or("TABLE_NAME is required with STORE=dynamodb")?;
+        let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
+        let queue = match (&config.delivery_queue_url, &config.delivery_dlq_url) {
+            (Some(queue), Some(dlq)) => LocalQueue::Sqs(SqsQueue::new(
+                aws_sdk_sqs::Client::new(&sdk),
+                queue.clone(),
+                dlq.clone(),
+            )),
+            (Some(_), None) => {
+                return Err("DELIVERY_DLQ_URL is required with DELIVERY_QUEUE_URL".into());
+            }
+            _ => LocalQueue::Memory(MemoryQueue::new()),
+        };
+        let scheduler = match (
+            &config.scheduler_group,
+            &config.scheduler_target_arn,
+            &config.scheduler_role_arn,
+            &config.scheduler_dlq_arn,
+        ) {
+            (Some(group), Some(target), Some(role), Some(dlq)) => Some(SchedulerTimers::new(
+                aws_sdk_scheduler::Client::new(&sdk),
+                group.clone(),
+                target.clone(),
+                role.clone(),
+                dlq.clone(),
+            )),
+            (None, None, None, None) => None,
+            _ => {
+                return Err(
+                    "SCHEDULER_GROUP, SCHEDULER_TARGET_ARN, SCHEDULER_ROLE_ARN and \
+                            SCHEDULER_DLQ_ARN go together"
+                        .into(),
+                );
+            }
+        };
+        Ok(Self::assemble(
+            config,
+            clock,
+            rooms,
+            Parts {
+                store: Arc::new(store),
+                memory: None,
+                queue,
+                scheduler,
+            },
+        ))
+    }
+
+    /// Fires every in-process timer due by the app's clock; returns how many changed a stream.
+    pub async fn fire_due_timers(&self) -> usize {
+        let Some(timers) = &self.timers else {
+            return 0;
+        };
+        let mut changed = 0;
+        for timer in timers.take_due(self.app.clock.now()) {
+            match service::timers::fire(&self.app, &timer).await {
+                Ok(true) => changed += 1,
+                Ok(false) => {}
+                Err(err) => {
+                    tracing::error!(stream_id = %timer.stream_id, error = %err, "timer failed; retrying");
+                    // Put it back so the next pass retries it.
+                    let _ = timers.schedule(timer).await;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Runs the in-process timers on the app's clock, forever.
+    async fn run_timers(self, timers: MemoryTimers) {
+        let changed = timers.changed();
+        loop {
+            self.fire_due_timers().await;
+            let wait = timers
+                .next_due()
+                .and_then(|due| (due - self.app.clock.now()).to_std().ok())
+                .map_or(POLL, |until| until.min(POLL));
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = changed.notified() => {}
+            }
+        }
+    }
+
+    /// Ends streams past their deadline whose timer was lost (a restart loses in-process
+    /// timers), every `SWEEP_INTERVAL_SECS`, forever.
+    async fn run_deadline_sweep(self) {
+        loop {
+            tokio::time::sleep(self.app.config.sweep_interval).await;
+            if let Err(err) = service::timers::sweep(&self.app).await {
+                tracing::error!(error = %err, "deadline sweep failed; retrying");
+            }
+        }
+    }
+
+    /// Relays the outbox to the delivery queue, forever. In one process nothing else relays,
+    /// so events are taken as soon as they are written.
+    async fn run_relay(self) {
+        let ready = self.memory.as_ref().map(MemoryStore::outbox_ready);
+        loop {
+            if let Err(err) = relay::sweep(&self.app, Duration::ZERO).await {
+                tracing::error!(error = %err, "outbox relay failed; retrying");
+            }
+            match &ready {
+                Some(ready) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(POLL) => {}
+                        _ = ready.notified() => {}
+                    }
+                }
+                None => tokio::time::sleep(POLL).await,
+            }
+        }
+    }
+
+    /// Delivers queued deliveries, each in its own task, at most
+    /// [`LOCAL_DELIVERIES_IN_FLIGHT`] at once (the local counterpart of the delivery
+    /// function's concurrency): one slow receiver holds one worker, and a brand at most
+    /// [`worker::BRAND_DELIVERY_SLOTS`] of them.
+    async fn run_deliveries(self, deliverer: Deliverer) {
+        let in_flight = Arc::new(Semaphore::new(LOCAL_DELIVERIES_IN_FLIGHT));
+        match self.queue.clone() {
+            LocalQueue::Memory(queue) => {
+                let Some(mut ready) = queue.take_receiver() else {
+                    tracing::error!("the delivery loop is already running");
+                    return;
+                };
+                while let Some(delivery) = ready.recv().await {
+                    let Ok(permit) = in_flight.clone().acquire_owned().await else {
+                        return;
+                    };
+                    let (app, deliverer) = (self.app.clone(), deliverer.clone());
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        if let Err(err) = worker::process(&app, &deliverer, delivery.clone()).await
+                        {
+                            tracing::error!(event_id = %delivery.event_id, error = %err, "delivery failed; requeued");
+                            let _ = app.queue.enqueue(delivery, POLL).await;
+                        }
+                    });
+                }
+            }
+            LocalQueue::Sqs(queue) => loop {
+                if let Err(err) =
+                    sqs_worker::poll_once(&self.app, &queue, &deliverer, &in_flight).await
+                {
+                    tracing::error!(error = %err, "delivery queue poll failed");
+                    tokio::time::sleep(POLL).await;
+                }
+            },
+        }
+    }
+
+    /// Starts every background loop; they stop when the returned handles are aborted.
+    pub fn spawn_background(&self, deliverer: Deliverer) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut tasks = vec![
+            tokio::spawn(self.clone().run_relay()),
+            tokio::spawn(self.clone().run_deliveries(deliverer)),
+            tokio::spawn(self.clone().run_deadline_sweep()),
+        ];
+        if let Some(timers) = self.timers.clone() {
+            tasks.push(tokio::spawn(self.clone().run_timers(timers)));
+        }
+        tasks
+    }
+}
