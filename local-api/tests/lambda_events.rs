@@ -352,3 +352,74 @@ async fn a_store_failure_is_reported_as_a_batch_item_failure() {
         .collect();
     assert_eq!(failed, ["9d1e0000-0000-4000-8000-000000000001"]);
 }
+
+/// The sample batch with a second message that cannot be read.
+fn batch_with_an_unreadable_message(unreadable_body: &str) -> Value {
+    let mut batch: Value = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
+    let mut unreadable = batch["Records"][0].clone();
+    unreadable["messageId"] = json!("9d1e0000-0000-4000-8000-000000000002");
+    unreadable["body"] = json!(unreadable_body);
+    batch["Records"].as_array_mut().unwrap().push(unreadable);
+    batch
+}
+
+/// An unreadable message is never settled silently: it goes to the dead-letter queue as it
+/// came, and the batch keeps nothing (the readable message, addressed to a deleted webhook, is
+/// done).
+#[tokio::test]
+#[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_an_unreadable_message_is_dead_lettered_as_it_came() {
+    let api = common::TestApi::new().await;
+    let queue = sqs_queue(&api.runtime).await;
+    let deliverer =
+        hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
+    let unreadable = r#"{"delivery": "not a delivery", "not_before": 3}"#;
+    let batch = serde_json::from_value(batch_with_an_unreadable_message(unreadable)).unwrap();
+    let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;
+    assert!(
+        response.batch_item_failures.is_empty(),
+        "both settled: {:?}",
+        response.batch_item_failures
+    );
+    let out = queue
+        .client()
+        .receive_message()
+        .queue_url(queue.dlq_url())
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap();
+    let bodies: Vec<&str> = out.messages().iter().filter_map(|m| m.body()).collect();
+    assert_eq!(bodies, [unreadable], "dead-lettered once, byte for byte");
+}
+
+/// When the dead-letter queue cannot take an unreadable message, the batch keeps it for SQS to
+/// receive again (its redrive policy moves it there at last), rather than drop it.
+#[tokio::test]
+async fn an_unreadable_message_the_dead_letter_queue_refuses_is_kept() {
+    use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+    let api = common::TestApi::new().await;
+    // An SQS that refuses every connection at once.
+    let config = aws_sdk_sqs::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("testing", "testing", None, None, "test"))
+        .endpoint_url("http://127.0.0.1:9")
+        .build();
+    let queue = hosting_aws::sqs::SqsQueue::new(
+        aws_sdk_sqs::Client::from_conf(config),
+        "http://127.0.0.1:9/queue",
+        "http://127.0.0.1:9/dlq",
+    );
+    let deliverer =
+        hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
+    let batch = serde_json::from_value(batch_with_an_unreadable_message("{")).unwrap();
+    let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;
+    let kept: Vec<&str> = response
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(kept, ["9d1e0000-0000-4000-8000-000000000002"]);
+}

@@ -5,6 +5,9 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+use hosting_http::endpoints::{ENDPOINTS, Function};
 
 #[tokio::test]
 async fn served_publicly_and_never_rate_limited() {
@@ -37,20 +40,63 @@ async fn the_discovery_document_points_at_it() {
     assert_eq!(format!("{server}/openapi.json"), openapi);
 }
 
-/// The discovery document and the OpenAPI document list the same operations: both come
-/// from the endpoint declarations.
-#[tokio::test]
-async fn every_discovered_endpoint_is_documented_and_back() {
-    let api = TestApi::new().await;
+/// The API's operations, written out here as the contract lists them, apart from the
+/// declarations that the router and both documents are built from.
+const API_OPERATIONS: [&str; 21] = [
+    "GET /",
+    "GET /openapi.json",
+    "GET /docs",
+    "GET /creators",
+    "POST /streams",
+    "GET /streams",
+    "GET /streams/{id}",
+    "DELETE /streams/{id}",
+    "GET /analytics",
+    "POST /webhooks",
+    "GET /webhooks",
+    "DELETE /webhooks",
+    "GET /webhooks/{id}",
+    "PATCH /webhooks/{id}",
+    "POST /webhooks/{id}/rotate-secret",
+    "POST /webhooks/{id}/test",
+    "GET /webhooks/{id}/deliveries",
+    "POST /webhooks/{id}/redeliver",
+    "POST /test_helpers/streams/{id}/viewers",
+    "POST /test_helpers/streams/{id}/finish",
+    "POST /test_helpers/streams/{id}/fail",
+];
+
+/// The operations of a document that are not the API's, and the API's it lacks.
+fn operation_problems(what: &str, listed: &[String]) -> Vec<String> {
+    let listed: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
+    let contract: BTreeSet<&str> = API_OPERATIONS.into_iter().collect();
+    let mut problems: Vec<String> = contract
+        .difference(&listed)
+        .map(|missing| format!("{what} lacks {missing}"))
+        .collect();
+    problems.extend(
+        listed
+            .difference(&contract)
+            .map(|extra| format!("{what} lists {extra}, not an operation of the API")),
+    );
+    problems
+}
+
+/// The discovery document's `"METHOD /path"` keys, as served.
+async fn discovered_operations(api: &TestApi) -> Vec<String> {
     let discovery = api.call("GET", "/", None, None).await.body;
-    let mut discovered: Vec<String> = discovery["endpoints"]
+    discovery["endpoints"]
         .as_object()
         .unwrap()
         .keys()
         .cloned()
-        .collect();
+        .collect()
+}
+
+/// The OpenAPI document's operations as `"METHOD /path"`.
+fn documented_operations() -> Vec<String> {
     let document = hosting_http::openapi::document("http://localhost/api/v1");
-    let mut documented: Vec<String> = document["paths"]
+    document["paths"]
         .as_object()
         .unwrap()
         .iter()
@@ -61,10 +107,39 @@ async fn every_discovered_endpoint_is_documented_and_back() {
                 .keys()
                 .map(move |method| format!("{} {path}", method.to_uppercase()))
         })
-        .collect();
-    discovered.sort();
-    documented.sort();
-    assert_eq!(discovered, documented);
+        .collect()
+}
+
+/// The discovery document and the OpenAPI document each list exactly the API's operations.
+#[tokio::test]
+async fn every_operation_is_discovered_and_documented() {
+    let api = TestApi::new().await;
+    let discovered = discovered_operations(&api).await;
+    assert_eq!(
+        operation_problems("discovery", &discovered),
+        Vec::<String>::new()
+    );
+    let documented = documented_operations();
+    assert_eq!(
+        operation_problems("OpenAPI", &documented),
+        Vec::<String>::new()
+    );
+}
+
+/// The check is not vacuous: a document missing an operation, or listing one of its own,
+/// fails it.
+#[test]
+fn a_missing_or_extra_operation_fails_the_document_check() {
+    let mut documented = documented_operations();
+    documented.retain(|operation| operation != "POST /webhooks/{id}/redeliver");
+    documented.push("PUT /streams/{id}".into());
+    assert_eq!(
+        operation_problems("OpenAPI", &documented),
+        [
+            "OpenAPI lacks POST /webhooks/{id}/redeliver",
+            "OpenAPI lists PUT /streams/{id}, not an operation of the API",
+        ]
+    );
 }
 
 /// Every documented operation is served, and on documented paths nothing else is.
@@ -192,32 +267,114 @@ fn an_undocumented_field_fails_the_contract_check() {
     );
 }
 
-/// Every declared endpoint has its route in `template.yaml` (to its function, not the
-/// gateway's catch-all), and the template routes nothing else of the API.
-#[test]
-fn the_template_routes_every_declared_endpoint() {
-    let template =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
-            .expect("template.yaml beside the workspace");
-    let mut routed = Vec::new();
-    let mut method = None;
-    for line in template.lines().map(str::trim) {
-        if let Some(m) = line.strip_prefix("Method: ") {
-            method = Some(m.to_owned());
-        } else if let (Some(path), Some(m)) = (line.strip_prefix("Path: "), method.take())
-            && path.starts_with("/api/v1")
+/// Each resource of `template.yaml` and the gateway routes it serves (`"GET /api/v1/streams"`).
+fn template_routes(template: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut routes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let (mut in_resources, mut resource, mut method) = (false, String::new(), None);
+    for line in template.lines() {
+        if !line.starts_with(' ') && !line.is_empty() {
+            in_resources = line.trim_end() == "Resources:";
+        } else if in_resources
+            && let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':'))
+            && !name.starts_with(' ')
         {
-            routed.push(format!("{m} {path}"));
+            resource = name.to_owned();
+        } else if let Some(m) = line.trim().strip_prefix("Method: ") {
+            method = Some(m.to_owned());
+        } else if let (Some(path), Some(m)) = (line.trim().strip_prefix("Path: "), method.take()) {
+            routes
+                .entry(resource.clone())
+                .or_default()
+                .insert(format!("{m} {path}"));
         }
     }
-    let mut declared: Vec<String> = hosting_http::endpoints::ENDPOINTS
+    routes
+}
+
+/// What is wrong between the template's routes and the declarations: every endpoint routed to
+/// the function that serves it, and no function routed any other route of the API.
+fn route_problems(routes: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for function in Function::ALL {
+        let declared: BTreeSet<String> = ENDPOINTS
+            .iter()
+            .filter(|e| e.function == function)
+            .map(|e| match e.path {
+                "/" => format!("{} /api/v1", e.method),
+                path => format!("{} /api/v1{path}", e.method),
+            })
+            .collect();
+        let resource = function.template_resource();
+        let routed = routes.get(resource).cloned().unwrap_or_default();
+        for missing in declared.difference(&routed) {
+            problems.push(format!("{resource} lacks the route {missing}"));
+        }
+        for extra in routed.difference(&declared) {
+            problems.push(format!(
+                "{resource} routes {extra}, declared for no endpoint of it"
+            ));
+        }
+    }
+    let api_functions: BTreeSet<&str> = Function::ALL
         .iter()
-        .map(|e| match e.path {
-            "/" => format!("{} /api/v1", e.method),
-            path => format!("{} /api/v1{path}", e.method),
-        })
+        .map(|f| f.template_resource())
         .collect();
-    routed.sort();
-    declared.sort();
-    assert_eq!(routed, declared);
+    for (resource, routed) in routes {
+        if api_functions.contains(resource.as_str()) {
+            continue;
+        }
+        for route in routed.iter().filter(|r| r.contains(" /api/v1")) {
+            problems.push(format!(
+                "{resource} routes {route}, an endpoint of another function"
+            ));
+        }
+    }
+    problems
+}
+
+fn template() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
+        .expect("template.yaml beside the workspace")
+}
+
+/// Every declared endpoint has its route in `template.yaml` under the function that serves it
+/// (not the gateway's catch-all, not another function, where it would answer 404 in
+/// production), and no function is routed anything else of the API.
+#[test]
+fn the_template_routes_each_endpoint_to_its_function() {
+    let routes = template_routes(&template());
+    assert_eq!(route_problems(&routes), Vec::<String>::new());
+    // The routes outside the API: the gateway's catch-all and LiveKit's receiver.
+    assert!(routes["GatewayDefaultFunction"].contains("ANY $default"));
+    assert!(routes["LiveKitWebhookFunction"].contains("POST /livekit/webhook"));
+}
+
+/// The check is not vacuous: a route filed under the wrong function, or missing, fails it.
+#[test]
+fn a_misfiled_or_missing_route_fails_the_template_check() {
+    let mut routes = template_routes(&template());
+    let moved = routes
+        .get_mut("AnalyticsFunction")
+        .unwrap()
+        .pop_first()
+        .unwrap();
+    routes
+        .get_mut("StreamsFunction")
+        .unwrap()
+        .insert(moved.clone());
+    let problems = route_problems(&routes);
+    assert!(problems.contains(&format!("AnalyticsFunction lacks the route {moved}")));
+    assert!(problems.contains(&format!(
+        "StreamsFunction routes {moved}, declared for no endpoint of it"
+    )));
+
+    let mut routes = template_routes(&template());
+    routes
+        .get_mut("GatewayDefaultFunction")
+        .unwrap()
+        .insert("GET /api/v1/streams".into());
+    assert_eq!(
+        route_problems(&routes),
+        ["GatewayDefaultFunction routes GET /api/v1/streams, an endpoint of another function"]
+    );
 }

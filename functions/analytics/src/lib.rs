@@ -6,12 +6,12 @@ use hosting_app::App;
 use hosting_app::service::analytics;
 use hosting_domain::ApiResult;
 use hosting_domain::domain::analytics::Analytics;
-use hosting_http::endpoints::GET_ANALYTICS;
+use hosting_http::endpoints::{Function, GET_ANALYTICS};
 use hosting_http::query::QueryParams;
 use hosting_http::routes::{Admitted, Routes};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app)
+    Routes::new(app, Function::Analytics)
         .serve(&GET_ANALYTICS, get_analytics)
         .into_router()
 }

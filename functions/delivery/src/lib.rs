@@ -1,11 +1,12 @@
-//! Webhook deliveries from SQS: each batch's messages are handled concurrently, and only the
-//! ones that must come back (a store failure) are reported as batch item failures.
+//! Webhook deliveries from SQS: each batch runs through the batch runner the local worker uses
+//! too ([`run_batch`]), and only the messages it keeps (a store failure) are reported as batch
+//! item failures, for SQS to redeliver.
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use hosting_app::App;
 use hosting_app::delivery::Deliverer;
 use hosting_aws::sqs::SqsQueue;
-use hosting_runtime::sqs_worker::handle_message;
+use hosting_runtime::sqs_worker::{Received, run_batch};
 
 pub async fn handle(
     app: &App,
@@ -13,32 +14,26 @@ pub async fn handle(
     deliverer: &Deliverer,
     event: SqsEvent,
 ) -> SqsBatchResponse {
-    let handles: Vec<_> = event
+    let batch = event
         .records
         .into_iter()
         .map(|record| {
-            let (app, queue, deliverer) = (app.clone(), queue.clone(), deliverer.clone());
-            tokio::spawn(async move {
-                let body = record.body.unwrap_or_default();
-                let result = handle_message(&app, &queue, &deliverer, &body).await;
-                (record.message_id.unwrap_or_default(), result)
-            })
+            let received = Received {
+                id: record.message_id.unwrap_or_default(),
+                body: record.body.unwrap_or_default(),
+            };
+            (received, ())
         })
         .collect();
-    let mut failures = Vec::new();
-    for handle in handles {
-        match handle.await {
-            Ok((_, Ok(()))) => {}
-            Ok((message_id, Err(err))) => {
-                tracing::error!(message_id = %message_id, error = %err, "delivery will be retried by SQS");
-                let mut failure = BatchItemFailure::default();
-                failure.item_identifier = message_id;
-                failures.push(failure);
-            }
-            Err(join) => tracing::error!(error = %join, "delivery task failed"),
-        }
-    }
     let mut response = SqsBatchResponse::default();
-    response.batch_item_failures = failures;
+    response.batch_item_failures = run_batch(app, queue, deliverer, batch)
+        .await
+        .into_iter()
+        .map(|id| {
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            failure
+        })
+        .collect();
     response
 }

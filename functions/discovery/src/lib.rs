@@ -12,12 +12,12 @@ use hosting_app::service::creators;
 use hosting_domain::ApiResult;
 use hosting_domain::domain::creator::CreatorList;
 use hosting_http::API_PREFIX;
-use hosting_http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, discovery_document};
+use hosting_http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, Function, discovery_document};
 use hosting_http::routes::Routes;
 use hosting_http::{docs_page, openapi};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app)
+    Routes::new(app, Function::Discovery)
         .serve(&endpoints::DISCOVERY, discovery)
         .serve(&endpoints::LIST_CREATORS, list_creators)
         .serve(&endpoints::OPENAPI, openapi)

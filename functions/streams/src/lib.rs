@@ -12,7 +12,7 @@ use hosting_domain::domain::paging::ListQuery;
 use hosting_domain::{ApiError, ApiResult};
 use hosting_http::body::JsonObject;
 use hosting_http::endpoints::{
-    END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, GET_STREAM, LIST_STREAMS,
+    END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, Function, GET_STREAM, LIST_STREAMS,
     SET_TEST_STREAM_VIEWERS, START_STREAM,
 };
 use hosting_http::query::QueryParams;
@@ -20,7 +20,7 @@ use hosting_http::routes::{Admitted, Routes};
 use hosting_http::{CreateAnswer, idempotency_key};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app)
+    Routes::new(app, Function::Streams)
         .serve(&START_STREAM, start)
         .serve(&LIST_STREAMS, list)
         .serve(&GET_STREAM, get_one)

@@ -16,15 +16,15 @@ use hosting_domain::ApiResult;
 use hosting_domain::domain::paging::ListQuery;
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
-    DELETE_WEBHOOK, GET_WEBHOOK, LIST_DELIVERIES, LIST_WEBHOOKS, REDELIVER, REGISTER_WEBHOOK,
-    ROTATE_WEBHOOK_SECRET, TEST_WEBHOOK, UPDATE_WEBHOOK,
+    DELETE_WEBHOOK, Function, GET_WEBHOOK, LIST_DELIVERIES, LIST_WEBHOOKS, REDELIVER,
+    REGISTER_WEBHOOK, ROTATE_WEBHOOK_SECRET, TEST_WEBHOOK, UPDATE_WEBHOOK,
 };
 use hosting_http::query::QueryParams;
 use hosting_http::routes::{Admitted, Routes};
 use hosting_http::{CreateAnswer, idempotency_key};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app)
+    Routes::new(app, Function::Webhooks)
         .serve(&REGISTER_WEBHOOK, register)
         .serve(&LIST_WEBHOOKS, list)
         .serve(&DELETE_WEBHOOK, delete)

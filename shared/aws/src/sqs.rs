@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -138,6 +138,70 @@ impl SqsQueue {
             "SendMessageBatch failed {} entries after every retry",
             entries.len()
         )))
+    }
+
+    /// Puts a message that cannot be read on the dead-letter queue as it came (it came from SQS,
+    /// so SQS accepts its characters).
+    pub async fn dead_letter_raw(&self, body: &str) -> StoreResult<()> {
+        self.client
+            .send_message()
+            .queue_url(&self.dlq_url)
+            .message_body(body)
+            .send()
+            .await
+            .map_err(|e| StoreError::Backend(describe(&e)))?;
+        Ok(())
+    }
+
+    /// Deletes received messages by receipt handle, `DeleteMessageBatch`es of up to 10,
+    /// deleting again the entries SQS reports failed.
+    pub async fn delete_received(
+        &self,
+        receipts: impl IntoIterator<Item = String>,
+    ) -> StoreResult<()> {
+        let receipts: Vec<String> = receipts.into_iter().collect();
+        for chunk in receipts.chunks(SEND_BATCH_MESSAGES) {
+            let mut entries: Vec<(String, &String)> = chunk
+                .iter()
+                .enumerate()
+                .map(|(n, receipt)| (format!("r{n}"), receipt))
+                .collect();
+            for round in 0..SEND_BATCH_ROUNDS {
+                if entries.is_empty() {
+                    break;
+                }
+                if round > 0 {
+                    tokio::time::sleep(Duration::from_millis(100 << round)).await;
+                }
+                let requests = entries
+                    .iter()
+                    .map(|(id, receipt)| {
+                        DeleteMessageBatchRequestEntry::builder()
+                            .id(id)
+                            .receipt_handle(*receipt)
+                            .build()
+                            .map_err(|e| StoreError::Backend(e.to_string()))
+                    })
+                    .collect::<StoreResult<Vec<_>>>()?;
+                let out = self
+                    .client
+                    .delete_message_batch()
+                    .queue_url(&self.queue_url)
+                    .set_entries(Some(requests))
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::Backend(describe(&e)))?;
+                let failed: Vec<String> = out.failed.into_iter().map(|f| f.id).collect();
+                entries.retain(|(id, _)| failed.contains(id));
+            }
+            if !entries.is_empty() {
+                return Err(StoreError::Backend(format!(
+                    "DeleteMessageBatch failed {} entries after every retry",
+                    entries.len()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// What to do with a received message: `None` when it is due now; otherwise it has been

@@ -56,10 +56,13 @@ pub enum Metric {
     HostReconnects,
     /// A reconnect window lapsed with no agent back: the stream ended `host_lost`.
     ReconnectLapses,
+    /// A delivery queue message that could not be read, moved to the dead-letter queue as it
+    /// came.
+    UnreadableDeliveryMessages,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 16] = [
+    pub const ALL: [Metric; 17] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -76,6 +79,7 @@ impl Metric {
         Metric::HostDrops,
         Metric::HostReconnects,
         Metric::ReconnectLapses,
+        Metric::UnreadableDeliveryMessages,
     ];
 
     pub fn name(self) -> &'static str {
@@ -96,6 +100,7 @@ impl Metric {
             Metric::HostDrops => "HostDrops",
             Metric::HostReconnects => "HostReconnects",
             Metric::ReconnectLapses => "ReconnectLapses",
+            Metric::UnreadableDeliveryMessages => "UnreadableDeliveryMessages",
         }
     }
 

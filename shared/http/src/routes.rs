@@ -9,23 +9,29 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 
-use super::endpoints::{Access, ENDPOINTS, Endpoint};
+use super::endpoints::{Access, ENDPOINTS, Endpoint, Function};
 use super::pipeline::{self, RequestCount};
 use hosting_app::app::App;
 use hosting_domain::API_PREFIX;
 use hosting_domain::domain::{Caller, Scope};
 use hosting_domain::error::{ApiError, StoreError};
 
-/// The handlers of one function, each mounted as its declaration says.
+/// The handlers of one function, each mounted as its declaration says. A function serves
+/// exactly the endpoints that name it: serving another's, or leaving one of its own out, stops
+/// the router from being built (every test builds every router).
 pub struct Routes {
     app: App,
+    function: Function,
+    served: Vec<&'static Endpoint>,
     router: Router<App>,
 }
 
 impl Routes {
-    pub fn new(app: App) -> Self {
+    pub fn new(app: App, function: Function) -> Self {
         Self {
             app,
+            function,
+            served: Vec::new(),
             router: Router::new(),
         }
     }
@@ -46,6 +52,12 @@ impl Routes {
             endpoint.method,
             endpoint.path
         );
+        assert_eq!(
+            endpoint.function, self.function,
+            "{} {} is declared for another function",
+            endpoint.method, endpoint.path
+        );
+        self.served.push(endpoint);
         let filter = MethodFilter::try_from(endpoint.method.clone())
             .expect("endpoints use standard methods");
         let mut method_router = on(filter, handler);
@@ -67,6 +79,17 @@ impl Routes {
     }
 
     pub fn into_router(self) -> Router {
+        for endpoint in ENDPOINTS.iter().filter(|e| e.function == self.function) {
+            assert!(
+                self.served
+                    .iter()
+                    .any(|served| std::ptr::eq(*served, *endpoint)),
+                "{:?} does not serve {} {}, declared for it",
+                self.function,
+                endpoint.method,
+                endpoint.path
+            );
+        }
         self.router.with_state(self.app)
     }
 }

@@ -1,6 +1,8 @@
-//! Deliveries from SQS, the same in the delivery function and in a local process: a message
-//! that is not yet due goes back to the queue for the time that remains; a due one is
-//! processed; only a store failure leaves the message for SQS to redeliver.
+//! Deliveries from SQS, the same in the delivery function and in a local process: one batch
+//! runner ([`run_batch`]) takes each message of a batch on its own task and says which to keep.
+//! A message that is not yet due goes back to the queue for the time that remains; a due one
+//! is processed; a message that cannot be read is dead-lettered as it came and counted; only a
+//! store failure (or a handler that died) keeps the message, for SQS to redeliver.
 
 use std::sync::Arc;
 
@@ -8,11 +10,56 @@ use chrono::Utc;
 use tokio::sync::Semaphore;
 
 use hosting_app::app::App;
+use hosting_app::delivery::{Deliverer, worker};
 use hosting_aws::sqs::{QueuedDelivery, SqsQueue};
 use hosting_domain::error::StoreError;
+use hosting_domain::metrics::{self, Metric};
 
-use hosting_app::delivery::Deliverer;
-use hosting_app::delivery::worker;
+/// A message as received: the id its batch knows it by (the Lambda event's `messageId`, or the
+/// receipt handle in a local process) and its body.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub id: String,
+    pub body: String,
+}
+
+/// Runs every message of a batch at once, each on its own task, and returns the ids of those to
+/// keep: every other message is settled and may be deleted. `guard` is dropped as soon as its
+/// own message is settled (a local worker's slot), not when the whole batch is.
+pub async fn run_batch<G: Send + 'static>(
+    app: &App,
+    queue: &SqsQueue,
+    deliverer: &Deliverer,
+    batch: Vec<(Received, G)>,
+) -> Vec<String> {
+    let tasks: Vec<_> = batch
+        .into_iter()
+        .map(|(received, guard)| {
+            let (app, queue, deliverer) = (app.clone(), queue.clone(), deliverer.clone());
+            let id = received.id.clone();
+            let task = tokio::spawn(async move {
+                let _guard = guard;
+                handle_message(&app, &queue, &deliverer, &received.body).await
+            });
+            (id, task)
+        })
+        .collect();
+    let mut kept = Vec::new();
+    for (id, task) in tasks {
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                tracing::error!(message_id = %id, error = %err, "delivery kept for SQS to redeliver");
+                kept.push(id);
+            }
+            Err(join) => {
+                tracing::error!(message_id = %id, error = %join, "delivery task died; message kept");
+                kept.push(id);
+            }
+        }
+    }
+    kept
+}
 
 /// Handles one message body. `Err` means: keep the message, it will be received again.
 pub async fn handle_message(
@@ -24,8 +71,11 @@ pub async fn handle_message(
     let message: QueuedDelivery = match serde_json::from_str(body) {
         Ok(message) => message,
         Err(err) => {
-            // A message that can never be read would only come back forever.
-            tracing::error!(error = %err, "unreadable delivery message dropped");
+            // It can never be read, so it would only come back: it goes to the dead-letter
+            // queue as it came, for an operator to look at, and is counted.
+            tracing::error!(error = %err, "unreadable delivery message dead-lettered");
+            queue.dead_letter_raw(body).await?;
+            metrics::count(Metric::UnreadableDeliveryMessages);
             return Ok(());
         }
     };
@@ -37,10 +87,11 @@ pub async fn handle_message(
         .map(drop)
 }
 
-/// Receives as many messages (long polling, at most 10) as `in_flight` has room for, and starts
-/// each on its own task without waiting for them: a batch never waits for its slowest
-/// message, so a receiver that never answers holds one worker, not the poller. Returns how
-/// many it started.
+/// Receives as many messages (long polling, at most 10) as `in_flight` has room for and runs
+/// them as a batch ([`run_batch`]) without waiting for it, then deletes the settled ones, as
+/// Lambda's SQS event source does. Each message frees its slot when it is settled, so a
+/// receiver that never answers holds one slot, not the poller or its batch's others. Returns
+/// how many it started.
 pub async fn poll_once(
     app: &App,
     queue: &SqsQueue,
@@ -68,26 +119,27 @@ pub async fn poll_once(
         .map_err(|e| StoreError::Backend(hosting_aws::describe(&e)))?;
     let messages = out.messages.unwrap_or_default();
     let count = messages.len();
-    for (message, permit) in messages.into_iter().zip(permits) {
-        let (app, queue, deliverer) = (app.clone(), queue.clone(), deliverer.clone());
-        tokio::spawn(async move {
-            let _permit = permit;
-            let body = message.body().unwrap_or_default();
-            match handle_message(&app, &queue, &deliverer, body).await {
-                Ok(()) => {
-                    if let Some(receipt) = message.receipt_handle() {
-                        let _ = queue
-                            .client()
-                            .delete_message()
-                            .queue_url(queue.queue_url())
-                            .receipt_handle(receipt)
-                            .send()
-                            .await;
-                    }
-                }
-                Err(err) => tracing::error!(error = %err, "delivery left for redelivery"),
-            }
-        });
-    }
+    let batch: Vec<(Received, _)> = messages
+        .into_iter()
+        .zip(permits)
+        .map(|(message, permit)| {
+            let received = Received {
+                id: message.receipt_handle().unwrap_or_default().to_owned(),
+                body: message.body().unwrap_or_default().to_owned(),
+            };
+            (received, permit)
+        })
+        .collect();
+    let (app, queue, deliverer) = (app.clone(), queue.clone(), deliverer.clone());
+    tokio::spawn(async move {
+        let receipts: Vec<String> = batch.iter().map(|(r, _)| r.id.clone()).collect();
+        let kept = run_batch(&app, &queue, &deliverer, batch).await;
+        let settled = receipts.into_iter().filter(|r| !kept.contains(r));
+        if let Err(err) = queue.delete_received(settled).await {
+            // Left undeleted, they come back after their visibility timeout and are settled
+            // again: a duplicate at worst, which receivers deduplicate.
+            tracing::error!(error = %err, "settled deliveries not deleted");
+        }
+    });
     Ok(count)
 }

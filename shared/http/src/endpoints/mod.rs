@@ -1,7 +1,8 @@
 //! Every endpoint of the API, declared once: method, path, access, parameters, request body
 //! and responses. The router ([`super::routes`]), the discovery document (`GET /`), the
 //! OpenAPI document ([`super::openapi`]) and the scope tests all read these declarations.
-//! Adding an endpoint means one declaration here, its handler and its service.
+//! Adding an endpoint means one declaration here (naming the function that serves it), its
+//! handler, its service and its route in `template.yaml`.
 //!
 //! Bodies are named by their Rust types, whose schemas are derived (`schemars`) with the
 //! limits the validation enforces. Responses every keyed endpoint shares (401, 402, 403, 429,
@@ -34,6 +35,36 @@ pub enum Access {
     Public,
     /// A key holding this scope, through the whole pipeline (README, "How the parts fit").
     Keyed(Scope),
+}
+
+/// The Lambda function that serves an endpoint: its crate under `functions/` builds its router
+/// from the declarations that name it ([`super::routes::Routes`] checks both ways), and
+/// `template.yaml` routes the endpoint to its resource (a test checks both ways too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Function {
+    Discovery,
+    Streams,
+    Analytics,
+    Webhooks,
+}
+
+impl Function {
+    pub const ALL: [Function; 4] = [
+        Function::Discovery,
+        Function::Streams,
+        Function::Analytics,
+        Function::Webhooks,
+    ];
+
+    /// Its logical id in `template.yaml`.
+    pub fn template_resource(self) -> &'static str {
+        match self {
+            Function::Discovery => "DiscoveryFunction",
+            Function::Streams => "StreamsFunction",
+            Function::Analytics => "AnalyticsFunction",
+            Function::Webhooks => "WebhooksFunction",
+        }
+    }
 }
 
 /// Where a parameter is sent.
@@ -86,6 +117,8 @@ pub struct Endpoint {
     pub operation_id: &'static str,
     /// The group generated clients file the call under (`streams`, `webhooks`, ...).
     pub tag: &'static str,
+    /// The function that serves it.
+    pub function: Function,
     pub method: Method,
     /// Relative to the base URL (`/api/v1`), in axum's `{param}` syntax.
     pub path: &'static str,
@@ -111,6 +144,7 @@ impl Endpoint {
     pub const DEFAULT: Endpoint = Endpoint {
         operation_id: "",
         tag: "",
+        function: Function::Discovery,
         method: Method::GET,
         path: "",
         access: Access::Public,

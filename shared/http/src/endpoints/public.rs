@@ -3,7 +3,7 @@
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator, json_schema};
 
-use super::{Access, Body, Discovery, Endpoint, Header, Response, schema_of};
+use super::{Access, Body, Discovery, Endpoint, Function, Header, Response, schema_of};
 use hosting_domain::domain::creator::CreatorList;
 use hosting_domain::error::ErrorCode::*;
 
@@ -25,6 +25,7 @@ fn openapi_document(_: &mut SchemaGenerator) -> Schema {
 pub static DISCOVERY: Endpoint = Endpoint {
     operation_id: "getDiscovery",
     tag: "discovery",
+    function: Function::Discovery,
     method: Method::GET,
     path: "/",
     access: Access::Public,
@@ -42,6 +43,7 @@ pub static DISCOVERY: Endpoint = Endpoint {
 pub static OPENAPI: Endpoint = Endpoint {
     operation_id: "getOpenApi",
     tag: "discovery",
+    function: Function::Discovery,
     method: Method::GET,
     path: "/openapi.json",
     access: Access::Public,
@@ -59,6 +61,7 @@ pub static OPENAPI: Endpoint = Endpoint {
 pub static DOCS: Endpoint = Endpoint {
     operation_id: "getDocs",
     tag: "discovery",
+    function: Function::Discovery,
     method: Method::GET,
     path: "/docs",
     access: Access::Public,
@@ -80,6 +83,7 @@ pub static DOCS: Endpoint = Endpoint {
 pub static LIST_CREATORS: Endpoint = Endpoint {
     operation_id: "listCreators",
     tag: "creators",
+    function: Function::Discovery,
     method: Method::GET,
     path: "/creators",
     access: Access::Public,

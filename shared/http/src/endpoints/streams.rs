@@ -3,7 +3,7 @@
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator};
 
-use super::{Access, Body, Endpoint, Header, In, Parameter, Response, schema_of};
+use super::{Access, Body, Endpoint, Function, Header, In, Parameter, Response, schema_of};
 use super::{list_limit, list_offset, string};
 use hosting_domain::domain::analytics::Analytics;
 use hosting_domain::domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
@@ -30,6 +30,7 @@ const STREAM_ID: Parameter = Parameter {
 pub static START_STREAM: Endpoint = Endpoint {
     operation_id: "startStream",
     tag: "streams",
+    function: Function::Streams,
     method: Method::POST,
     path: "/streams",
     access: Access::Keyed(Scope::StreamsWrite),
@@ -81,6 +82,7 @@ pub static START_STREAM: Endpoint = Endpoint {
 pub static LIST_STREAMS: Endpoint = Endpoint {
     operation_id: "listStreams",
     tag: "streams",
+    function: Function::Streams,
     method: Method::GET,
     path: "/streams",
     access: Access::Keyed(Scope::StreamsRead),
@@ -121,6 +123,7 @@ pub static LIST_STREAMS: Endpoint = Endpoint {
 pub static GET_STREAM: Endpoint = Endpoint {
     operation_id: "getStream",
     tag: "streams",
+    function: Function::Streams,
     method: Method::GET,
     path: "/streams/{id}",
     access: Access::Keyed(Scope::StreamsRead),
@@ -147,6 +150,7 @@ pub static GET_STREAM: Endpoint = Endpoint {
 pub static END_STREAM: Endpoint = Endpoint {
     operation_id: "endStream",
     tag: "streams",
+    function: Function::Streams,
     method: Method::DELETE,
     path: "/streams/{id}",
     access: Access::Keyed(Scope::StreamsWrite),
@@ -173,6 +177,7 @@ pub static END_STREAM: Endpoint = Endpoint {
 pub static GET_ANALYTICS: Endpoint = Endpoint {
     operation_id: "getAnalytics",
     tag: "analytics",
+    function: Function::Analytics,
     method: Method::GET,
     path: "/analytics",
     access: Access::Keyed(Scope::AnalyticsRead),
@@ -228,6 +233,7 @@ const TEST_HELPER_DETAIL: Response = Response {
 pub static SET_TEST_STREAM_VIEWERS: Endpoint = Endpoint {
     operation_id: "setTestStreamViewers",
     tag: "test_helpers",
+    function: Function::Streams,
     method: Method::POST,
     path: "/test_helpers/streams/{id}/viewers",
     access: Access::Keyed(Scope::StreamsWrite),
@@ -251,6 +257,7 @@ pub static SET_TEST_STREAM_VIEWERS: Endpoint = Endpoint {
 pub static FINISH_TEST_STREAM: Endpoint = Endpoint {
     operation_id: "finishTestStream",
     tag: "test_helpers",
+    function: Function::Streams,
     method: Method::POST,
     path: "/test_helpers/streams/{id}/finish",
     access: Access::Keyed(Scope::StreamsWrite),
@@ -264,6 +271,7 @@ pub static FINISH_TEST_STREAM: Endpoint = Endpoint {
 pub static FAIL_TEST_STREAM: Endpoint = Endpoint {
     operation_id: "failTestStream",
     tag: "test_helpers",
+    function: Function::Streams,
     method: Method::POST,
     path: "/test_helpers/streams/{id}/fail",
     access: Access::Keyed(Scope::StreamsWrite),

@@ -4,7 +4,7 @@
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator};
 
-use super::{Access, Body, Endpoint, In, Parameter, Response, schema_of};
+use super::{Access, Body, Endpoint, Function, In, Parameter, Response, schema_of};
 use super::{list_limit, string};
 use hosting_domain::domain::Scope;
 use hosting_domain::domain::delivery_log::{
@@ -23,6 +23,7 @@ fn attempt_status(generator: &mut SchemaGenerator) -> Schema {
 pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
     operation_id: "registerWebhook",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::POST,
     path: "/webhooks",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -50,6 +51,7 @@ pub static REGISTER_WEBHOOK: Endpoint = Endpoint {
 pub static LIST_WEBHOOKS: Endpoint = Endpoint {
     operation_id: "listWebhooks",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::GET,
     path: "/webhooks",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -67,6 +69,7 @@ pub static LIST_WEBHOOKS: Endpoint = Endpoint {
 pub static DELETE_WEBHOOK: Endpoint = Endpoint {
     operation_id: "deleteWebhook",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::DELETE,
     path: "/webhooks",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -114,6 +117,7 @@ const WEBHOOK_NOT_FOUND: Response = Response {
 pub static GET_WEBHOOK: Endpoint = Endpoint {
     operation_id: "getWebhook",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::GET,
     path: "/webhooks/{id}",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -135,6 +139,7 @@ pub static GET_WEBHOOK: Endpoint = Endpoint {
 pub static UPDATE_WEBHOOK: Endpoint = Endpoint {
     operation_id: "updateWebhook",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::PATCH,
     path: "/webhooks/{id}",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -163,6 +168,7 @@ pub static UPDATE_WEBHOOK: Endpoint = Endpoint {
 pub static ROTATE_WEBHOOK_SECRET: Endpoint = Endpoint {
     operation_id: "rotateWebhookSecret",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::POST,
     path: "/webhooks/{id}/rotate-secret",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -192,6 +198,7 @@ pub static ROTATE_WEBHOOK_SECRET: Endpoint = Endpoint {
 pub static TEST_WEBHOOK: Endpoint = Endpoint {
     operation_id: "testWebhook",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::POST,
     path: "/webhooks/{id}/test",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -213,6 +220,7 @@ pub static TEST_WEBHOOK: Endpoint = Endpoint {
 pub static LIST_DELIVERIES: Endpoint = Endpoint {
     operation_id: "listWebhookDeliveries",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::GET,
     path: "/webhooks/{id}/deliveries",
     access: Access::Keyed(Scope::WebhooksWrite),
@@ -270,6 +278,7 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
 pub static REDELIVER: Endpoint = Endpoint {
     operation_id: "redeliverWebhookEvents",
     tag: "webhooks",
+    function: Function::Webhooks,
     method: Method::POST,
     path: "/webhooks/{id}/redeliver",
     access: Access::Keyed(Scope::WebhooksWrite),
