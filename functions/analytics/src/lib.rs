@@ -6,8 +6,8 @@ use hosting_app::App;
 use hosting_app::service::analytics;
 use hosting_domain::ApiResult;
 use hosting_domain::domain::analytics::Analytics;
-use hosting_http::endpoints::{Function, GET_ANALYTICS};
-use hosting_http::query::QueryParams;
+use hosting_http::endpoints::{AnalyticsParams, Function, GET_ANALYTICS};
+use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
 
 pub fn router(app: App) -> Router {
@@ -19,9 +19,14 @@ pub fn router(app: App) -> Router {
 async fn get_analytics(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    query: QueryParams,
+    Query(query): Query<AnalyticsParams>,
 ) -> ApiResult<Json<Analytics>> {
-    let analytics =
-        analytics::get(&app, &caller, query.get("period"), query.get("stream_id")).await?;
+    let analytics = analytics::get(
+        &app,
+        &caller,
+        query.period.as_deref(),
+        query.stream_id.as_deref(),
+    )
+    .await?;
     Ok(Json(analytics))
 }

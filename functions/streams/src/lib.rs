@@ -13,9 +13,9 @@ use hosting_domain::{ApiError, ApiResult};
 use hosting_http::body::JsonObject;
 use hosting_http::endpoints::{
     END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, Function, GET_STREAM, LIST_STREAMS,
-    SET_TEST_STREAM_VIEWERS, START_STREAM,
+    ListStreamsParams, SET_TEST_STREAM_VIEWERS, START_STREAM,
 };
-use hosting_http::query::QueryParams;
+use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
 use hosting_http::{CreateAnswer, idempotency_key};
 
@@ -45,9 +45,13 @@ async fn start(
 async fn list(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    query: QueryParams,
+    Query(query): Query<ListStreamsParams>,
 ) -> ApiResult<impl IntoResponse> {
-    let query = ListQuery::new(query.get("status"), query.get("limit"), query.get("offset"));
+    let query = ListQuery::new(
+        query.status.as_deref(),
+        query.limit.as_deref(),
+        query.offset.as_deref(),
+    );
     Ok(Json(streams::list(&app, &caller, query).await?))
 }
 

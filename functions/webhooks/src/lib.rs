@@ -16,10 +16,11 @@ use hosting_domain::ApiResult;
 use hosting_domain::domain::paging::ListQuery;
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
-    DELETE_WEBHOOK, Function, GET_WEBHOOK, LIST_DELIVERIES, LIST_WEBHOOKS, REDELIVER,
-    REGISTER_WEBHOOK, ROTATE_WEBHOOK_SECRET, TEST_WEBHOOK, UPDATE_WEBHOOK,
+    DELETE_WEBHOOK, DeleteWebhookParams, DeliveriesParams, Function, GET_WEBHOOK, LIST_DELIVERIES,
+    LIST_WEBHOOKS, REDELIVER, REGISTER_WEBHOOK, ROTATE_WEBHOOK_SECRET, TEST_WEBHOOK,
+    UPDATE_WEBHOOK,
 };
-use hosting_http::query::QueryParams;
+use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
 use hosting_http::{CreateAnswer, idempotency_key};
 
@@ -55,10 +56,10 @@ async fn list(State(app): State<App>, Admitted(caller): Admitted) -> ApiResult<i
 async fn delete(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    query: QueryParams,
+    Query(query): Query<DeleteWebhookParams>,
 ) -> ApiResult<impl IntoResponse> {
     Ok(Json(
-        webhooks::delete(&app, &caller, query.get("id")).await?,
+        webhooks::delete(&app, &caller, query.id.as_deref()).await?,
     ))
 }
 
@@ -115,18 +116,18 @@ async fn deliveries(
     State(app): State<App>,
     Admitted(caller): Admitted,
     id: Result<Path<String>, PathRejection>,
-    query: QueryParams,
+    Query(query): Query<DeliveriesParams>,
 ) -> ApiResult<impl IntoResponse> {
-    let paging = ListQuery::new(None, query.get("limit"), None);
+    let paging = ListQuery::new(None, query.limit.as_deref(), None);
     let log = webhooks::deliveries(
         &app,
         &caller,
         webhook_id(id)?,
         webhooks::DeliveriesQuery {
             limit: paging.limit,
-            cursor: query.get("cursor"),
-            status: query.get("status"),
-            event_id: query.get("event_id"),
+            cursor: query.cursor.as_deref(),
+            status: query.status.as_deref(),
+            event_id: query.event_id.as_deref(),
         },
     )
     .await?;

@@ -126,7 +126,11 @@ pub struct Endpoint {
     /// One line: the discovery document's description and the OpenAPI summary.
     pub summary: &'static str,
     pub description: &'static str,
+    /// Path parameters.
     pub parameters: &'static [Parameter],
+    /// Query parameters, from the endpoint's query type (`T::PARAMETERS`, see
+    /// [`super::query`]).
+    pub query: &'static [Parameter],
     pub request_body: Option<SchemaFn>,
     /// The request body may be left out entirely.
     pub body_optional: bool,
@@ -151,6 +155,7 @@ impl Endpoint {
         summary: "",
         description: "",
         parameters: &[],
+        query: &[],
         request_body: None,
         body_optional: false,
         responses: &[],

@@ -5,6 +5,7 @@ use schemars::{Schema, SchemaGenerator};
 
 use super::{Access, Body, Endpoint, Function, Header, In, Parameter, Response, schema_of};
 use super::{list_limit, list_offset, string};
+use crate::query::QueryParameters;
 use hosting_domain::domain::analytics::Analytics;
 use hosting_domain::domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
 use hosting_domain::domain::{Scope, StreamStatus};
@@ -17,6 +18,43 @@ fn stream_status(generator: &mut SchemaGenerator) -> Schema {
 
 fn period(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<hosting_domain::domain::analytics::Period>()
+}
+
+crate::query_parameters! {
+    /// The query of `GET /streams`.
+    pub struct ListStreamsParams {
+        status: {
+            required: false,
+            description: "Only streams in this status.",
+            schema: stream_status,
+        },
+        limit: {
+            required: false,
+            description: "Page size; clamped into range.",
+            schema: list_limit,
+        },
+        offset: {
+            required: false,
+            description: "Streams to skip; clamped to 0.",
+            schema: list_offset,
+        },
+    }
+}
+
+crate::query_parameters! {
+    /// The query of `GET /analytics`.
+    pub struct AnalyticsParams {
+        period: {
+            required: false,
+            description: "The window; `7d` when absent.",
+            schema: period,
+        },
+        stream_id: {
+            required: false,
+            description: "Restricts to one stream; an unknown, foreign or malformed id gives zeros.",
+            schema: string,
+        },
+    }
 }
 
 const STREAM_ID: Parameter = Parameter {
@@ -88,29 +126,7 @@ pub static LIST_STREAMS: Endpoint = Endpoint {
     access: Access::Keyed(Scope::StreamsRead),
     summary: "List the brand's streams, newest first.",
     description: "Newest first. Never answers 400: a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing.",
-    parameters: &[
-        Parameter {
-            name: "status",
-            location: In::Query,
-            required: false,
-            description: "Only streams in this status.",
-            schema: stream_status,
-        },
-        Parameter {
-            name: "limit",
-            location: In::Query,
-            required: false,
-            description: "Page size; clamped into range.",
-            schema: list_limit,
-        },
-        Parameter {
-            name: "offset",
-            location: In::Query,
-            required: false,
-            description: "Streams to skip; clamped to 0.",
-            schema: list_offset,
-        },
-    ],
+    query: ListStreamsParams::PARAMETERS,
     responses: &[Response {
         status: 200,
         description: "A page of streams.",
@@ -183,22 +199,7 @@ pub static GET_ANALYTICS: Endpoint = Endpoint {
     access: Access::Keyed(Scope::AnalyticsRead),
     summary: "Aggregate analytics over 24h, 7d or 30d.",
     description: "Aggregates over the streams created in the window.",
-    parameters: &[
-        Parameter {
-            name: "period",
-            location: In::Query,
-            required: false,
-            description: "The window; `7d` when absent.",
-            schema: period,
-        },
-        Parameter {
-            name: "stream_id",
-            location: In::Query,
-            required: false,
-            description: "Restricts to one stream; an unknown, foreign or malformed id gives zeros.",
-            schema: string,
-        },
-    ],
+    query: AnalyticsParams::PARAMETERS,
     responses: &[
         Response {
             status: 200,

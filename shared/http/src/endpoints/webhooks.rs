@@ -6,6 +6,7 @@ use schemars::{Schema, SchemaGenerator};
 
 use super::{Access, Body, Endpoint, Function, In, Parameter, Response, schema_of};
 use super::{list_limit, string};
+use crate::query::QueryParameters;
 use hosting_domain::domain::Scope;
 use hosting_domain::domain::delivery_log::{
     AttemptStatus, DeliveryLog, RedeliverRequest, Redelivered, TestDelivery,
@@ -75,13 +76,7 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
     access: Access::Keyed(Scope::WebhooksWrite),
     summary: "Delete a webhook: ?id=<webhook_id>.",
     description: "Idempotent: never 404.",
-    parameters: &[Parameter {
-        name: "id",
-        location: In::Query,
-        required: true,
-        description: "The webhook_id.",
-        schema: string,
-    }],
+    query: DeleteWebhookParams::PARAMETERS,
     responses: &[
         Response {
             status: 200,
@@ -98,6 +93,43 @@ pub static DELETE_WEBHOOK: Endpoint = Endpoint {
     ],
     ..Endpoint::DEFAULT
 };
+
+crate::query_parameters! {
+    /// The query of `DELETE /webhooks`.
+    pub struct DeleteWebhookParams {
+        id: {
+            required: true,
+            description: "The webhook_id.",
+            schema: string,
+        },
+    }
+}
+
+crate::query_parameters! {
+    /// The query of `GET /webhooks/{id}/deliveries`.
+    pub struct DeliveriesParams {
+        status: {
+            required: false,
+            description: "Only attempts that succeeded, or only those that failed.",
+            schema: attempt_status,
+        },
+        event_id: {
+            required: false,
+            description: "Only this event's attempts.",
+            schema: string,
+        },
+        limit: {
+            required: false,
+            description: "Page size; clamped into range.",
+            schema: list_limit,
+        },
+        cursor: {
+            required: false,
+            description: "The `next_cursor` of the previous page, with the same filters.",
+            schema: string,
+        },
+    }
+}
 
 const WEBHOOK_ID: Parameter = Parameter {
     name: "id",
@@ -226,37 +258,8 @@ pub static LIST_DELIVERIES: Endpoint = Endpoint {
     access: Access::Keyed(Scope::WebhooksWrite),
     summary: "A webhook's delivery attempts of the last 30 days, newest first.",
     description: "Paged by cursor: pass a page's `next_cursor` as `cursor` for the next; walking the cursors returns every attempt of the window once, in order, while new ones are recorded (they appear on a new walk). A page costs the same at any depth and with any filter. A malformed or out-of-range `limit` takes its default or is clamped, and an unknown `status` matches nothing. Never a response body, never a secret.",
-    parameters: &[
-        WEBHOOK_ID,
-        Parameter {
-            name: "status",
-            location: In::Query,
-            required: false,
-            description: "Only attempts that succeeded, or only those that failed.",
-            schema: attempt_status,
-        },
-        Parameter {
-            name: "event_id",
-            location: In::Query,
-            required: false,
-            description: "Only this event's attempts.",
-            schema: string,
-        },
-        Parameter {
-            name: "limit",
-            location: In::Query,
-            required: false,
-            description: "Page size; clamped into range.",
-            schema: list_limit,
-        },
-        Parameter {
-            name: "cursor",
-            location: In::Query,
-            required: false,
-            description: "The `next_cursor` of the previous page, with the same filters.",
-            schema: string,
-        },
-    ],
+    parameters: &[WEBHOOK_ID],
+    query: DeliveriesParams::PARAMETERS,
     responses: &[
         Response {
             status: 200,

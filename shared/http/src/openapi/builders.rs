@@ -216,6 +216,7 @@ pub(super) fn operation(endpoint: &Endpoint, generators: &mut Generators) -> Val
     let mut parameters: Vec<Value> = endpoint
         .parameters
         .iter()
+        .chain(endpoint.query)
         .map(|p| {
             let location = match p.location {
                 In::Path => "path",
