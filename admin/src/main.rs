@@ -90,7 +90,7 @@ enum Command {
         #[arg(long)]
         id: String,
     },
-    /// Loads a seed file (brands, keys, creators, streams; format: README, "Seed files").
+    /// Loads a seed file (brands, keys, creators, streams; docs/configuration.md, "Seed files").
     LoadSeed {
         /// The seed file (JSON).
         file: String,

@@ -1,5 +1,5 @@
 //! `local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]`: the whole API on one
-//! port, with embedded backends (README, "Try it" and "Configuration").
+//! port, with embedded backends (README, "Try it"; docs/configuration.md, "Local server").
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -23,13 +23,13 @@ usage: local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]
 options:
   --addr ADDR         where to listen (default 127.0.0.1:3000; port 0 picks a free one)
   --seed FILE         load brands, keys, creators and streams from a seed file instead of
-                      the demo data (format: README, \"Seed files\")
+                      the demo data (format: docs/configuration.md, \"Seed files\")
   --fixed-demo-keys   demo keys that stay the same across restarts (local use only):
                       svc_test_demotestkey000000000000000000000
                       svc_live_demolivekey000000000000000000000
   -h, --help          this help
 
-environment (README, \"Configuration\", has them all):
+environment (docs/configuration.md, \"Environment variables\", has them all):
   STORE=memory|dynamodb      state backend (default memory; dynamodb needs TABLE_NAME)
   TABLE_NAME, DELIVERY_QUEUE_URL, DELIVERY_DLQ_URL, SCHEDULER_*   AWS backends
   LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   room provider (live-key starts)

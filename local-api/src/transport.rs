@@ -1,6 +1,6 @@
 //! The local server's HTTP/1.1 transport: hyper, with the API's own limits on a request's
 //! head checked before hyper parses it, so that every answer, a refusal of the transport
-//! included, is the error envelope (README, "Errors", "Limits of the transport").
+//! included, is the error envelope (docs/request-pipeline.md, "Limits of the transport").
 //!
 //! Each connection's bytes pass through a [`Guarded`] reader that finds where every request
 //! head starts (following `Content-Length` and chunked bodies) and checks it: a request line

@@ -1,4 +1,4 @@
-//! `GET /analytics` (README, "Choices where the contract is silent"), over seeded history.
+//! `GET /analytics` (docs/analytics.md), over seeded history.
 
 mod common;
 

@@ -1,5 +1,5 @@
-//! Signed, at-least-once webhook delivery to real receivers on loopback (README, "Webhook
-//! deliveries"): fan-out, both signature schemes, retries, 410, redirects, timeouts, SSRF
+//! Signed, at-least-once webhook delivery to real receivers on loopback (docs/webhooks.md,
+//! "Delivery"): fan-out, both signature schemes, retries, 410, redirects, timeouts, SSRF
 //! refusal at delivery time, dead letters.
 
 mod common;

@@ -1,8 +1,8 @@
-//! One brand never hurts another (README, "Fair delivery"): a brand whose 25 webhooks all point
-//! at a receiver that accepts and never answers, under a burst of events, holds at most its
+//! One brand never hurts another (docs/webhooks.md, "Fair delivery"): a brand whose 25 webhooks all
+//! point at a receiver that accepts and never answers, under a burst of events, holds at most its
 //! delivery slots of the shared workers, and another brand's deliveries still arrive within
-//! seconds. Real HTTP to real receivers on loopback, through the background loops the local
-//! server runs, on both backends (on DynamoDB and SQS the deferrals and slots go through moto).
+//! seconds. Real HTTP to real receivers on loopback, through the background loops the local server
+//! runs, on both backends (on DynamoDB and SQS the deferrals and slots go through moto).
 
 mod common;
 

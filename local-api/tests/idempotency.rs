@@ -1,4 +1,4 @@
-//! Safe retries of creates (README, "Retrying safely"): `Idempotency-Key` on `POST /streams` and
+//! Safe retries of creates (docs/idempotency.md): `Idempotency-Key` on `POST /streams` and
 //! `POST /webhooks`, on both backends.
 
 mod common;

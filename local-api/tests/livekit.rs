@@ -1,4 +1,4 @@
-//! Live streams on LiveKit (README, "Choices where the contract is silent") against a fake LiveKit server
+//! Live streams on LiveKit (docs/livekit.md) against a fake LiveKit server
 //! that speaks the real Twirp protocol, and LiveKit webhooks signed the way LiveKit signs them.
 
 mod common;

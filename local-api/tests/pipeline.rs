@@ -1,5 +1,5 @@
-//! The request pipeline (README, "Errors" and "Retrying safely"): routing, authentication, rate limit, scope, plan gate; and the two
-//! public endpoints.
+//! The request pipeline (docs/request-pipeline.md, "The order of checks"; docs/rate-limits.md):
+//! routing, authentication, rate limit, scope, plan gate; and the two public endpoints.
 
 mod common;
 
@@ -366,7 +366,8 @@ async fn rate_limit_is_exact_under_concurrency() {
 
 #[tokio::test]
 async fn requests_refused_by_scope_or_plan_still_count() {
-    // The rate limit comes before the scope check and the plan gate (README, "Errors").
+    // The rate limit comes before the scope check and the plan gate (docs/request-pipeline.md,
+    // "The order of checks").
     let api = TestApi::new().await;
     for _ in 0..50 {
         api.get("/streams", &Keys::only("analytics:read"))

@@ -1,5 +1,5 @@
-//! `RateLimit-Policy` and `RateLimit` (README, "Retrying safely"): on every answer to a keyed request
-//! that passed authentication, from the same counter as the limit; never on `401` or the
+//! `RateLimit-Policy` and `RateLimit` (docs/rate-limits.md, "Headers"): on every answer to a keyed
+//! request that passed authentication, from the same counter as the limit; never on `401` or the
 //! public endpoints.
 
 mod common;

@@ -1,6 +1,6 @@
-//! The show goes on (README, "The show goes on"): a preparing stream whose dispatch was lost is
-//! dispatched again, and a live stream whose AI host dropped waits a reconnect window for it,
-//! against the fake LiveKit with LiveKit's own webhooks, on both backends.
+//! The show goes on (docs/lifecycle.md, "The show goes on"): a preparing stream whose dispatch was
+//! lost is dispatched again, and a live stream whose AI host dropped waits a reconnect window for
+//! it, against the fake LiveKit with LiveKit's own webhooks, on both backends.
 
 mod common;
 

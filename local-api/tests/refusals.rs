@@ -1,4 +1,4 @@
-//! Refused requests do no work (README "Retrying safely", rate-limit headers): once an
+//! Refused requests do no work (docs/rate-limits.md, "Refusals do no work"): once an
 //! instance saw a brand refused in a minute, the brand's further requests of that minute are
 //! refused with no store request; a read refused by its count never makes the reads that grow
 //! with what it returns (a page, a window, a list, a delivery log); and a count whose answer

@@ -1,9 +1,9 @@
-//! Nothing outlives its stream (README, "Room cleanup"): on every path that finishes a live
-//! stream its room is deleted until LiveKit confirms it gone, whatever LiveKit does meanwhile;
-//! a room used again after its stream finished is deleted again; a launch that finishes after
-//! its stream did cleans up after itself; and a stream ended at its deadline ends at that
-//! deadline, however late the timer or the sweep runs. Against a fake LiveKit speaking the
-//! real Twirp protocol, on both backends.
+//! Nothing outlives its stream (docs/lifecycle.md, "Room cleanup"): on every path that finishes a
+//! live stream its room is deleted until LiveKit confirms it gone, whatever LiveKit does meanwhile;
+//! a room used again after its stream finished is deleted again; a launch that finishes after its
+//! stream did cleans up after itself; and a stream ended at its deadline ends at that deadline,
+//! however late the timer or the sweep runs. Against a fake LiveKit speaking the real Twirp
+//! protocol, on both backends.
 
 mod common;
 

@@ -636,7 +636,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
     assert_eq!(failing.hits().len(), 2);
 }
 
-// ---- The transport's edge (README, "Limits of the transport") ----
+// ---- The transport's edge (docs/request-pipeline.md, "Limits of the transport") ----
 
 /// One raw HTTP/1.1 connection: what an HTTP client library would refuse to send, sent as is.
 struct RawConnection(std::net::TcpStream);

@@ -1,5 +1,5 @@
-//! The four stream endpoints: `POST`/`GET`/`DELETE /streams` as the
-//! README's "Errors" and "Choices where the contract is silent" state them.
+//! The four stream endpoints: `POST`/`GET`/`DELETE /streams` as docs/streams.md and
+//! docs/request-pipeline.md ("Order of checks per endpoint", "Errors") state them.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Test helpers (README, "Test helpers"): a test key drives its live test stream through
+//! Test helpers (docs/test-helpers.md): a test key drives its live test stream through
 //! viewers, the host leaving and a provider failure, each one conditional transition that
 //! races every other; and every refusal in the pipeline's order.
 

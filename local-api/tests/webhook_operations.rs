@@ -1,7 +1,7 @@
-//! One webhook's operations (README, "Webhook operations"): `GET` and `PATCH /webhooks/{id}`
-//! (re-enabling after `410`) and `POST /webhooks/{id}/rotate-secret` (both secrets sign during
-//! the overlap, in both schemes). `403` without `webhooks:write` is checked for every declared
-//! endpoint by `pipeline.rs`.
+//! One webhook's operations (docs/webhooks.md, "Webhook operations"): `GET` and `PATCH
+//! /webhooks/{id}` (re-enabling after `410`) and `POST /webhooks/{id}/rotate-secret` (both secrets
+//! sign during the overlap, in both schemes). `403` without `webhooks:write` is checked for every
+//! declared endpoint by `pipeline.rs`.
 
 mod common;
 
@@ -845,7 +845,7 @@ async fn dynamodb_only_webhook_operations_under_aws_faults() {
     );
 }
 
-// ---- The log at volume: cursors and recovery (README, "Webhook operations") ----
+// ---- The log at volume (docs/webhooks.md, "Delivery log" and "Redeliver") ----
 
 /// Attempt `n` of a seeded log: three attempts per event, the third succeeding, a second
 /// apart from `start`.

@@ -1,5 +1,5 @@
-//! Webhook registration, listing and deletion: `POST`, `GET` and `DELETE /webhooks` (README,
-//! "Errors" and "Choices where the contract is silent").
+//! Webhook registration, listing and deletion: `POST`, `GET` and `DELETE /webhooks`
+//! (docs/webhooks.md, "Registration", "URL rules" and "Listing and deleting").
 
 mod common;
 

@@ -455,8 +455,8 @@ impl TestApi {
     }
 
     /// The stream's `end_reason` as its detail, its list item and (once it is final) its one
-    /// final event's `data.stream` show it (README, "Why a stream ended"): `None` means absent from
-    /// all three.
+    /// final event's `data.stream` show it (docs/lifecycle.md, "Why a stream ended"): `None` means
+    /// absent from all three.
     pub async fn assert_end_reason(&self, key: &str, id: &str, status: &str, reason: Option<&str>) {
         let detail = self.get(&format!("/streams/{id}"), key).await;
         detail.assert_status(200);

@@ -1,7 +1,7 @@
-//! The rate limit (README, "Errors" and "Retrying safely"): 100 requests per brand per fixed
+//! The rate limit (docs/rate-limits.md, "The limit"): 100 requests per brand per fixed
 //! UTC calendar minute, across all of the brand's keys, counted in the store so it holds across
 //! instances. Every answer to a request that was counted carries the standing it was counted at
-//! (README, "Retrying safely": `RateLimit-Policy` and `RateLimit`).
+//! (docs/rate-limits.md, "Headers": `RateLimit-Policy` and `RateLimit`).
 //!
 //! The window is a fixed calendar minute, so a brand refused once stays refused until the
 //! minute ends: each instance remembers its refusals ([`Refusals`]) and answers the brand's

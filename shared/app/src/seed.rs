@@ -1,5 +1,5 @@
-//! Seed files (README, "Seed files"): brands, keys, creators and stream history, loaded
-//! through the admin port so the same file serves every backend.
+//! Seed files (docs/configuration.md, "Seed files"): brands, keys, creators and stream history,
+//! loaded through the admin port so the same file serves every backend.
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;

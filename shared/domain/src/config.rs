@@ -1,5 +1,5 @@
-//! Configuration from the environment (README, "Configuration"), read and validated once at
-//! start-up. The same variable names hold in Lambda, the local server and tests.
+//! Configuration from the environment (docs/configuration.md, "Environment variables"), read and
+//! validated once at start-up. The same variable names hold in Lambda, the local server and tests.
 
 use std::fmt;
 use std::time::Duration;
@@ -55,8 +55,8 @@ pub struct Config {
     /// `None` when `LIVEKIT_URL` is unset: live-key starts then fail with `502 launch_failed`.
     pub livekit: Option<LiveKitConfig>,
     pub preparing_timeout: Duration,
-    /// How long after its last dispatch a preparing stream whose agent has not joined is
-    /// dispatched again, and how often during a reconnect window (README, "The show goes on").
+    /// How long after its last dispatch a preparing stream whose agent has not joined is dispatched
+    /// again, and how often during a reconnect window (docs/lifecycle.md, "The show goes on").
     pub dispatch_retry: Duration,
     /// How long a live stream whose agent dropped waits for an agent to join again.
     pub reconnect_window: Duration,

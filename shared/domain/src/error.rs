@@ -56,7 +56,8 @@ pub enum ApiError {
     Db(#[source] StoreError),
     #[error("The stream could not be launched.")]
     LaunchFailed(#[source] RoomError),
-    /// Refused by the local server's transport before routing (README, "Errors").
+    /// Refused by the local server's transport before routing (docs/request-pipeline.md,
+    /// "Limits of the transport").
     #[error("The request line exceeds {0} bytes.")]
     RequestLineTooLong(usize),
     #[error("{0}")]

@@ -75,7 +75,7 @@ pub enum WebhookUpdate {
     SecretChanged,
 }
 
-/// An idempotency key bound in the same atomic step as a creation (README, "Retrying safely"):
+/// An idempotency key bound in the same atomic step as a creation (docs/idempotency.md, "Binding"):
 /// the key this request holds, to be bound to what it creates, with the answer when it is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyBinding {
@@ -496,8 +496,7 @@ pub trait Timers: Send + Sync {
     async fn cancel(&self, stream_id: Uuid, kind: TimerKind) -> StoreResult<()>;
 }
 
-/// An event of the room provider's, as its adapter reads it (README, "Why a stream ended" and
-/// "The show goes on").
+/// An event of the room provider's, as its adapter reads it (docs/livekit.md, "Event mapping").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderEventKind {
     AgentJoined,

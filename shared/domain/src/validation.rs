@@ -1,6 +1,6 @@
 //! Field rules of request bodies. Start stream checks first every missing field
-//! (`missing_fields`), then every constraint (`invalid_fields`), each in the spec's field order
-//! (README, "Errors").
+//! (`missing_fields`), then every constraint (`invalid_fields`), each in the documented field
+//! order (docs/request-pipeline.md, "POST /streams"; docs/streams.md, "Request body").
 
 use schemars::JsonSchema;
 use serde_json::{Map, Value};

@@ -1,6 +1,6 @@
-//! The request pipeline of every keyed endpoint (README, "How the parts fit"), in this order:
-//! authentication, rate limit, scope, plan gate. Routing has already happened; request
-//! validation and the operation come after.
+//! The request pipeline of every keyed endpoint (docs/request-pipeline.md, "The order of checks"),
+//! in this order: authentication, rate limit, scope, plan gate. Routing has already happened;
+//! request validation and the operation come after.
 //!
 //! Each endpoint's declaration ([`super::endpoints`]) names the scope it needs; the router
 //! runs this pipeline before the handler ([`super::routes`]).

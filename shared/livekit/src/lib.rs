@@ -1,4 +1,4 @@
-//! The LiveKit adapter (README, "How the parts fit"): rooms and explicit agent dispatch through
+//! The LiveKit adapter (docs/livekit.md): rooms and explicit agent dispatch through
 //! LiveKit's server SDK (Twirp, signed admin tokens), subscribe-only viewer tokens, and
 //! verification of LiveKit's webhooks.
 

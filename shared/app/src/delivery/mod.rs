@@ -1,4 +1,4 @@
-//! Webhook delivery (README, "Webhook deliveries"): the outbox relay that fans each event out to
+//! Webhook delivery (docs/webhooks.md, "Delivery"): the outbox relay that fans each event out to
 //! the webhooks that want it, and the worker that signs, sends and retries each delivery. The
 //! same code runs on every backend.
 

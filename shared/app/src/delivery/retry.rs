@@ -1,4 +1,4 @@
-//! When to try again (README, "Webhook deliveries"): after 30 s, 5 min, 30 min, 2 h and 8 h by
+//! When to try again (docs/webhooks.md, "Retries"): after 30 s, 5 min, 30 min, 2 h and 8 h by
 //! default (`WEBHOOK_RETRY_DELAYS_SECS`), each +-20% jitter, then dead-letter.
 
 use std::time::Duration;

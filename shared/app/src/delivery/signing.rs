@@ -6,8 +6,8 @@
 //! - Standard Webhooks: `webhook-signature: v1,<base64>` of HMAC-SHA256 over
 //!   `"<id>.<t>.<body>"`, keyed with the base64-decoded part of the secret after `whsec_`.
 //!
-//! While a rotated-out secret still signs (README, "Webhook operations"), each header carries one
-//! signature per secret, the current one first: `t=..,v1=<new>,v1=<old>` and
+//! While a rotated-out secret still signs (docs/webhooks.md, "Rotate the secret"), each header
+//! carries one signature per secret, the current one first: `t=..,v1=<new>,v1=<old>` and
 //! `v1,<new> v1,<old>`, which both schemes' libraries accept with either secret.
 
 use base64::Engine;

@@ -15,7 +15,7 @@ use hosting_domain::ports::{DeadLetter, Delivery};
 use super::client::{AttemptOutcome, Deliverer};
 use super::retry;
 
-/// Attempts one brand may have in flight at once, across every worker (README, "Fair
+/// Attempts one brand may have in flight at once, across every worker (docs/webhooks.md, "Fair
 /// delivery"): however slow its receivers, a brand holds at most this many workers, each for
 /// at most one attempt's timeout.
 pub const BRAND_DELIVERY_SLOTS: u32 = 3;

@@ -1,4 +1,4 @@
-//! `GET /analytics` (README, "Choices where the contract is silent"): the window's figures,
+//! `GET /analytics` (docs/analytics.md): the window's figures,
 //! by the rules of [`hosting_domain::domain::analytics`]. The store answers a window from aggregates
 //! kept as streams change, so a call costs the same with 200 or 200,000 streams in it.
 

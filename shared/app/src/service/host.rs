@@ -1,8 +1,8 @@
-//! The AI host in the room (README, "The show goes on"): agents joining and leaving, dispatch
-//! retries while preparing and in a reconnect window, and the window itself. Every change is
-//! stored before anything acts on it: a dispatch is claimed on the stream before it is made,
-//! and a window is opened on the stream before the agent is dispatched again, so a process that
-//! dies in between leaves the sweep and the timers what they need.
+//! The AI host in the room (docs/lifecycle.md, "The show goes on"): agents joining and leaving,
+//! dispatch retries while preparing and in a reconnect window, and the window itself. Every change
+//! is stored before anything acts on it: a dispatch is claimed on the stream before it is made, and
+//! a window is opened on the stream before the agent is dispatched again, so a process that dies in
+//! between leaves the sweep and the timers what they need.
 
 use crate::app::App;
 use crate::service::streams;

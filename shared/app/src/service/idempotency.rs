@@ -1,4 +1,4 @@
-//! Safe retries of creates (README, "Retrying safely"): what a request that brings an
+//! Safe retries of creates (docs/idempotency.md): what a request that brings an
 //! `Idempotency-Key` may do, and what its answer binds. The creates call [`begin`] after their
 //! body checks, bind the key in the same atomic step as what they create, and call [`finish`].
 

@@ -1,7 +1,7 @@
-//! Events from the room provider (README, "Why a stream ended" and "The show goes on"), matched
-//! to a stream by room name and deduplicated by event id. Each maps to a conditional transition
-//! or a viewer count change, so a replayed or racing event changes nothing twice (README,
-//! "Atomicity").
+//! Events from the room provider (docs/livekit.md, "Event mapping"; docs/lifecycle.md, "Why a
+//! stream ended" and "The show goes on"), matched to a stream by room name and deduplicated by
+//! event id. Each maps to a conditional transition or a viewer count change, so a replayed or
+//! racing event changes nothing twice (docs/lifecycle.md, "Atomicity").
 
 use chrono::{DateTime, Utc};
 

@@ -1,8 +1,8 @@
-//! Room cleanup (README, "Room cleanup"): a finished stream's room is deleted until the room
-//! provider confirms it gone. Every attempt is driven by the pending record that the finishing
-//! transition wrote in its atomic step: the process that made the transition tries at once,
-//! and the sweep tries every record whose retry is due, so a provider outage, a timeout or a
-//! killed process only delays the deletion.
+//! Room cleanup (docs/lifecycle.md, "Room cleanup"): a finished stream's room is deleted until the
+//! room provider confirms it gone. Every attempt is driven by the pending record that the finishing
+//! transition wrote in its atomic step: the process that made the transition tries at once, and the
+//! sweep tries every record whose retry is due, so a provider outage, a timeout or a killed process
+//! only delays the deletion.
 
 use std::time::Duration;
 

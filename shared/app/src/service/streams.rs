@@ -1,5 +1,5 @@
-//! Start, list, get and end streams (README, "Retrying safely", "Atomicity" and
-//! "Choices where the contract is silent").
+//! Start, list, get and end streams (docs/streams.md; docs/idempotency.md; docs/lifecycle.md,
+//! "Atomicity").
 
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ fn platform_permitted(vertical: &str, platform: &str) -> bool {
     vertical == LIVE_COMMERCE && PLATFORMS.contains(&platform)
 }
 
-/// `POST /streams`, with its `Idempotency-Key` when one was sent (README, "Retrying safely"):
+/// `POST /streams`, with its `Idempotency-Key` when one was sent (docs/idempotency.md):
 /// checked with the body, then looked up before anything else, so a replay takes no slot and is
 /// not checked again.
 pub async fn start(

@@ -1,4 +1,4 @@
-//! Test helpers (README, "Test helpers"): a test key drives its live test stream through what
+//! Test helpers (docs/test-helpers.md): a test key drives its live test stream through what
 //! only the room provider does to a live stream: viewers, the host leaving, a failure. Each is
 //! the same conditional change the provider's events make, so it races a `DELETE`, a timer or
 //! another helper like they do: exactly one wins, with one event.

@@ -1,9 +1,9 @@
 //! What acts on an active stream when something it has stored falls due: its deadline (the
-//! preparing timeout or the duration end, README "How the parts fit"), a dispatch retry or the
-//! end of a reconnect window (README, "The show goes on"). Its timers are the precise path;
-//! the sweep is the safety net for a timer that was lost (a process that died with its
-//! in-process timers, a schedule that was never created, an invocation that was dropped).
-//! Both make the same conditional change, so running both changes a stream once.
+//! preparing timeout or the duration end, docs/lifecycle.md, "Deadlines"), a dispatch retry or the
+//! end of a reconnect window (docs/lifecycle.md, "The show goes on"). Its timers are the precise
+//! path; the sweep is the safety net for a timer that was lost (a process that died with its
+//! in-process timers, a schedule that was never created, an invocation that was dropped). Both make
+//! the same conditional change, so running both changes a stream once.
 
 use crate::app::App;
 use crate::service::{rooms, streams};

@@ -1,5 +1,6 @@
-//! Webhooks: registration, listing and deletion, and the operations on one webhook (README,
-//! "Webhook operations"): reading, changing and rotating its secret.
+//! Webhooks: registration, listing and deletion, and the operations on one webhook
+//! (docs/webhooks.md, "Registration", "Listing and deleting" and "Webhook operations"): reading,
+//! changing and rotating its secret.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
@@ -28,10 +29,10 @@ use hosting_domain::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
 use hosting_domain::validation::present;
 use hosting_domain::webhook_url;
 
-/// `POST /webhooks`, checked in this order: missing fields, `url`, `events` (README, "Errors"),
-/// with its `Idempotency-Key` when one was sent (README, "Retrying safely"): checked with the
-/// body, then looked up before the webhook is created. The answer is bound with the webhook in
-/// one step, so a replay shows the same secret.
+/// `POST /webhooks`, checked in this order: missing fields, `url`, `events`
+/// (docs/request-pipeline.md, "POST /webhooks"), with its `Idempotency-Key` when one was sent
+/// (docs/idempotency.md): checked with the body, then looked up before the webhook is created. The
+/// answer is bound with the webhook in one step, so a replay shows the same secret.
 pub async fn register(
     app: &App,
     caller: &Caller,
@@ -317,7 +318,7 @@ pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDe
 
 /// `GET /webhooks/{id}/deliveries`: a page of the log, newest first, by cursor; `status` and
 /// `event_id` filter, and an unknown `status` matches nothing. A page reads about `limit`
-/// records of the log whatever its size (README, "Webhook operations").
+/// records of the log whatever its size (docs/webhooks.md, "Delivery log").
 pub async fn deliveries(
     app: &App,
     caller: &Caller,

@@ -1,4 +1,4 @@
-//! Idempotency keys (README, "Retrying safely"): held by one request with a conditional write,
+//! Idempotency keys (docs/idempotency.md): held by one request with a conditional write,
 //! bound to what it creates inside the creation's own transaction ([`binding_item`]), and kept
 //! with the answer to replay.
 

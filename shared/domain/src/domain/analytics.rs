@@ -1,4 +1,4 @@
-//! Analytics (README, "Choices where the contract is silent"): the window, the figures summed
+//! Analytics (docs/analytics.md): the window, the figures summed
 //! over its streams and their representation.
 
 use std::collections::BTreeMap;

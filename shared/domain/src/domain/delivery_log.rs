@@ -1,4 +1,4 @@
-//! A webhook's delivery log (README, "Webhook operations"): one record per attempt, kept 30
+//! A webhook's delivery log (docs/webhooks.md, "Delivery log"): one record per attempt, kept 30
 //! days, read newest first a page at a time by cursor; and the failed deliveries that
 //! recovery sends again.
 

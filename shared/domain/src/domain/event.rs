@@ -1,4 +1,5 @@
-//! Webhook events (README, "Atomicity"): one per lifecycle transition, test streams included.
+//! Webhook events (docs/webhooks.md, "Events"): one per lifecycle transition, test streams
+//! included.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;

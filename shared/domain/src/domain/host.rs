@@ -1,6 +1,6 @@
-//! The AI host's presence in a stream's room (README, "The show goes on"): dispatch retries
-//! while `preparing`, and the reconnect window when the host drops while `live`. Each change
-//! here is computed from the stream as read and written only onto that stream (its
+//! The AI host's presence in a stream's room (docs/lifecycle.md, "The show goes on"): dispatch
+//! retries while `preparing`, and the reconnect window when the host drops while `live`. Each
+//! change here is computed from the stream as read and written only onto that stream (its
 //! `revision`), so racing events and sweeps apply each change once.
 
 use chrono::{DateTime, Utc};

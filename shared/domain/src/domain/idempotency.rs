@@ -1,4 +1,4 @@
-//! Idempotency keys (README, "Retrying safely"): a client that sends `Idempotency-Key` with a
+//! Idempotency keys (docs/idempotency.md): a client that sends `Idempotency-Key` with a
 //! create can retry it safely. A key is bound when its request created something, and a retry
 //! with the same key and body gets the first answer again, byte for byte.
 

@@ -1,7 +1,7 @@
-//! The deletion of a finished stream's room, kept as a record until the room provider confirms
-//! the room is gone (README, "Room cleanup"). The record is written in the same atomic step as
-//! the transition that finishes the stream, so no crash, timeout or provider failure between
-//! the two can leave a host airing in a room nobody will delete.
+//! The deletion of a finished stream's room, kept as a record until the room provider confirms the
+//! room is gone (docs/lifecycle.md, "Room cleanup"). The record is written in the same atomic step
+//! as the transition that finishes the stream, so no crash, timeout or provider failure between the
+//! two can leave a host airing in a room nobody will delete.
 
 use std::time::Duration;
 

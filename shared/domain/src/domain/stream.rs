@@ -1,5 +1,5 @@
-//! Streams, their lifecycle (README, "Atomicity" and "Why a stream ended") and their four
-//! public representations.
+//! Streams, their lifecycle (docs/lifecycle.md, "Atomicity" and "Why a stream ended") and their
+//! four public representations (docs/streams.md, "Representations").
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
@@ -82,9 +82,9 @@ impl TimerKind {
     }
 }
 
-/// Why a stream reached `ended` or `error` (README, "Why a stream ended"): recorded in the
-/// same atomic step as the transition, shown on the stream and in its final event. Clients
-/// must accept values added later.
+/// Why a stream reached `ended` or `error` (docs/lifecycle.md, "Why a stream ended"): recorded in
+/// the same atomic step as the transition, shown on the stream and in its final event. Clients must
+/// accept values added later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {

@@ -10,7 +10,7 @@ use crate::webhook_url::MAX_URL_CHARS;
 /// Most webhooks one brand may hold.
 pub const MAX_WEBHOOKS_PER_BRAND: usize = 25;
 /// How long a rotated-out secret keeps signing, at most and by default
-/// (README, "Webhook operations").
+/// (docs/webhooks.md, "Rotate the secret").
 pub const MAX_SECRET_OVERLAP_SECS: u32 = 86_400;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -33,7 +33,8 @@ pub use webhooks::*;
 pub enum Access {
     /// No key; any `Authorization` header is ignored.
     Public,
-    /// A key holding this scope, through the whole pipeline (README, "How the parts fit").
+    /// A key holding this scope, through the whole pipeline (docs/request-pipeline.md,
+    /// "The order of checks").
     Keyed(Scope),
 }
 
@@ -135,7 +136,7 @@ pub struct Endpoint {
     /// The request body may be left out entirely.
     pub body_optional: bool,
     pub responses: &'static [Response],
-    /// A create that takes `Idempotency-Key` (README, "Retrying safely").
+    /// A create that takes `Idempotency-Key` (docs/idempotency.md).
     pub idempotent: bool,
     /// A write whose handler runs alongside the request's rate-limit count, as every read's
     /// does, so that its first read shares a round trip with the count; its writes wait for
@@ -221,7 +222,7 @@ pub static ENDPOINTS: &[&Endpoint] = &[
     &FAIL_TEST_STREAM,
 ];
 
-// The discovery document, `GET /api/v1/` (README, "Choices where the contract is silent").
+// The discovery document, `GET /api/v1/` (docs/request-pipeline.md, "Public endpoints").
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Discovery {

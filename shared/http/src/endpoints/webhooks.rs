@@ -1,5 +1,5 @@
-//! Webhooks: registration, listing and deletion, and the operations on one webhook (README,
-//! "Webhook operations").
+//! Webhooks: registration, listing and deletion, and the operations on one webhook
+//! (docs/webhooks.md, "Registration", "Listing and deleting" and "Webhook operations").
 
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator};

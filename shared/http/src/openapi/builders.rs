@@ -26,7 +26,7 @@ fn request_id_header() -> Value {
             "required": true, "schema": { "type": "string" } })
 }
 
-/// The rate-limit headers (README, "Retrying safely") of an answer to a counted request: on
+/// The rate-limit headers (docs/rate-limits.md, "Headers") of an answer to a counted request: on
 /// every status of a keyed operation but 401; `required` unless the count itself may have
 /// failed.
 fn rate_limit_headers(required: bool) -> [(&'static str, Value); 2] {
