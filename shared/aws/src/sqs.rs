@@ -66,6 +66,35 @@ const SEND_BATCH_MESSAGES: usize = 10;
 const SEND_BATCH_BYTES: usize = 200 * 1024;
 const SEND_BATCH_ROUNDS: u32 = 4;
 
+/// Runs one batch request over `entries` (`(id, entry)`), whose answer names the ids that
+/// failed, and runs it again over those, a few times, before giving up: SQS's batch calls
+/// succeed while failing some of their entries.
+async fn retry_failed_entries<T, F, Fut>(
+    what: &str,
+    mut entries: Vec<(String, T)>,
+    request: F,
+) -> StoreResult<()>
+where
+    F: Fn(Vec<(String, T)>) -> Fut,
+    Fut: std::future::Future<Output = StoreResult<Vec<String>>>,
+    T: Clone,
+{
+    for round in 0..SEND_BATCH_ROUNDS {
+        if round > 0 {
+            tokio::time::sleep(Duration::from_millis(100 << round)).await;
+        }
+        let failed = request(entries.clone()).await?;
+        if failed.is_empty() {
+            return Ok(());
+        }
+        entries.retain(|(id, _)| failed.contains(id));
+    }
+    Err(StoreError::Backend(format!(
+        "{what} failed {} entries after every retry",
+        entries.len()
+    )))
+}
+
 impl SqsQueue {
     pub fn new(client: Client, queue_url: impl Into<String>, dlq_url: impl Into<String>) -> Self {
         Self {
@@ -105,11 +134,8 @@ impl SqsQueue {
 
     /// One `SendMessageBatch` of `(id, body)` entries; entries SQS reports failed are sent
     /// again, a few times, before giving up.
-    async fn send_batch(&self, mut entries: Vec<(String, String)>) -> StoreResult<()> {
-        for round in 0..SEND_BATCH_ROUNDS {
-            if round > 0 {
-                tokio::time::sleep(Duration::from_millis(100 << round)).await;
-            }
+    async fn send_batch(&self, entries: Vec<(String, String)>) -> StoreResult<()> {
+        retry_failed_entries("SendMessageBatch", entries, |entries| async move {
             let requests = entries
                 .iter()
                 .map(|(id, body)| {
@@ -128,16 +154,9 @@ impl SqsQueue {
                 .send()
                 .await
                 .map_err(|e| StoreError::Backend(describe(&e)))?;
-            let failed: Vec<String> = out.failed.into_iter().map(|f| f.id).collect();
-            if failed.is_empty() {
-                return Ok(());
-            }
-            entries.retain(|(id, _)| failed.contains(id));
-        }
-        Err(StoreError::Backend(format!(
-            "SendMessageBatch failed {} entries after every retry",
-            entries.len()
-        )))
+            Ok(out.failed.into_iter().map(|f| f.id).collect())
+        })
+        .await
     }
 
     /// Puts a message that cannot be read on the dead-letter queue as it came (it came from SQS,
@@ -161,24 +180,18 @@ impl SqsQueue {
     ) -> StoreResult<()> {
         let receipts: Vec<String> = receipts.into_iter().collect();
         for chunk in receipts.chunks(SEND_BATCH_MESSAGES) {
-            let mut entries: Vec<(String, &String)> = chunk
+            let entries = chunk
                 .iter()
                 .enumerate()
-                .map(|(n, receipt)| (format!("r{n}"), receipt))
+                .map(|(n, receipt)| (format!("r{n}"), receipt.clone()))
                 .collect();
-            for round in 0..SEND_BATCH_ROUNDS {
-                if entries.is_empty() {
-                    break;
-                }
-                if round > 0 {
-                    tokio::time::sleep(Duration::from_millis(100 << round)).await;
-                }
+            retry_failed_entries("DeleteMessageBatch", entries, |entries| async move {
                 let requests = entries
                     .iter()
                     .map(|(id, receipt)| {
                         DeleteMessageBatchRequestEntry::builder()
                             .id(id)
-                            .receipt_handle(*receipt)
+                            .receipt_handle(receipt)
                             .build()
                             .map_err(|e| StoreError::Backend(e.to_string()))
                     })
@@ -191,15 +204,9 @@ impl SqsQueue {
                     .send()
                     .await
                     .map_err(|e| StoreError::Backend(describe(&e)))?;
-                let failed: Vec<String> = out.failed.into_iter().map(|f| f.id).collect();
-                entries.retain(|(id, _)| failed.contains(id));
-            }
-            if !entries.is_empty() {
-                return Err(StoreError::Backend(format!(
-                    "DeleteMessageBatch failed {} entries after every retry",
-                    entries.len()
-                )));
-            }
+                Ok(out.failed.into_iter().map(|f| f.id).collect())
+            })
+            .await?;
         }
         Ok(())
     }

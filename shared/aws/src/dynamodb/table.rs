@@ -157,7 +157,7 @@ mod tests {
     /// The lines of the template's `Table:` resource.
     fn template_table() -> Vec<String> {
         let template =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml"))
                 .expect("template.yaml beside the workspace");
         template
             .lines()
