@@ -1,6 +1,7 @@
 //! Embedded backends: the whole product in one process, with the same atomicity as DynamoDB
 //! (every port call holds one lock for its whole read-check-write).
 
+mod accounts;
 mod admin;
 mod analytics;
 mod idempotency;

@@ -60,6 +60,7 @@ mod room_cleanups;
 mod seeding;
 mod streams;
 pub mod table;
+mod transitions;
 mod webhooks;
 
 pub use items::{event_from_item, event_from_stream_image};
