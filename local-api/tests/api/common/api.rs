@@ -1,0 +1,319 @@
+//! The local server's router on the backend under test, and the requests the suite sends it.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Method, Request};
+use chrono::{DateTime, Duration, Utc};
+use hosting_app::delivery::{Deliverer, Dns, SystemDns};
+use hosting_app::seed::Seed;
+use hosting_domain::clock::Clock;
+use hosting_domain::clock::ManualClock;
+use hosting_domain::config::{Config, StoreKind};
+use hosting_runtime::Runtime;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use super::{
+    CREATOR_AVA, Response, backend, base_seed, contract, fake_livekit, start_time, store_log,
+};
+
+pub struct TestApi {
+    pub runtime: Runtime,
+    pub(super) dynamo: Option<hosting_aws::dynamodb::DynamoStore>,
+    /// Drives the app unless it runs on the system clock.
+    pub clock: ManualClock,
+    pub(super) service: local_api::ApiService,
+    pub(super) background: Vec<tokio::task::JoinHandle<()>>,
+    pub(super) store_log: store_log::StoreLog,
+}
+
+impl Drop for TestApi {
+    fn drop(&mut self) {
+        for task in &self.background {
+            task.abort();
+        }
+    }
+}
+
+impl TestApi {
+    pub async fn new() -> Self {
+        Self::with_config(&[]).await
+    }
+
+    pub async fn with_config(vars: &[(&str, &str)]) -> Self {
+        Self::build(vars, None).await
+    }
+
+    /// Live keys served by `livekit`, with `extra` configuration.
+    pub async fn with_livekit(livekit: &fake_livekit::FakeLiveKit, extra: &[(&str, &str)]) -> Self {
+        let config = livekit.config();
+        let mut vars: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        vars.extend_from_slice(extra);
+        Self::with_config(&vars).await
+    }
+
+    /// On the system clock with the timers, outbox relay and delivery worker running, as the
+    /// local server runs: for tests with real webhook receivers.
+    pub async fn with_delivery(vars: &[(&str, &str)], dns: Option<Arc<dyn Dns>>) -> Self {
+        Self::build(vars, Some(dns.unwrap_or_else(|| Arc::new(SystemDns)))).await
+    }
+
+    async fn build(vars: &[(&str, &str)], delivery_dns: Option<Arc<dyn Dns>>) -> Self {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let config = Config::from_lookup(StoreKind::Memory, |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+        .expect("test config");
+        let clock = ManualClock::new(start_time());
+        let app_clock: Arc<dyn Clock> = match delivery_dns {
+            Some(_) => Arc::new(hosting_domain::clock::SystemClock),
+            None => Arc::new(clock.clone()),
+        };
+        let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
+        let rooms = hosting_livekit::rooms_from_config(&config);
+        let (parts, dynamo, store_log) = backend::parts_logged().await;
+        let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
+        let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
+        seed.load(&*runtime.app.store).await.unwrap();
+        let service = local_api::service(runtime.app.clone());
+        let background = match delivery_dns {
+            Some(dns) => {
+                runtime.spawn_background(Deliverer::with_dns(timeout, allow_private, dns).unwrap())
+            }
+            None => Vec::new(),
+        };
+        Self {
+            runtime,
+            dynamo,
+            clock,
+            service,
+            background,
+            store_log,
+        }
+    }
+
+    /// The store requests the app made since the last call (seeding's included).
+    pub fn store_requests(&self) -> store_log::StoreRequests {
+        self.store_log.take()
+    }
+
+    /// Loads more fixtures.
+    pub async fn seed(&self, seed: Value) {
+        Seed::from_json(&seed.to_string())
+            .unwrap()
+            .load(&*self.runtime.app.store)
+            .await
+            .unwrap();
+    }
+
+    /// Loads fixtures through another store instance, as an operator's `admin load-seed` would
+    /// (on DynamoDB, the API's instance keeps what it remembered from before).
+    pub async fn seed_elsewhere(&self, seed: Value) {
+        let seed = Seed::from_json(&seed.to_string()).unwrap();
+        match &self.dynamo {
+            Some(dynamo) => {
+                let elsewhere = hosting_aws::dynamodb::DynamoStore::new(
+                    dynamo.client().clone(),
+                    dynamo.table(),
+                );
+                seed.load(&elsewhere).await.unwrap();
+            }
+            None => seed.load(&*self.runtime.app.store).await.unwrap(),
+        }
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.runtime.app.clock.now()
+    }
+
+    /// Another instance of the API on the same backends: its own caches, the same store, as a
+    /// second Lambda instance would be.
+    pub fn another_instance(&self) -> local_api::ApiService {
+        let app = &self.runtime.app;
+        local_api::service(hosting_app::App::new(hosting_app::app::AppParts {
+            config: app.config.clone(),
+            clock: app.clock.clone(),
+            store: app.store.clone(),
+            timers: app.timers.clone(),
+            queue: app.queue.clone(),
+            rooms: app.rooms.clone(),
+        }))
+    }
+
+    /// A keyed request to `service` (see [`TestApi::another_instance`]).
+    pub async fn send_to(
+        &self,
+        service: &local_api::ApiService,
+        method: &str,
+        path: &str,
+        key: &str,
+    ) -> Response {
+        let request = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(format!("/api/v1{path}"))
+            .header("authorization", format!("Bearer {key}"))
+            .body(Body::empty())
+            .unwrap();
+        Self::exchange(service, request).await
+    }
+
+    /// A keyed request with a JSON body and extra `headers` to `service`.
+    pub async fn send_json_to(
+        &self,
+        service: &local_api::ApiService,
+        method: &str,
+        path: &str,
+        key: &str,
+        body: Value,
+        headers: &[(&str, &str)],
+    ) -> Response {
+        let mut request = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(format!("/api/v1{path}"))
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        Self::exchange(service, request.body(Body::from(body.to_string())).unwrap()).await
+    }
+
+    pub async fn send(&self, request: Request<Body>) -> Response {
+        Self::exchange(&self.service, request).await
+    }
+
+    async fn exchange(service: &local_api::ApiService, request: Request<Body>) -> Response {
+        let (method, uri) = (request.method().to_string(), request.uri().to_string());
+        let response = service.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec();
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        contract::check(&method, &uri, status.as_u16(), &headers, &body);
+        Response {
+            status,
+            headers,
+            bytes,
+            body,
+        }
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Response {
+        let raw = body.map(|b| b.to_string());
+        self.call_raw(method, path, key, raw.as_deref()).await
+    }
+
+    pub async fn call_raw(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&str>,
+    ) -> Response {
+        let mut builder = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(format!("/api/v1{path}"));
+        if let Some(key) = key {
+            builder = builder.header("authorization", format!("Bearer {key}"));
+        }
+        if body.is_some() {
+            builder = builder.header("content-type", "application/json");
+        }
+        let request = builder
+            .body(Body::from(body.unwrap_or("").to_owned()))
+            .unwrap();
+        self.send(request).await
+    }
+
+    /// Posts a LiveKit webhook (see [`fake_livekit::signed_webhook`]).
+    pub async fn post_livekit(&self, (body, authorization): &(String, String)) -> Response {
+        let request = Request::builder()
+            .method("POST")
+            .uri("/livekit/webhook")
+            .header("authorization", authorization)
+            .body(Body::from(body.clone()))
+            .unwrap();
+        self.send(request).await
+    }
+
+    /// Posts a LiveKit event until it is accepted (a 2xx), as LiveKit resends what was not;
+    /// `answered` sees every answer.
+    pub async fn post_livekit_until_accepted(
+        &self,
+        event: &Value,
+        mut answered: impl FnMut(&Response),
+    ) {
+        let signed = fake_livekit::signed_webhook(event);
+        for _ in 0..50 {
+            let r = self.post_livekit(&signed).await;
+            answered(&r);
+            if r.status.is_success() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("LiveKit event never accepted: {event}");
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Response {
+        self.call("GET", path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Response {
+        self.call("POST", path, Some(key), Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> Response {
+        self.call("DELETE", path, Some(key), None).await
+    }
+
+    /// Starts a stream with a valid body plus `overrides`.
+    pub async fn start(&self, key: &str, overrides: Value) -> Response {
+        let mut body = json!({
+            "creator_id": CREATOR_AVA, "product_name": "Glow Serum", "platform": "tiktok",
+            "duration_minutes": 30,
+        });
+        for (k, v) in overrides.as_object().unwrap() {
+            if v.is_null() {
+                body.as_object_mut().unwrap().remove(k);
+            } else {
+                body[k] = v.clone();
+            }
+        }
+        self.post("/streams", key, body).await
+    }
+
+    /// Starts a test stream and returns its id.
+    pub async fn start_test_stream(&self, key: &str) -> String {
+        let r = self.start(key, json!({})).await;
+        r.assert_status(201);
+        r.body["stream_id"].as_str().unwrap().to_owned()
+    }
+
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+
+    /// Moves the clock and fires whatever timers became due.
+    pub async fn advance_and_fire(&self, by: Duration) -> usize {
+        self.clock.advance(by);
+        self.runtime.fire_due_timers().await
+    }
+}

@@ -1,0 +1,359 @@
+//! A fake LiveKit server speaking the real Twirp protocol (protobuf bodies, JSON errors,
+//! HS256 admin tokens): it records every call with its verified token claims, keeps the rooms
+//! that exist (`DeleteRoom` of an absent room answers `not_found`, as LiveKit does), and fails
+//! or hangs chosen methods on demand.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use livekit_protocol as proto;
+use prost::Message;
+use serde_json::Value;
+use sha2::Sha256;
+
+pub const API_KEY: &str = "APIfakekey";
+pub const API_SECRET: &str = "fake-secret-0123456789abcdefghijklmnop";
+
+pub const CREATE_ROOM: &str = "livekit.RoomService/CreateRoom";
+pub const DELETE_ROOM: &str = "livekit.RoomService/DeleteRoom";
+pub const CREATE_DISPATCH: &str = "livekit.AgentDispatchService/CreateDispatch";
+
+#[derive(Debug, Clone)]
+pub enum Call {
+    CreateRoom(Box<proto::CreateRoomRequest>),
+    DeleteRoom(proto::DeleteRoomRequest),
+    CreateDispatch(proto::CreateAgentDispatchRequest),
+}
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub claims: Value,
+    pub call: Call,
+}
+
+#[derive(Clone, Default)]
+struct Shared {
+    calls: Arc<Mutex<Vec<Recorded>>>,
+    failing: Arc<Mutex<HashSet<String>>>,
+    /// Methods failing only their next few calls.
+    failing_next: Arc<Mutex<HashMap<String, usize>>>,
+    hanging: Arc<Mutex<HashSet<String>>>,
+    /// Methods that answer (and act) only after a while.
+    delays: Arc<Mutex<HashMap<String, std::time::Duration>>>,
+    rooms: Arc<Mutex<HashSet<String>>>,
+}
+
+pub struct FakeLiveKit {
+    pub url: String,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeLiveKit {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Verifies an HS256 JWT with `secret` and returns its claims.
+pub fn verify_jwt(token: &str, secret: &str) -> Option<Value> {
+    let mut parts = token.split('.');
+    let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).ok()?;
+    mac.update(format!("{header}.{payload}").as_bytes());
+    mac.verify_slice(&URL_SAFE_NO_PAD.decode(signature).ok()?)
+        .ok()?;
+    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+    if header["alg"] != "HS256" {
+        return None;
+    }
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
+}
+
+/// Signs `claims` as an HS256 JWT, as LiveKit signs its webhooks.
+pub fn sign_jwt(claims: &Value, secret: &str) -> String {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{header}.{payload}").as_bytes());
+    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{header}.{payload}.{signature}")
+}
+
+fn twirp_error(status: StatusCode, code: &str, msg: &str) -> Response {
+    (
+        status,
+        [("content-type", "application/json")],
+        serde_json::json!({"code": code, "msg": msg}).to_string(),
+    )
+        .into_response()
+}
+
+async fn twirp(
+    State(shared): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let method = uri.path().trim_start_matches("/twirp/").to_owned();
+    let claims = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|token| verify_jwt(token, API_SECRET));
+    let Some(claims) = claims.filter(|c| c["iss"] == API_KEY) else {
+        return twirp_error(StatusCode::UNAUTHORIZED, "unauthenticated", "invalid token");
+    };
+    if headers.get("content-type").and_then(|v| v.to_str().ok()) != Some("application/protobuf") {
+        return twirp_error(StatusCode::BAD_REQUEST, "malformed", "protobuf only");
+    }
+    let (call, reply) = match method.as_str() {
+        CREATE_ROOM => {
+            let req = proto::CreateRoomRequest::decode(body).unwrap();
+            let room = proto::Room {
+                sid: "RM_fake".into(),
+                name: req.name.clone(),
+                empty_timeout: req.empty_timeout,
+                ..Default::default()
+            };
+            (Call::CreateRoom(Box::new(req)), room.encode_to_vec())
+        }
+        DELETE_ROOM => {
+            let req = proto::DeleteRoomRequest::decode(body).unwrap();
+            (
+                Call::DeleteRoom(req),
+                proto::DeleteRoomResponse::default().encode_to_vec(),
+            )
+        }
+        CREATE_DISPATCH => {
+            let req = proto::CreateAgentDispatchRequest::decode(body).unwrap();
+            let dispatch = proto::AgentDispatch {
+                id: "AD_fake".into(),
+                agent_name: req.agent_name.clone(),
+                room: req.room.clone(),
+                metadata: req.metadata.clone(),
+                ..Default::default()
+            };
+            (Call::CreateDispatch(req), dispatch.encode_to_vec())
+        }
+        _ => return twirp_error(StatusCode::NOT_FOUND, "bad_route", "no such method"),
+    };
+    shared.calls.lock().unwrap().push(Recorded {
+        method: method.clone(),
+        claims,
+        call: call.clone(),
+    });
+    if shared.hanging.lock().unwrap().contains(&method) {
+        // A LiveKit that never answers, though it made the room it was asked for.
+        if let Call::CreateRoom(req) = &call {
+            shared.rooms.lock().unwrap().insert(req.name.clone());
+        }
+        std::future::pending::<()>().await;
+    }
+    let delay = shared.delays.lock().unwrap().get(&method).copied();
+    if let Some(delay) = delay {
+        tokio::time::sleep(delay).await;
+    }
+    let fail_once = match shared.failing_next.lock().unwrap().get_mut(&method) {
+        Some(left) if *left > 0 => {
+            *left -= 1;
+            true
+        }
+        _ => false,
+    };
+    if fail_once || shared.failing.lock().unwrap().contains(&method) {
+        return twirp_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "injected failure",
+        );
+    }
+    match &call {
+        Call::CreateRoom(req) => {
+            shared.rooms.lock().unwrap().insert(req.name.clone());
+        }
+        Call::DeleteRoom(req) if !shared.rooms.lock().unwrap().remove(&req.room) => {
+            return twirp_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "requested room does not exist",
+            );
+        }
+        _ => {}
+    }
+    (
+        StatusCode::OK,
+        [("content-type", "application/protobuf")],
+        reply,
+    )
+        .into_response()
+}
+
+impl FakeLiveKit {
+    pub async fn start() -> Self {
+        let shared = Shared::default();
+        let app = Router::new().fallback(twirp).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self { url, shared, task }
+    }
+
+    /// Configuration pointing the product at this server.
+    pub fn config(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("LIVEKIT_URL", self.url.clone()),
+            ("LIVEKIT_API_KEY", API_KEY.into()),
+            ("LIVEKIT_API_SECRET", API_SECRET.into()),
+        ]
+    }
+
+    /// `method` is e.g. `livekit.RoomService/CreateRoom`.
+    pub fn fail(&self, method: &str) {
+        self.shared
+            .failing
+            .lock()
+            .unwrap()
+            .insert(method.to_owned());
+    }
+
+    /// `method` never answers.
+    pub fn hang(&self, method: &str) {
+        self.shared
+            .hanging
+            .lock()
+            .unwrap()
+            .insert(method.to_owned());
+    }
+
+    /// `method` fails its next `times` calls, then answers again.
+    pub fn fail_next(&self, method: &str, times: usize) {
+        self.shared
+            .failing_next
+            .lock()
+            .unwrap()
+            .insert(method.to_owned(), times);
+    }
+
+    /// `method` acts and answers only after `delay`.
+    pub fn delay(&self, method: &str, delay: std::time::Duration) {
+        self.shared
+            .delays
+            .lock()
+            .unwrap()
+            .insert(method.to_owned(), delay);
+    }
+
+    /// `method` answers again (calls already hanging stay so).
+    pub fn heal(&self, method: &str) {
+        self.shared.failing.lock().unwrap().remove(method);
+        self.shared.hanging.lock().unwrap().remove(method);
+        self.shared.failing_next.lock().unwrap().remove(method);
+        self.shared.delays.lock().unwrap().remove(method);
+    }
+
+    /// The rooms that exist now.
+    pub fn rooms(&self) -> HashSet<String> {
+        self.shared.rooms.lock().unwrap().clone()
+    }
+
+    /// Someone joins `room`: LiveKit creates it when it does not exist.
+    pub fn join(&self, room: &str) {
+        self.shared.rooms.lock().unwrap().insert(room.to_owned());
+    }
+
+    /// How many times `method` was called.
+    pub fn count(&self, method: &str) -> usize {
+        self.methods().iter().filter(|m| *m == method).count()
+    }
+
+    pub fn calls(&self) -> Vec<Recorded> {
+        self.shared.calls.lock().unwrap().clone()
+    }
+
+    pub fn methods(&self) -> Vec<String> {
+        self.calls().into_iter().map(|c| c.method).collect()
+    }
+}
+
+/// A LiveKit webhook as LiveKit sends it: (body, `Authorization` header), signed with the
+/// API secret, valid for 10 minutes.
+pub fn signed_webhook(event: &serde_json::Value) -> (String, String) {
+    signed_webhook_with(event, API_SECRET, 600)
+}
+
+/// A LiveKit webhook signed with `secret`, valid for `expires_in` seconds from now (negative:
+/// expired).
+pub fn signed_webhook_with(
+    event: &serde_json::Value,
+    secret: &str,
+    expires_in: i64,
+) -> (String, String) {
+    use sha2::Digest;
+    let body = event.to_string();
+    let sha =
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(body.as_bytes()));
+    let now = chrono::Utc::now().timestamp();
+    let claims = serde_json::json!({"iss": API_KEY, "nbf": now - 10, "exp": now + expires_in, "sha256": sha});
+    (body, sign_jwt(&claims, secret))
+}
+
+/// The event of the host agent joining `room`, with event id `id`.
+pub fn agent_joined(room: &str, id: &str) -> serde_json::Value {
+    serde_json::json!({"event": "participant_joined", "room": {"sid": "RM_fake", "name": room},
+        "participant": {"sid": "PA_agent", "identity": "agent", "state": "ACTIVE", "kind": "AGENT"},
+        "id": id, "createdAt": chrono::Utc::now().timestamp().to_string()})
+}
+
+/// A participant event in `room` with event id `id`, created now. An agent (`kind` `AGENT`) is
+/// always the one host participant `PA_agent`; anyone else is a participant of its own.
+pub fn participant_event(
+    event: &str,
+    room: &str,
+    kind: Option<&str>,
+    id: &str,
+) -> serde_json::Value {
+    let sid = match kind {
+        Some("AGENT") => "PA_agent".to_owned(),
+        _ => format!("PA_{id}"),
+    };
+    let mut participant =
+        serde_json::json!({"sid": sid, "identity": format!("p-{sid}"), "state": "ACTIVE"});
+    if let Some(kind) = kind {
+        participant["kind"] = serde_json::json!(kind);
+    }
+    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
+        "participant": participant, "id": id,
+        "createdAt": chrono::Utc::now().timestamp().to_string()})
+}
+
+/// Agent participant `sid` joining (`participant_joined`) or leaving (`participant_left`, with
+/// `reason` as LiveKit's protojson names it) `room`, as LiveKit signed it at `at`.
+pub fn agent_event(
+    event: &str,
+    room: &str,
+    sid: &str,
+    reason: Option<&str>,
+    id: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> serde_json::Value {
+    let mut participant = serde_json::json!({"sid": sid, "identity": format!("host-{sid}"),
+        "state": if event == "participant_left" { "DISCONNECTED" } else { "ACTIVE" },
+        "kind": "AGENT"});
+    if let Some(reason) = reason {
+        participant["disconnectReason"] = serde_json::json!(reason);
+    }
+    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
+        "participant": participant, "id": id, "createdAt": at.timestamp().to_string()})
+}

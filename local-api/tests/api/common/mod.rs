@@ -1,0 +1,73 @@
+//! The HTTP-level test harness: the local server's router on the backend under test, a manual
+//! clock, and seeded brands and keys for every case the pipeline distinguishes.
+
+pub mod backend;
+pub mod contract;
+pub mod fake_livekit;
+pub mod faults;
+pub mod receiver;
+pub mod store_log;
+
+mod api;
+mod keys;
+mod rate_limit;
+mod response;
+mod state;
+mod streams;
+mod webhooks;
+
+pub use api::TestApi;
+pub use keys::*;
+pub use rate_limit::*;
+pub use response::Response;
+pub use streams::*;
+pub use webhooks::*;
+
+/// The `local-api` binary started on a free loopback port with `args` and `envs`: the process,
+/// the first line it printed, its base URL (`http://127.0.0.1:<port>/api/v1`) and the rest of
+/// its stdout.
+pub fn spawn_local_api(
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (
+    std::process::Child,
+    String,
+    String,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_local-api"))
+        .args(["--addr", "127.0.0.1:0"])
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start local-api");
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    let first = first.trim_end().to_owned();
+    let base = first
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{first}");
+    (child, first, base, reader)
+}
+
+/// Runs `count` copies of `request` at once; returns how many answered each status.
+pub async fn concurrently<F, Fut>(count: usize, request: F) -> std::collections::HashMap<u16, usize>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = u16> + Send + 'static,
+{
+    let handles: Vec<_> = (0..count).map(|i| tokio::spawn(request(i))).collect();
+    let mut statuses = std::collections::HashMap::new();
+    for handle in handles {
+        *statuses.entry(handle.await.unwrap()).or_insert(0) += 1;
+    }
+    statuses
+}

@@ -1,0 +1,171 @@
+//! What the app did (events, counters, dead letters) and the backends' state and faults.
+
+use serde_json::Value;
+
+use super::{TestApi, backend, faults};
+
+impl TestApi {
+    /// Types of every event emitted for `stream_id`, in order.
+    pub async fn events_of(&self, stream_id: &str) -> Vec<String> {
+        self.emitted_events()
+            .await
+            .into_iter()
+            .filter(|e| e.stream_id.to_string() == stream_id)
+            .map(|e| e.event_type.as_str().to_owned())
+            .collect()
+    }
+
+    /// The stream's `end_reason` as its detail, its list item and (once it is final) its one
+    /// final event's `data.stream` show it (docs/lifecycle.md, "Why a stream ended"): `None` means absent from
+    /// all three.
+    pub async fn assert_end_reason(&self, key: &str, id: &str, status: &str, reason: Option<&str>) {
+        let detail = self.get(&format!("/streams/{id}"), key).await;
+        detail.assert_status(200);
+        assert_eq!(detail.body["status"], status, "{id}");
+        assert_eq!(
+            detail.body.get("end_reason").and_then(|r| r.as_str()),
+            reason,
+            "detail of {id}"
+        );
+        let list = self
+            .get(&format!("/streams?status={status}&limit=100"), key)
+            .await;
+        let item = list.body["streams"]
+            .as_array()
+            .and_then(|items| items.iter().find(|item| item["id"] == id))
+            .unwrap_or_else(|| panic!("{id} not listed as {status}"));
+        assert_eq!(
+            item.get("end_reason").and_then(|r| r.as_str()),
+            reason,
+            "list item of {id}"
+        );
+        if matches!(status, "ended" | "error") {
+            let event_type = format!("stream.{status}");
+            let finals: Vec<_> = self
+                .emitted_events()
+                .await
+                .into_iter()
+                .filter(|e| e.stream_id.to_string() == id && e.event_type.as_str() == event_type)
+                .collect();
+            assert_eq!(finals.len(), 1, "one {event_type} of {id}");
+            let body: Value = serde_json::from_str(&finals[0].body).unwrap();
+            assert_eq!(body["data"]["stream"]["status"], status);
+            assert_eq!(
+                body["data"]["stream"]
+                    .get("end_reason")
+                    .and_then(|r| r.as_str()),
+                reason,
+                "event of {id}"
+            );
+        }
+    }
+
+    /// Every event emitted so far, in order.
+    pub async fn emitted_events(&self) -> Vec<hosting_domain::domain::StreamEvent> {
+        backend::emitted_events(&self.runtime, self.dynamo.as_ref()).await
+    }
+
+    /// Active slots the brand's counter holds.
+    pub async fn active_streams(&self, brand_id: &str) -> u32 {
+        backend::active_streams(&self.runtime, self.dynamo.as_ref(), brand_id).await
+    }
+
+    /// Makes every later store request fail, as an outage would.
+    pub async fn set_failing(&self) {
+        backend::set_failing(&self.runtime, self.dynamo.as_ref()).await
+    }
+
+    /// The DynamoDB store, when that is the backend.
+    pub fn dynamo(&self) -> Option<&hosting_aws::dynamodb::DynamoStore> {
+        self.dynamo.as_ref()
+    }
+
+    /// The DynamoDB table, when that is the backend (its name scopes fault rules).
+    pub fn table(&self) -> Option<&str> {
+        self.dynamo.as_ref().map(|d| d.table())
+    }
+
+    /// Makes store writes fail for a while, as a transient outage would: on DynamoDB every
+    /// transaction answers `InternalServerError` (reads still work); on the embedded store
+    /// every call fails.
+    pub async fn store_outage(&self, on: bool) {
+        match (&self.runtime.memory, self.table()) {
+            (Some(memory), _) => memory.set_failing(on),
+            (None, Some(table)) if on => {
+                faults::set(
+                    table,
+                    serde_json::json!({"fail_ops": ["TransactWriteItems"]}),
+                )
+                .await
+            }
+            (None, Some(table)) => faults::clear(table).await,
+            (None, None) => unreachable!("one backend or the other"),
+        }
+    }
+
+    /// Makes the delivery queue refuse messages whose body contains `needle`, as SQS refuses
+    /// one it cannot take (`None`: accepts all again).
+    pub async fn refuse_queue_bodies_containing(&self, needle: Option<&str>) {
+        match (&self.runtime.queue, self.table()) {
+            (hosting_runtime::LocalQueue::Memory(queue), _) => {
+                queue.refuse_bodies_containing(needle)
+            }
+            (_, Some(table)) => match needle {
+                Some(needle) => {
+                    faults::set(
+                        table,
+                        serde_json::json!({"refuse_bodies_containing": needle}),
+                    )
+                    .await
+                }
+                None => faults::clear(table).await,
+            },
+            (_, None) => unreachable!("SQS runs with DynamoDB"),
+        }
+    }
+
+    pub async fn dead_letters(&self) -> Vec<hosting_domain::ports::DeadLetter> {
+        backend::dead_letters(&self.runtime).await
+    }
+
+    /// Waits until something is dead-lettered (panics after `limit`).
+    pub async fn wait_for_dead_letters(
+        &self,
+        limit: std::time::Duration,
+    ) -> Vec<hosting_domain::ports::DeadLetter> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let dead = self.dead_letters().await;
+            if !dead.is_empty() {
+                return dead;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "nothing was dead-lettered"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Changes a stored key in place (revocation, expiry), as an operator would.
+    pub async fn update_key(
+        &self,
+        raw_key: &str,
+        change: impl FnOnce(&mut hosting_domain::domain::ApiKey),
+    ) {
+        let store = &self.runtime.app.store;
+        let hash = hosting_domain::domain::account::hash_key(raw_key);
+        let mut key = store
+            .find_api_key(&hash)
+            .await
+            .unwrap()
+            .expect("a seeded key");
+        change(&mut key);
+        store.put_api_key(&key).await.unwrap();
+    }
+
+    /// The in-process timers (the suite drives them with its clock on every backend).
+    pub fn timers(&self) -> &hosting_embedded::MemoryTimers {
+        self.runtime.timers.as_ref().expect("in-process timers")
+    }
+}

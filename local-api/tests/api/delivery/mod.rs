@@ -1,0 +1,41 @@
+//! Signed, at-least-once webhook delivery to real receivers on loopback (README, "Webhook
+//! deliveries"): fan-out, both signature schemes, retries, 410, redirects, timeouts, SSRF
+//! refusal at delivery time, dead letters.
+
+mod attempts;
+mod fair;
+mod private_urls;
+mod queue_refusals;
+
+use base64::Engine;
+
+use crate::common::receiver::Hit;
+use crate::common::*;
+
+async fn delivering(vars: &[(&str, &str)]) -> TestApi {
+    TestApi::with_delivery(vars, None).await
+}
+
+/// Checks both signatures of `hit` independently of the product's signing code.
+fn assert_signed(hit: &Hit, secret: &str) {
+    let header = hit.header("x-service-signature");
+    let (t, v1) = header
+        .strip_prefix("t=")
+        .and_then(|rest| rest.split_once(",v1="))
+        .unwrap_or_else(|| panic!("bad signature header {header}"));
+    let t: i64 = t.parse().unwrap();
+    assert!((hit.at.timestamp() - t).abs() <= 2, "t is the attempt time");
+    assert_eq!(
+        v1,
+        hex::encode(hmac(secret.as_bytes(), &format!("{t}.{}", hit.body)))
+    );
+
+    assert_eq!(hit.header("webhook-timestamp"), t.to_string());
+    let id = hit.header("webhook-id");
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret.strip_prefix("whsec_").unwrap())
+        .unwrap();
+    let expected = base64::engine::general_purpose::STANDARD
+        .encode(hmac(&key, &format!("{id}.{t}.{}", hit.body)));
+    assert_eq!(hit.header("webhook-signature"), format!("v1,{expected}"));
+}

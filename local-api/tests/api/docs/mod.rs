@@ -1,0 +1,5 @@
+//! The API's documents: the OpenAPI document, in step with the router and the discovery table,
+//! and the reference page rendered from it.
+
+mod openapi;
+mod page;

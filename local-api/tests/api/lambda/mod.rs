@@ -1,0 +1,5 @@
+//! The functions as Lambda runs them: sample events through each handler, and a function
+//! binary against a Lambda Runtime API served here.
+
+mod binary;
+mod events;

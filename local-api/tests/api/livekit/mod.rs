@@ -1,0 +1,36 @@
+//! Live streams on LiveKit (docs/livekit.md) against a fake
+//! LiveKit server that speaks the real Twirp protocol, and LiveKit webhooks signed the way
+//! LiveKit signs them; the show going on when the host drops, and room cleanup.
+
+mod events;
+mod launch;
+mod preparing_timeout;
+mod reconnect;
+mod room_cleanup;
+mod verification;
+
+use serde_json::Value;
+
+use crate::common::fake_livekit::{API_SECRET, signed_webhook_with};
+use crate::common::*;
+
+async fn post_webhook(api: &TestApi, body: &str, authorization: Option<&str>) -> Response {
+    let mut request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/livekit/webhook")
+        .header("content-type", "application/webhook+json");
+    if let Some(auth) = authorization {
+        request = request.header("authorization", auth);
+    }
+    api.send(
+        request
+            .body(axum::body::Body::from(body.to_owned()))
+            .unwrap(),
+    )
+    .await
+}
+
+async fn deliver(api: &TestApi, event: Value) -> Response {
+    let (body, auth) = signed_webhook_with(&event, API_SECRET, 600);
+    post_webhook(api, &body, Some(&auth)).await
+}

@@ -1,0 +1,455 @@
+//! The show goes on (docs/lifecycle.md, "The show goes on"): a preparing stream whose dispatch was
+//! lost is dispatched again, and a live stream whose AI host dropped waits a reconnect window for
+//! it, against the fake LiveKit with LiveKit's own webhooks, on both backends.
+
+use chrono::Duration;
+use serde_json::{Value, json};
+
+use crate::common::fake_livekit::{
+    CREATE_DISPATCH, DELETE_ROOM, FakeLiveKit, agent_event, participant_event, signed_webhook,
+};
+use crate::common::*;
+
+/// Every reason that opens a reconnect window (and one LiveKit may add).
+const DROPS: [&str; 8] = [
+    "CONNECTION_TIMEOUT",
+    "SIGNAL_CLOSE",
+    "SERVER_SHUTDOWN",
+    "MEDIA_FAILURE",
+    "MIGRATION",
+    "STATE_MISMATCH",
+    "JOIN_FAILURE",
+    "AGENT_ERROR",
+];
+
+struct Show {
+    api: TestApi,
+    fake: FakeLiveKit,
+    id: String,
+    room: String,
+}
+
+impl Show {
+    /// A live-key stream of `duration` minutes whose agent `PA_1` joined: live.
+    async fn live(extra: &[(&str, &str)], duration: u32) -> Show {
+        let show = Show::preparing(extra, duration).await;
+        show.agent("participant_joined", "PA_1", None).await;
+        assert_eq!(show.detail().await["status"], "live");
+        show
+    }
+
+    async fn preparing(extra: &[(&str, &str)], duration: u32) -> Show {
+        let fake = FakeLiveKit::start().await;
+        let api = TestApi::with_livekit(&fake, extra).await;
+        let r = api
+            .start(&Keys::live_a(), json!({"duration_minutes": duration}))
+            .await;
+        r.assert_status(201);
+        let id = r.body["stream_id"].as_str().unwrap().to_owned();
+        let room = r.body["room_name"].as_str().unwrap().to_owned();
+        Show {
+            api,
+            fake,
+            id,
+            room,
+        }
+    }
+
+    /// Agent `sid` joins or leaves (with `reason`) now, as LiveKit signs it.
+    async fn agent(&self, event: &str, sid: &str, reason: Option<&str>) {
+        let id = format!("EV_{}", uuid::Uuid::new_v4().simple());
+        let event = agent_event(event, &self.room, sid, reason, &id, self.api.now());
+        self.send(&event).await;
+    }
+
+    async fn send(&self, event: &Value) {
+        self.api
+            .post_livekit(&signed_webhook(event))
+            .await
+            .assert_status(200);
+    }
+
+    async fn detail(&self) -> Value {
+        self.api
+            .get(&format!("/streams/{}", self.id), &Keys::live_a())
+            .await
+            .body
+    }
+
+    fn dispatches(&self) -> usize {
+        self.fake.count(CREATE_DISPATCH)
+    }
+
+    async fn events(&self) -> Vec<String> {
+        self.api.events_of(&self.id).await
+    }
+}
+
+#[tokio::test]
+async fn a_lost_first_dispatch_is_sent_again_after_the_retry_time_and_the_host_joins() {
+    let show = Show::preparing(&[], 30).await;
+    assert_eq!(show.dispatches(), 1, "the launch's");
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(59)).await, 0);
+    assert_eq!(show.dispatches(), 1);
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(1)).await, 1);
+    assert_eq!(show.dispatches(), 2, "again, into the same room");
+    let calls = show.fake.calls();
+    let rooms: Vec<String> = calls
+        .iter()
+        .filter_map(|c| match &c.call {
+            crate::common::fake_livekit::Call::CreateDispatch(d) => Some(d.room.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rooms, [show.room.clone(), show.room.clone()]);
+    // Nothing else changed.
+    let detail = show.detail().await;
+    assert_eq!(detail["status"], "preparing");
+    assert!(show.events().await.is_empty());
+
+    show.agent("participant_joined", "PA_1", None).await;
+    assert_eq!(show.detail().await["status"], "live");
+    assert_eq!(show.api.advance_and_fire(Duration::minutes(10)).await, 0);
+    assert_eq!(show.dispatches(), 2, "no retry once live");
+    assert_eq!(show.events().await, ["stream.started"]);
+}
+
+#[tokio::test]
+async fn at_most_three_dispatches_and_a_failed_retry_is_tried_at_the_next_retry_time() {
+    let show = Show::preparing(&[], 30).await;
+    show.fake.fail_next(CREATE_DISPATCH, 1);
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(60)).await, 1);
+    assert_eq!(show.dispatches(), 2, "tried, and refused");
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(60)).await, 1);
+    assert_eq!(show.dispatches(), 3);
+    // The cap: three in all, the failed one included.
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(170)).await, 0);
+    assert_eq!(show.dispatches(), 3);
+    assert_eq!(show.detail().await["status"], "preparing");
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(10)).await, 1);
+    show.api
+        .assert_end_reason(
+            &Keys::live_a(),
+            &show.id,
+            "error",
+            Some("preparing_timeout"),
+        )
+        .await;
+}
+
+#[tokio::test]
+async fn the_sweep_dispatches_again_when_the_retry_timer_was_lost() {
+    let show = Show::preparing(&[], 30).await;
+    show.api
+        .timers()
+        .take_due(show.api.now() + Duration::days(1));
+    show.api.advance(Duration::seconds(61));
+    let app = &show.api.runtime.app;
+    assert_eq!(hosting_app::service::timers::sweep(app).await.unwrap(), 1);
+    assert_eq!(show.dispatches(), 2);
+    assert_eq!(
+        hosting_app::service::timers::sweep(app).await.unwrap(),
+        0,
+        "once"
+    );
+    assert_eq!(show.dispatches(), 2);
+}
+
+#[tokio::test]
+async fn a_host_that_drops_and_rejoins_within_the_window_keeps_the_show_live() {
+    for reason in DROPS {
+        let show = Show::live(&[], 30).await;
+        show.send(&participant_event(
+            "participant_joined",
+            &show.room,
+            None,
+            "EV_viewer",
+        ))
+        .await;
+        show.api.advance(Duration::minutes(5));
+        let before = show.detail().await;
+        show.agent("participant_left", "PA_1", Some(reason)).await;
+        assert_eq!(show.detail().await["status"], "live", "{reason}");
+        assert_eq!(show.dispatches(), 2, "{reason}: dispatched again at once");
+        show.api.advance(Duration::seconds(30));
+        show.agent("participant_joined", "PA_2", None).await;
+        let after = show.detail().await;
+        assert_eq!(after, before, "{reason}: the show goes on as it was");
+        assert_eq!(show.api.advance_and_fire(Duration::minutes(2)).await, 0);
+        assert_eq!(show.detail().await["status"], "live");
+        assert_eq!(show.dispatches(), 2);
+        assert_eq!(
+            show.events().await,
+            ["stream.started"],
+            "{reason}: no event"
+        );
+        assert_eq!(show.fake.count(DELETE_ROOM), 0);
+    }
+}
+
+#[tokio::test]
+async fn a_host_that_does_not_come_back_ends_in_error_as_of_the_drop() {
+    let show = Show::live(&[("DISPATCH_RETRY_SECS", "20")], 30).await;
+    let started = at(&show.detail().await, "started_at");
+    show.api.advance(Duration::minutes(12));
+    let dropped = show.api.now();
+    show.agent("participant_left", "PA_1", Some("SERVER_SHUTDOWN"))
+        .await;
+    // Dispatched at once, then every 20 s until the window ends (outside the preparing cap).
+    assert_eq!(show.dispatches(), 2);
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(20)).await, 1);
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(20)).await, 1);
+    assert_eq!(show.dispatches(), 4);
+    // During the window it holds its slot and its room.
+    assert_eq!(show.api.active_streams("brand_a").await, 1);
+    assert_eq!(show.fake.count(DELETE_ROOM), 0);
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(19)).await, 0);
+    assert_eq!(show.detail().await["status"], "live");
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(1)).await, 1);
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "error", Some("host_lost"))
+        .await;
+    let detail = show.detail().await;
+    assert_eq!(at(&detail, "ended_at"), dropped, "no minute of the window");
+    assert_eq!(show.dispatches(), 4);
+    assert_eq!(show.events().await, ["stream.started", "stream.error"]);
+    assert_eq!(show.api.active_streams("brand_a").await, 0);
+    assert_eq!(show.fake.count(DELETE_ROOM), 1);
+    let analytics = show.api.get("/analytics?period=24h", &Keys::live_a()).await;
+    assert_eq!(
+        analytics.body["total_minutes"],
+        (dropped - started).num_minutes()
+    );
+    assert!(show.api.timers().pending().is_empty());
+}
+
+#[tokio::test]
+async fn leaving_on_purpose_or_with_the_room_ends_at_once_and_a_replaced_host_changes_nothing() {
+    for (reason, status) in [
+        (None, Some("host_left")),
+        (Some("UNKNOWN_REASON"), Some("host_left")),
+        (Some("CLIENT_INITIATED"), Some("host_left")),
+        (Some("PARTICIPANT_REMOVED"), Some("host_left")),
+        (Some("ROOM_DELETED"), Some("room_finished")),
+        (Some("ROOM_CLOSED"), Some("room_finished")),
+        (Some("DUPLICATE_IDENTITY"), None),
+    ] {
+        let show = Show::live(&[], 30).await;
+        show.api.advance(Duration::minutes(3));
+        show.agent("participant_left", "PA_1", reason).await;
+        assert_eq!(show.dispatches(), 1, "{reason:?}: no dispatch again");
+        match status {
+            Some(end_reason) => {
+                show.api
+                    .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some(end_reason))
+                    .await;
+                assert_eq!(at(&show.detail().await, "ended_at"), show.api.now());
+                assert_eq!(show.api.active_streams("brand_a").await, 0);
+            }
+            None => {
+                assert_eq!(show.detail().await["status"], "live", "{reason:?}");
+                assert_eq!(show.api.advance_and_fire(Duration::minutes(5)).await, 0);
+                assert_eq!(show.events().await, ["stream.started"]);
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_agent_leaving_while_another_is_in_the_room_changes_nothing() {
+    let show = Show::live(&[], 30).await;
+    // LiveKit does not order its webhooks: the replacement's join first.
+    show.agent("participant_joined", "PA_2", None).await;
+    show.agent("participant_left", "PA_1", Some("CONNECTION_TIMEOUT"))
+        .await;
+    assert_eq!(show.detail().await["status"], "live");
+    assert_eq!(show.dispatches(), 1, "no window");
+    show.agent("participant_left", "PA_1", Some("CLIENT_INITIATED"))
+        .await;
+    assert_eq!(show.detail().await["status"], "live", "PA_2 is still there");
+    show.agent("participant_left", "PA_2", Some("CLIENT_INITIATED"))
+        .await;
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some("host_left"))
+        .await;
+}
+
+#[tokio::test]
+async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the_drop() {
+    // DELETE.
+    let show = Show::live(&[], 30).await;
+    show.api.advance(Duration::minutes(4));
+    let dropped = show.api.now();
+    show.agent("participant_left", "PA_1", Some("SIGNAL_CLOSE"))
+        .await;
+    show.api.advance(Duration::seconds(40));
+    let r = show
+        .api
+        .delete(&format!("/streams/{}", show.id), &Keys::live_a())
+        .await;
+    r.assert_status(200);
+    assert_eq!(at(&r.body, "ended_at"), dropped);
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some("requested"))
+        .await;
+    assert_eq!(show.fake.count(DELETE_ROOM), 1);
+
+    // room_finished.
+    let show = Show::live(&[], 30).await;
+    show.api.advance(Duration::minutes(4));
+    let dropped = show.api.now();
+    show.agent("participant_left", "PA_1", Some("MEDIA_FAILURE"))
+        .await;
+    show.api.advance(Duration::seconds(10));
+    show.send(&json!({"event": "room_finished", "room": {"name": show.room}, "id": "EV_rf"}))
+        .await;
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some("room_finished"))
+        .await;
+    assert_eq!(at(&show.detail().await, "ended_at"), dropped);
+
+    // The duration end.
+    let show = Show::live(&[], 10).await;
+    show.api
+        .advance(Duration::minutes(9) + Duration::seconds(30));
+    let dropped = show.api.now();
+    show.agent("participant_left", "PA_1", Some("CONNECTION_TIMEOUT"))
+        .await;
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(30)).await, 1);
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some("duration_elapsed"))
+        .await;
+    assert_eq!(at(&show.detail().await, "ended_at"), dropped);
+    assert_eq!(show.events().await, ["stream.started", "stream.ended"]);
+    assert_eq!(show.api.active_streams("brand_a").await, 0);
+}
+
+#[tokio::test]
+async fn a_drop_after_a_rejoin_opens_a_new_window() {
+    let show = Show::live(&[], 30).await;
+    show.api.advance(Duration::minutes(2));
+    show.agent("participant_left", "PA_1", Some("SIGNAL_CLOSE"))
+        .await;
+    show.api.advance(Duration::seconds(20));
+    show.agent("participant_joined", "PA_2", None).await;
+    show.api.advance(Duration::minutes(3));
+    let second_drop = show.api.now();
+    show.agent("participant_left", "PA_2", Some("SIGNAL_CLOSE"))
+        .await;
+    assert_eq!(show.dispatches(), 3, "the launch's and one per window");
+    assert_eq!(show.api.advance_and_fire(Duration::seconds(60)).await, 1);
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "error", Some("host_lost"))
+        .await;
+    assert_eq!(at(&show.detail().await, "ended_at"), second_drop);
+}
+
+#[tokio::test]
+async fn a_drop_reported_after_its_window_ended_ends_the_stream_at_once() {
+    let show = Show::live(&[], 30).await;
+    show.api.advance(Duration::minutes(5));
+    let dropped = show.api.now() - Duration::seconds(90);
+    let event = agent_event(
+        "participant_left",
+        &show.room,
+        "PA_1",
+        Some("CONNECTION_TIMEOUT"),
+        "EV_late",
+        dropped,
+    );
+    show.send(&event).await;
+    show.api
+        .assert_end_reason(&Keys::live_a(), &show.id, "error", Some("host_lost"))
+        .await;
+    assert_eq!(at(&show.detail().await, "ended_at"), dropped);
+    // Resent by LiveKit: once.
+    show.send(&event).await;
+    assert_eq!(show.events().await, ["stream.started", "stream.error"]);
+}
+
+/// Sends a LiveKit event until it is accepted (LiveKit resends what was not).
+async fn deliver_until_accepted(show: &Show, event: &Value) {
+    show.api.post_livekit_until_accepted(event, |_| {}).await;
+}
+
+/// The stream's detail once a read gets through.
+async fn detail_through_faults(show: &Show) -> Value {
+    for _ in 0..50 {
+        let r = show
+            .api
+            .get(&format!("/streams/{}", show.id), &Keys::live_a())
+            .await;
+        if r.status == 200 {
+            return r.body;
+        }
+    }
+    panic!("the stream was never read");
+}
+
+#[tokio::test]
+#[ignore = "needs DynamoDB (moto) behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_windows_under_aws_faults_end_once_or_go_on() {
+    const FAULTS: &str = r#"{"throttling": 0.05, "internal_error": 0.05,
+        "transaction_conflict": 0.1, "transaction_throttled": 0.05, "lost_response": 0.1}"#;
+    for rejoin in [false, true] {
+        let show = Show::live(&[], 30).await;
+        let table = show.api.table().expect("DynamoDB").to_owned();
+        show.api.advance(Duration::minutes(6));
+        let dropped = show.api.now();
+        crate::common::faults::set(&table, serde_json::from_str(FAULTS).unwrap()).await;
+        let drop = agent_event(
+            "participant_left",
+            &show.room,
+            "PA_1",
+            Some("CONNECTION_TIMEOUT"),
+            "EV_drop",
+            dropped,
+        );
+        deliver_until_accepted(&show, &drop).await;
+        if rejoin {
+            show.api.advance(Duration::seconds(30));
+            let back = agent_event(
+                "participant_joined",
+                &show.room,
+                "PA_2",
+                None,
+                "EV_back",
+                show.api.now(),
+            );
+            deliver_until_accepted(&show, &back).await;
+        }
+        show.api.advance(Duration::seconds(61));
+        // Timers and sweeps, failing or not, until nothing is due.
+        let app = &show.api.runtime.app;
+        for _ in 0..30 {
+            show.api.advance_and_fire(Duration::zero()).await;
+            if matches!(hosting_app::service::timers::sweep(app).await, Ok(0)) {
+                break;
+            }
+        }
+        let stats = crate::common::faults::stats(&table).await;
+        crate::common::faults::clear(&table).await;
+        while !matches!(hosting_app::service::timers::sweep(app).await, Ok(0)) {}
+        println!("faults: {stats}");
+
+        let detail = detail_through_faults(&show).await;
+        if rejoin {
+            assert_eq!(detail["status"], "live", "{detail}");
+            assert_eq!(show.events().await, ["stream.started"]);
+            assert_eq!(show.api.active_streams("brand_a").await, 1);
+        } else {
+            assert_eq!(
+                (detail["status"].as_str(), detail["end_reason"].as_str()),
+                (Some("error"), Some("host_lost")),
+                "{detail}"
+            );
+            assert_eq!(at(&detail, "ended_at"), dropped);
+            assert_eq!(show.events().await, ["stream.started", "stream.error"]);
+            assert_eq!(show.api.active_streams("brand_a").await, 0);
+            assert!(
+                !show.fake.rooms().contains(&show.room),
+                "the room is deleted"
+            );
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The HTTP-level suite of the local server, as one test binary: a module per resource, a file
+//! per operation or concern, and the harness in `common/`. Tests that need something a plain
+//! `cargo test` lacks are `#[ignore]`d with the reason and run by scripts/test.sh; those named
+//! `dynamodb_only_` run only in its DynamoDB stage.
+
+mod analytics;
+mod aws_adapters;
+mod common;
+mod delivery;
+mod docs;
+mod faults;
+mod lambda;
+mod livekit;
+mod pipeline;
+mod round_trips;
+mod server;
+mod streams;
+mod template;
+mod webhooks;

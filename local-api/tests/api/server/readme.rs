@@ -1,0 +1,120 @@
+//! The README's shell blocks: the try-it block runs as pasted, and every block parses.
+
+use std::process::Command;
+
+use super::{start, stop};
+
+/// The README's "Try it" block, run as pasted against a started server, so it cannot drift.
+#[tokio::test]
+async fn the_readme_try_it_block_runs_as_pasted() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let block = readme
+        .split("<!-- try-it -->")
+        .nth(1)
+        .and_then(|rest| rest.split("```sh\n").nth(1))
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("a ```sh block after <!-- try-it -->");
+    let server = start(&["--fixed-demo-keys"]);
+    assert!(
+        server
+            .lines
+            .iter()
+            .any(|l| l.ends_with(hosting_app::seed::FIXED_DEMO_TEST_KEY)),
+        "{:?}",
+        server.lines
+    );
+    let output = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", block])
+        .env("API", &server.base)
+        .output()
+        .expect("bash runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stream = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("stream: "))
+        .expect("the stream id was captured");
+    assert!(uuid::Uuid::parse_str(stream).is_ok(), "{stream}");
+    // Each answer on its own line, as JSON.
+    let answers: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("one JSON answer per line"))
+        .collect();
+    assert_eq!(
+        answers.len(),
+        13,
+        "one line per answer not captured: {stdout}"
+    );
+    assert!(answers.iter().any(|a| a["status"] == "ended"), "ended once");
+    assert!(
+        answers.iter().any(|a| a["end_reason"] == "requested"),
+        "the ended stream says why"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["viewer_count"] == 120 && a["status"] == "live"),
+        "the viewers helper"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["status"] == "error" && a["end_reason"] == "provider_error"),
+        "the fail helper"
+    );
+    assert!(
+        answers.iter().any(|a| a["deliveries"].is_array()),
+        "the delivery log"
+    );
+    assert!(
+        answers.iter().any(|a| a["error"]["code"] == "not_found"),
+        "then 404"
+    );
+    assert!(
+        answers.iter().any(|a| a["deleted"] == true),
+        "webhook deleted"
+    );
+    stop(server);
+}
+
+/// Every shell block of the README pastes as is: bash parses it, and it has no `<placeholder>`
+/// (which bash would read as a redirect).
+#[test]
+fn every_readme_shell_block_parses_and_has_no_placeholder() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README.md");
+    let blocks: Vec<&str> = readme
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("\n```").next())
+        .collect();
+    assert!(blocks.len() >= 5, "{} blocks", blocks.len());
+    for block in blocks {
+        let parsed = Command::new("bash")
+            .args(["-n", "-c", block])
+            .output()
+            .expect("bash runs");
+        assert!(
+            parsed.status.success(),
+            "{block}\n{}",
+            String::from_utf8_lossy(&parsed.stderr)
+        );
+        let placeholder = block.match_indices('<').find(|(at, _)| {
+            let rest = &block[at + 1..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' '))
+                .collect();
+            !name.is_empty()
+                && name.starts_with(|c: char| c.is_ascii_alphabetic())
+                && rest[name.len()..].starts_with('>')
+        });
+        assert!(placeholder.is_none(), "a placeholder in:\n{block}");
+    }
+}
