@@ -367,15 +367,7 @@ impl DeliveryQueue for SqsQueue {
     }
 
     async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()> {
-        let body = message_body(&dead)?;
-        self.client
-            .send_message()
-            .queue_url(&self.dlq_url)
-            .message_body(body)
-            .send()
-            .await
-            .map_err(|e| StoreError::Backend(describe(&e)))?;
-        Ok(())
+        self.dead_letter_raw(&message_body(&dead)?).await
     }
 }
 
