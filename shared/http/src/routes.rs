@@ -37,7 +37,7 @@ impl Routes {
     }
 
     /// Mounts `handler` at `endpoint`'s method and path. A keyed endpoint's handler runs only
-    /// for a caller that passed the pipeline with its scope, and receives it as [`Caller`].
+    /// for a caller that passed the pipeline with its scope, and receives it as [`Admitted`].
     pub fn serve<H, T>(mut self, endpoint: &'static Endpoint, handler: H) -> Self
     where
         H: Handler<T, App>,
