@@ -32,7 +32,7 @@ from cfnlint.decode import decode
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS_RS = ROOT / "shared/domain/src/metrics.rs"
-TRANSITIONS_RS = ROOT / "shared/domain/src/domain/stream.rs"
+TRANSITIONS_RS = ROOT / "shared/domain/src/domain/stream/mod.rs"
 
 FUNCTION = "AWS::Serverless::Function"
 QUEUE = "AWS::SQS::Queue"
@@ -436,7 +436,7 @@ class Checker:
         if not self.metrics:
             self.problem("shared/domain/src/metrics.rs", 'no `Metric::X => "Name"` arms in `fn name`')
         if not self.transitions:
-            self.problem("shared/domain/src/domain/stream.rs", 'no `Transition::X => "name"` arms')
+            self.problem("shared/domain/src/domain/stream/mod.rs", 'no `Transition::X => "name"` arms')
         for name in self.of_type(ALARM):
             self.check_alarm(name, self.resources[name])
         self.check_required()
