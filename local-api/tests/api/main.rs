@@ -9,6 +9,7 @@ mod common;
 mod delivery;
 mod docs;
 mod faults;
+mod invariants;
 mod lambda;
 mod livekit;
 mod pipeline;

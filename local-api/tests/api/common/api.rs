@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::{
-    CREATOR_AVA, Response, backend, base_seed, contract, fake_livekit, start_time, store_log,
+    CREATOR_AVA, Response, backend, base_seed, contract, fake_livekit, invariants, start_time,
+    store_log,
 };
 
 pub struct TestApi {
@@ -27,6 +28,9 @@ pub struct TestApi {
     pub(super) service: local_api::ApiService,
     pub(super) background: Vec<tokio::task::JoinHandle<()>>,
     pub(super) store_log: store_log::StoreLog,
+    /// Whether dropping it checks the invariants (`invariants.rs`); off once a test breaks the
+    /// store on purpose.
+    pub(super) check_invariants: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for TestApi {
@@ -34,6 +38,26 @@ impl Drop for TestApi {
         for task in &self.background {
             task.abort();
         }
+        if std::thread::panicking()
+            || !self
+                .check_invariants
+                .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let backend = match (&self.runtime.memory, &self.dynamo) {
+            (Some(memory), _) => invariants::Backend::Memory(memory.clone()),
+            (None, Some(dynamo)) => invariants::Backend::DynamoDb {
+                table: dynamo.table().to_owned(),
+            },
+            (None, None) => return,
+        };
+        let violations = invariants::violations(backend);
+        assert!(
+            violations.is_empty(),
+            "the test left the store inconsistent:\n{}",
+            violations.join("\n")
+        );
     }
 }
 
@@ -94,6 +118,7 @@ impl TestApi {
             service,
             background,
             store_log,
+            check_invariants: std::sync::atomic::AtomicBool::new(true),
         }
     }
 

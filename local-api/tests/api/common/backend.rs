@@ -85,8 +85,12 @@ pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> 
     if let Some(memory) = &runtime.memory {
         return memory.emitted_events();
     }
-    // Tests may scan their own small table; the product never does.
-    let store = dynamo.expect("dynamodb backend");
+    scan_events(dynamo.expect("dynamodb backend")).await
+}
+
+/// Every event the table's outbox holds, in order. Tests may scan their own small table; the
+/// product never does.
+pub async fn scan_events(store: &DynamoStore) -> Vec<StreamEvent> {
     let mut events = Vec::new();
     let mut start = None;
     loop {

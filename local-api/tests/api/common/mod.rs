@@ -9,6 +9,7 @@ pub mod receiver;
 pub mod store_log;
 
 mod api;
+pub mod invariants;
 mod keys;
 mod rate_limit;
 mod response;

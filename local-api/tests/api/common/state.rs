@@ -60,6 +60,12 @@ impl TestApi {
         }
     }
 
+    /// Leaves the store unchecked when the test ends: for a test that breaks it on purpose.
+    pub fn skip_invariants(&self) {
+        self.check_invariants
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Every event emitted so far, in order.
     pub async fn emitted_events(&self) -> Vec<hosting_domain::domain::StreamEvent> {
         backend::emitted_events(&self.runtime, self.dynamo.as_ref()).await
@@ -72,6 +78,7 @@ impl TestApi {
 
     /// Makes every later store request fail, as an outage would.
     pub async fn set_failing(&self) {
+        self.skip_invariants();
         backend::set_failing(&self.runtime, self.dynamo.as_ref()).await
     }
 
@@ -89,6 +96,9 @@ impl TestApi {
     /// transaction answers `InternalServerError` (reads still work); on the embedded store
     /// every call fails.
     pub async fn store_outage(&self, on: bool) {
+        if on {
+            self.skip_invariants();
+        }
         match (&self.runtime.memory, self.table()) {
             (Some(memory), _) => memory.set_failing(on),
             (None, Some(table)) if on => {
