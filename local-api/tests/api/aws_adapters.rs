@@ -44,7 +44,7 @@ async fn dynamodb_only_scheduler_timers_are_created_moved_deleted_and_fired() {
         DLQ.into(),
     );
 
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let stream_id: uuid::Uuid = id.parse().unwrap();
     let due_at = api.now() + chrono::Duration::minutes(30);

@@ -47,7 +47,7 @@ fn record(seen: &Seen, what: &str, r: &Response) {
 }
 
 /// Sends a LiveKit event until LiveKit would stop resending it (a 2xx).
-async fn deliver_until_accepted(api: &TestApi, seen: &Seen, event: &Value) {
+async fn deliver_until_accepted(api: &TestApp, seen: &Seen, event: &Value) {
     api.post_livekit_until_accepted(event, |r| record(seen, "POST /livekit/webhook", r))
         .await;
 }
@@ -64,7 +64,7 @@ struct Brand {
 /// A start with an `Idempotency-Key`, sent again with the same key while the answer is a
 /// `500` or a `409`, as a client retrying safely would.
 async fn start_with_key(
-    api: &TestApi,
+    api: &TestApp,
     seen: &Seen,
     key: &str,
     idempotency_key: &str,
@@ -94,7 +94,7 @@ async fn start_with_key(
 /// through failures), the agent joining live ones, reads, lists and ends, concurrently with
 /// the other brands'.
 async fn workload(
-    api: Arc<TestApi>,
+    api: Arc<TestApp>,
     seen: Seen,
     test_key: String,
     live_key: String,
@@ -167,7 +167,7 @@ async fn workload(
     (starts, started)
 }
 
-async fn listed(api: &TestApi, key: &str) -> Vec<Value> {
+async fn listed(api: &TestApp, key: &str) -> Vec<Value> {
     for _ in 0..20 {
         let r = api.get("/streams?limit=100", key).await;
         if r.status == 200 {
@@ -182,12 +182,15 @@ async fn listed(api: &TestApi, key: &str) -> Vec<Value> {
 #[ignore = "needs DynamoDB and SQS (moto) behind the fault proxy: scripts/test.sh runs it"]
 async fn dynamodb_only_under_aws_faults_answers_are_documented_and_nothing_is_lost_or_doubled() {
     let livekit = FakeLiveKit::start().await;
-    let mut vars: Vec<(&str, String)> = livekit.config();
-    vars.push(("WEBHOOK_ALLOW_PRIVATE_URLS", "true".into()));
-    vars.push(("WEBHOOK_RETRY_DELAYS_SECS", "0.2,0.2,0.2,0.2,0.2".into()));
-    vars.push(("OUTBOX_RETRY_DELAYS_SECS", "0.1,0.2,0.4,0.8,1.6,3.2".into()));
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let api = Arc::new(TestApi::with_delivery(&vars, None).await);
+    let api = Arc::new(
+        TestApp::builder()
+            .with_livekit(&livekit)
+            .with_delivery()
+            .with_private_webhook_urls()
+            .with_webhook_retry_delays_secs(&[0.2; 5])
+            .with_outbox_retry_delays_secs(&[0.1, 0.2, 0.4, 0.8, 1.6, 3.2])
+            .await,
+    );
     let table = api.table().expect("DynamoDB").to_owned();
 
     let mut brands = Vec::new();

@@ -1,12 +1,12 @@
-//! The check every `TestApi` makes when dropped (`common/invariants.rs`) is not vacuous: a
+//! The check every `TestApp` makes when dropped (`common/invariants.rs`) is not vacuous: a
 //! slot count or an event list that breaks an invariant fails it, on either backend.
 
 use crate::common::invariants::check_store;
-use crate::common::{Keys, TestApi};
+use crate::common::{Keys, TestApp};
 
 #[tokio::test]
 async fn a_broken_invariant_fails_the_drop_check() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let events = api.emitted_events().await;
     let store = &*api.runtime.app.store;

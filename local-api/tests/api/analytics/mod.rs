@@ -32,7 +32,7 @@ fn edge_id(i: u32) -> String {
 }
 
 /// (total_streams, total_viewers, total_minutes) of brand_b over `period`.
-async fn totals(api: &TestApi, period: &str) -> (u64, u64, u64) {
+async fn totals(api: &TestApp, period: &str) -> (u64, u64, u64) {
     let b = api
         .get(&format!("/analytics?period={period}"), &Keys::test_b())
         .await

@@ -62,8 +62,8 @@ const S11: &str = "a0000000-0000-4000-8000-000000000011";
 
 const OTHER: &str = "b0000000-0000-4000-8000-000000000001";
 
-async fn seeded() -> TestApi {
-    let api = TestApi::new().await;
+async fn seeded() -> TestApp {
+    let api = TestApp::new().await;
     let now = api.now();
     let f = |id, status, platform, age: Duration, viewers, run| Fixture {
         id,
@@ -285,7 +285,7 @@ async fn invalid_periods() {
 
 #[tokio::test]
 async fn no_streams_gives_zeros() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let b = api.get("/analytics", &Keys::test_b()).await.body;
     assert_eq!(b["total_streams"], 0);
     assert_eq!(b["total_viewers"], 0);
@@ -299,7 +299,7 @@ async fn no_streams_gives_zeros() {
 
 #[tokio::test]
 async fn averages_round_to_two_decimals() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let streams: Vec<Value> = [1u64, 1, 0]
         .iter()
@@ -375,7 +375,7 @@ async fn restricted_to_one_stream() {
 
 #[tokio::test]
 async fn more_than_1000_streams_in_the_window() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let streams: Vec<Value> = (0..1005u32)
         .map(|i| {
@@ -401,7 +401,7 @@ async fn more_than_1000_streams_in_the_window() {
 
 #[tokio::test]
 async fn test_streams_started_through_the_api_count() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.advance(Duration::minutes(5));
     let b = api.get("/analytics", &Keys::test_a()).await.body;
@@ -421,7 +421,7 @@ async fn test_streams_started_through_the_api_count() {
 /// them, or replaces some of them (as `admin load-seed` does from another instance).
 #[tokio::test]
 async fn seeded_history_counts() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let id = api.start_test_stream(&Keys::test_b()).await;
     api.seed(json!({"streams": [ended_at(&edge_id(1), now + Duration::seconds(1), 10, "kick")]}))

@@ -15,9 +15,7 @@ fn participant(kind: &str, room: &str, agent: bool, id: &str) -> Value {
 #[tokio::test]
 async fn viewer_counts_change_on_a_live_stream() {
     let fake = crate::common::fake_livekit::FakeLiveKit::start().await;
-    let config = fake.config();
-    let vars: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let api = TestApi::with_config(&vars).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let r = api
         .start(&Keys::live_a(), json!({"duration_minutes": 60}))
         .await;

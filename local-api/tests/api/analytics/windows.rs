@@ -11,7 +11,7 @@ use crate::common::*;
 /// its viewer count, so the total names exactly the streams counted.
 #[tokio::test]
 async fn window_edges_to_the_second() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now(); // hh:mm:30
     let day = Duration::hours(24);
     let ages = [
@@ -103,7 +103,7 @@ async fn window_edges_to_the_second() {
 /// finish, however they finish; a window moving past them drops all of it.
 #[tokio::test]
 async fn streams_ending_after_creation_add_their_minutes() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let a = api
         .start(&Keys::test_a(), json!({"duration_minutes": 30}))
         .await;

@@ -1,4 +1,4 @@
-//! What every test leaves true, checked when its `TestApi` is dropped, on either backend: each
+//! What every test leaves true, checked when its `TestApp` is dropped, on either backend: each
 //! brand's active slots are its `preparing` plus `live` streams, and each stream has at most one
 //! `stream.started` and at most one final event, whose type is the stream's final status. A
 //! test that breaks the store on purpose (an outage, a deleted table) is not checked.

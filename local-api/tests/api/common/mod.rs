@@ -8,7 +8,8 @@ pub mod faults;
 pub mod receiver;
 pub mod store_log;
 
-mod api;
+mod app;
+mod builder;
 pub mod invariants;
 mod keys;
 mod rate_limit;
@@ -17,7 +18,8 @@ mod state;
 mod streams;
 mod webhooks;
 
-pub use api::TestApi;
+pub use app::TestApp;
+pub use builder::TestAppBuilder;
 pub use keys::*;
 pub use rate_limit::*;
 pub use response::Response;

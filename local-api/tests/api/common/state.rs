@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use super::{TestApi, backend, faults};
+use super::{TestApp, backend, faults};
 
-impl TestApi {
+impl TestApp {
     /// Types of every event emitted for `stream_id`, in order.
     pub async fn events_of(&self, stream_id: &str) -> Vec<String> {
         self.emitted_events()

@@ -2,13 +2,13 @@
 
 use serde_json::{Value, json};
 
-use super::{Keys, TestApi};
+use super::{Keys, TestApp};
 
 /// A well-formed stream id that names no stream.
 pub const ABSENT_ID: &str = "00000000-0000-4000-8000-000000000000";
 
 /// Starts a live stream on brand A's live key; returns (stream id, room name, response body).
-pub async fn start_live(api: &TestApi, duration: u32) -> (String, String, Value) {
+pub async fn start_live(api: &TestApp, duration: u32) -> (String, String, Value) {
     let r = api
         .start(&Keys::live_a(), json!({"duration_minutes": duration}))
         .await;
@@ -21,7 +21,7 @@ pub async fn start_live(api: &TestApi, duration: u32) -> (String, String, Value)
 }
 
 /// A stream's detail as brand A's live key reads it.
-pub async fn live_detail(api: &TestApi, id: &str) -> Value {
+pub async fn live_detail(api: &TestApp, id: &str) -> Value {
     api.get(&format!("/streams/{id}"), &Keys::live_a())
         .await
         .body

@@ -6,20 +6,14 @@ use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use super::TestApi;
-
-/// Lets webhooks point at the loopback receivers.
-pub const PRIVATE_OK: (&str, &str) = ("WEBHOOK_ALLOW_PRIVATE_URLS", "true");
-
-/// Retries in a fraction of a second instead of minutes.
-pub const FAST_RETRIES: (&str, &str) = ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,0.05,0.05,0.05,0.05");
+use super::TestApp;
 
 /// How long a test waits for a delivery.
 pub const WAIT: Duration = Duration::from_secs(10);
 
 /// Registers a webhook for `events` and returns (id, secret).
 pub async fn register_webhook(
-    api: &TestApi,
+    api: &TestApp,
     key: &str,
     url: &str,
     events: Value,

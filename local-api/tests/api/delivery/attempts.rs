@@ -4,13 +4,16 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{assert_signed, delivering};
+use super::assert_signed;
 use crate::common::receiver::{Behaviour, Hit, Receiver, run_verifier};
 use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_webhook_gets_only_its_event_types_signed() {
-    let api = delivering(&[PRIVATE_OK]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let started = Receiver::start(Behaviour::Ok).await;
     let ended = Receiver::start(Behaviour::Ok).await;
     let other_brand = Receiver::start(Behaviour::Ok).await;
@@ -77,7 +80,11 @@ async fn each_webhook_gets_only_its_event_types_signed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_three_times_then_delivered_with_the_same_event() {
-    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let receiver = Receiver::start(Behaviour::FailTimes(3)).await;
     let (_, secret) = register_webhook(
         &api,
@@ -108,7 +115,11 @@ async fn failing_three_times_then_delivered_with_the_same_event() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn always_failing_gets_six_attempts_then_a_dead_letter() {
-    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let receiver = Receiver::start(Behaviour::Always(500)).await;
     let (webhook_id, _) = register_webhook(
         &api,
@@ -136,7 +147,11 @@ async fn always_failing_gets_six_attempts_then_a_dead_letter() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gone_deactivates_the_webhook() {
-    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let receiver = Receiver::start(Behaviour::Always(410)).await;
     register_webhook(
         &api,
@@ -169,7 +184,11 @@ async fn gone_deactivates_the_webhook() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redirects_are_failures_and_never_followed() {
-    let api = delivering(&[PRIVATE_OK, ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,0.05")]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_webhook_retry_delays_secs(&[0.05, 0.05])
+        .await;
     let receiver = Receiver::start(Behaviour::Redirect).await;
     register_webhook(
         &api,
@@ -191,12 +210,12 @@ async fn redirects_are_failures_and_never_followed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_receiver_times_out_and_delays_no_one_else() {
-    let api = delivering(&[
-        PRIVATE_OK,
-        ("WEBHOOK_TIMEOUT_SECS", "1"),
-        ("WEBHOOK_RETRY_DELAYS_SECS", "0.05"),
-    ])
-    .await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_webhook_timeout_secs(1)
+        .with_webhook_retry_delays_secs(&[0.05])
+        .await;
     let slow = Receiver::start(Behaviour::Slow(Duration::from_secs(4))).await;
     let fast = Receiver::start(Behaviour::Ok).await;
     register_webhook(
@@ -232,7 +251,11 @@ async fn a_slow_receiver_times_out_and_delays_no_one_else() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_is_honoured() {
-    let api = delivering(&[PRIVATE_OK, ("WEBHOOK_RETRY_DELAYS_SECS", "0.05,5")]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_webhook_retry_delays_secs(&[0.05, 5.0])
+        .await;
     let receiver = Receiver::start(Behaviour::RetryAfterOnce(1)).await;
     register_webhook(
         &api,
@@ -249,7 +272,11 @@ async fn retry_after_is_honoured() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_webhook_receives_nothing_more() {
-    let api = delivering(&[PRIVATE_OK, ("WEBHOOK_RETRY_DELAYS_SECS", "1,1,1,1,1")]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_webhook_retry_delays_secs(&[1.0; 5])
+        .await;
     let receiver = Receiver::start(Behaviour::Always(500)).await;
     let (webhook_id, _) = register_webhook(
         &api,
@@ -271,7 +298,11 @@ async fn a_deleted_webhook_receives_nothing_more() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the stripe and standardwebhooks verifiers (WEBHOOK_VERIFIER_PYTHON): scripts/test.sh runs it"]
 async fn published_libraries_verify_both_signatures() {
-    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let receiver = Receiver::start(Behaviour::FailTimes(1)).await;
     let (_, secret) = register_webhook(
         &api,

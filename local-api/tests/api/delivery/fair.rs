@@ -16,7 +16,10 @@ use crate::common::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_brands_tarpit_receivers_never_delay_another_brands_deliveries() {
     // The default attempt timeout (10 s): a tarpit holds each attempt that long.
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let tarpit = Receiver::start(Behaviour::Slow(Duration::from_secs(600))).await;
     let other = Receiver::start(Behaviour::Ok).await;
     for _ in 0..25 {

@@ -12,10 +12,6 @@ use base64::Engine;
 use crate::common::receiver::Hit;
 use crate::common::*;
 
-async fn delivering(vars: &[(&str, &str)]) -> TestApi {
-    TestApi::with_delivery(vars, None).await
-}
-
 /// Checks both signatures of `hit` independently of the product's signing code.
 fn assert_signed(hit: &Hit, secret: &str) {
     let header = hit.header("x-service-signature");

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::delivering;
 use crate::common::receiver::{Behaviour, Receiver};
 use crate::common::*;
 
@@ -22,7 +21,10 @@ impl hosting_app::delivery::Dns for FixedDns {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_public_name_resolving_to_loopback_is_refused_at_delivery() {
     let dns: Arc<dyn hosting_app::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
-    let api = TestApi::with_delivery(&[("WEBHOOK_RETRY_DELAYS_SECS", "0.05")], Some(dns)).await;
+    let api = TestApp::builder()
+        .with_delivery_dns(dns)
+        .with_webhook_retry_delays_secs(&[0.05])
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     // Passes registration: https on a public-looking name.
     register_webhook(
@@ -42,7 +44,10 @@ async fn a_public_name_resolving_to_loopback_is_refused_at_delivery() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_private_urls_allowed_the_same_name_is_delivered() {
     let dns: Arc<dyn hosting_app::delivery::Dns> = Arc::new(FixedDns("127.0.0.1".parse().unwrap()));
-    let api = TestApi::with_delivery(&[PRIVATE_OK], Some(dns)).await;
+    let api = TestApp::builder()
+        .with_delivery_dns(dns)
+        .with_private_webhook_urls()
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     register_webhook(
         &api,
@@ -57,7 +62,10 @@ async fn with_private_urls_allowed_the_same_name_is_delivered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
-    let api = delivering(&[("WEBHOOK_RETRY_DELAYS_SECS", "0.05")]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_webhook_retry_delays_secs(&[0.05])
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let webhook = hosting_domain::domain::Webhook {
         id: uuid::Uuid::new_v4(),

@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{assert_signed, delivering};
+use super::assert_signed;
 use crate::common::receiver::{Behaviour, Receiver, run_verifier};
 use crate::common::*;
 
 /// A receiver registered by the brand of `key` for `stream.started`; returns it and the secret.
-async fn receiver_of(api: &TestApi, key: &str) -> (Receiver, String) {
+async fn receiver_of(api: &TestApp, key: &str) -> (Receiver, String) {
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (_, secret) = register_webhook(api, key, &receiver.url(), json!(["stream.started"])).await;
     (receiver, secret)
@@ -21,7 +21,11 @@ const ODD_PRODUCT: &str = "Glow \u{FFFF} Serum";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the stripe and standardwebhooks verifiers (WEBHOOK_VERIFIER_PYTHON): scripts/test.sh runs it"]
 async fn characters_sqs_refuses_arrive_intact_and_hold_up_no_one() {
-    let api = delivering(&[PRIVATE_OK, FAST_RETRIES]).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let (odd, secret) = receiver_of(&api, &Keys::test_a()).await;
     let (other, _) = receiver_of(&api, &Keys::test_b()).await;
 
@@ -52,12 +56,12 @@ async fn characters_sqs_refuses_arrive_intact_and_hold_up_no_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_that_cannot_be_queued_is_set_aside_and_replayed_holding_up_no_one() {
-    let api = delivering(&[
-        PRIVATE_OK,
-        FAST_RETRIES,
-        ("OUTBOX_RETRY_DELAYS_SECS", "0.05,0.05"),
-    ])
-    .await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .with_outbox_retry_delays_secs(&[0.05, 0.05])
+        .await;
     let (stuck, _) = receiver_of(&api, &Keys::test_a()).await;
     let (other, _) = receiver_of(&api, &Keys::test_b()).await;
     api.refuse_queue_bodies_containing(Some("poison-pill"))

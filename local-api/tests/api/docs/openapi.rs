@@ -9,7 +9,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn served_publicly_and_never_rate_limited() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for _ in 0..105 {
         let r = api
             .call("GET", "/openapi.json", Some(&Keys::test_a()), None)
@@ -29,7 +29,7 @@ async fn served_publicly_and_never_rate_limited() {
 
 #[tokio::test]
 async fn the_discovery_document_points_at_it() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let discovery = api.call("GET", "/", None, None).await.body;
     let openapi = discovery["openapi"].as_str().unwrap();
     assert!(openapi.ends_with("/api/v1/openapi.json"));
@@ -81,7 +81,7 @@ fn operation_problems(what: &str, listed: &[String]) -> Vec<String> {
 }
 
 /// The discovery document's `"METHOD /path"` keys, as served.
-async fn discovered_operations(api: &TestApi) -> Vec<String> {
+async fn discovered_operations(api: &TestApp) -> Vec<String> {
     let discovery = api.call("GET", "/", None, None).await.body;
     discovery["endpoints"]
         .as_object()
@@ -111,7 +111,7 @@ fn documented_operations() -> Vec<String> {
 /// The discovery document and the OpenAPI document each list exactly the API's operations.
 #[tokio::test]
 async fn every_operation_is_discovered_and_documented() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let discovered = discovered_operations(&api).await;
     assert_eq!(
         operation_problems("discovery", &discovered),
@@ -143,7 +143,7 @@ fn a_missing_or_extra_operation_fails_the_document_check() {
 /// Every documented operation is served, and on documented paths nothing else is.
 #[tokio::test]
 async fn the_router_serves_exactly_the_documented_operations() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let document = hosting_http::openapi::document("http://localhost/api/v1");
     let paths = document["paths"].as_object().unwrap();
     for (template, operations) in paths {

@@ -93,7 +93,7 @@ async fn the_page_covers_the_whole_document_and_loads_nothing() {
 
 #[tokio::test]
 async fn discovery_points_people_at_the_page_and_programs_at_the_document() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let discovery = api.call("GET", "/", None, None).await.body;
     assert!(
         discovery["docs"]

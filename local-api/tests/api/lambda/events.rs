@@ -289,8 +289,8 @@ async fn sqs_batch_through_the_delivery_function() {
 #[tokio::test]
 async fn an_sqs_batch_is_delivered_signed_to_its_webhook() {
     use crate::common::receiver::{Behaviour, Receiver};
-    use crate::common::{Keys, TestApi};
-    let api = TestApi::with_config(&[("WEBHOOK_ALLOW_PRIVATE_URLS", "true")]).await;
+    use crate::common::{Keys, TestApp};
+    let api = TestApp::builder().with_private_webhook_urls().await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let r = api
         .post(
@@ -337,7 +337,7 @@ async fn an_sqs_batch_is_delivered_signed_to_its_webhook() {
 
 #[tokio::test]
 async fn a_store_failure_is_reported_as_a_batch_item_failure() {
-    let api = crate::common::TestApi::new().await;
+    let api = crate::common::TestApp::new().await;
     let queue = sqs_queue(&api.runtime).await;
     let deliverer =
         hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
@@ -368,7 +368,7 @@ fn batch_with_an_unreadable_message(unreadable_body: &str) -> Value {
 #[tokio::test]
 #[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_an_unreadable_message_is_dead_lettered_as_it_came() {
-    let api = crate::common::TestApi::new().await;
+    let api = crate::common::TestApp::new().await;
     let queue = sqs_queue(&api.runtime).await;
     let deliverer =
         hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
@@ -398,7 +398,7 @@ async fn dynamodb_only_an_unreadable_message_is_dead_lettered_as_it_came() {
 #[tokio::test]
 async fn an_unreadable_message_the_dead_letter_queue_refuses_is_kept() {
     use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
-    let api = crate::common::TestApi::new().await;
+    let api = crate::common::TestApp::new().await;
     // An SQS that refuses every connection at once.
     let config = aws_sdk_sqs::Config::builder()
         .behavior_version(BehaviorVersion::latest())

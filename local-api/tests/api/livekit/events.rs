@@ -12,7 +12,7 @@ use crate::common::*;
 #[tokio::test]
 async fn agent_joining_makes_the_stream_live_once() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 45).await;
     api.advance(Duration::seconds(20));
 
@@ -59,7 +59,7 @@ async fn agent_joining_makes_the_stream_live_once() {
 #[tokio::test]
 async fn viewers_move_the_count_never_below_zero() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     // Before the agent joins, viewers are not counted.
     deliver(
@@ -119,7 +119,7 @@ async fn viewers_move_the_count_never_below_zero() {
 }
 
 /// The viewer count of stream `id` as `GET /streams` lists it.
-async fn listed_viewer_count(api: &TestApi, id: &str) -> Value {
+async fn listed_viewer_count(api: &TestApp, id: &str) -> Value {
     let list = api.get("/streams", &Keys::live_a()).await.body;
     list["streams"]
         .as_array()
@@ -135,7 +135,7 @@ async fn listed_viewer_count(api: &TestApi, id: &str) -> Value {
 #[tokio::test]
 async fn a_burst_of_joins_counts_every_viewer_in_detail_and_list() {
     let fake = FakeLiveKit::start().await;
-    let api = Arc::new(TestApi::with_livekit(&fake, &[]).await);
+    let api = Arc::new(TestApp::builder().with_livekit(&fake).await);
     let (id, room, _) = start_live(&api, 30).await;
     deliver(
         &api,
@@ -164,7 +164,7 @@ async fn a_burst_of_joins_counts_every_viewer_in_detail_and_list() {
 #[tokio::test]
 async fn the_agent_leaving_ends_the_stream() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     deliver(
         &api,
@@ -197,7 +197,7 @@ async fn the_agent_leaving_ends_the_stream() {
 #[tokio::test]
 async fn room_finished_ends_a_live_stream_and_races_delete_once() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     // room_finished while preparing changes nothing (the preparing timeout handles it).
     deliver(

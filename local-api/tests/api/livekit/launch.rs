@@ -15,7 +15,10 @@ fn unix_now() -> i64 {
 #[tokio::test]
 async fn live_start_creates_room_dispatches_agent_and_issues_viewer_token() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[("LIVEKIT_AGENT_NAME", "host-agent")]).await;
+    let api = TestApp::builder()
+        .with_livekit(&fake)
+        .with_agent_name("host-agent")
+        .await;
     let (id, room, body) = start_live(&api, 60).await;
 
     let fields = field_names(&body);
@@ -94,7 +97,7 @@ async fn live_start_creates_room_dispatches_agent_and_issues_viewer_token() {
 #[tokio::test]
 async fn the_default_agent_name_is_stream_host() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     start_live(&api, 5).await;
     let Call::CreateDispatch(dispatch) = &fake.calls()[1].call else {
         panic!()
@@ -106,7 +109,7 @@ async fn the_default_agent_name_is_stream_host() {
 async fn room_failure_is_launch_failed_with_the_stream_in_error() {
     let fake = FakeLiveKit::start().await;
     fake.fail("livekit.RoomService/CreateRoom");
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let r = api.start(&Keys::live_a(), json!({})).await;
     r.assert_error(502, "launch_failed");
     assert!(!r.body.to_string().contains(API_SECRET));
@@ -130,7 +133,7 @@ async fn room_failure_is_launch_failed_with_the_stream_in_error() {
 async fn dispatch_failure_is_launch_failed_and_the_room_is_deleted() {
     let fake = FakeLiveKit::start().await;
     fake.fail("livekit.AgentDispatchService/CreateDispatch");
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     api.start(&Keys::live_a(), json!({}))
         .await
         .assert_error(502, "launch_failed");
@@ -150,12 +153,9 @@ async fn dispatch_failure_is_launch_failed_and_the_room_is_deleted() {
 
 #[tokio::test]
 async fn an_unreachable_livekit_is_launch_failed() {
-    let api = TestApi::with_config(&[
-        ("LIVEKIT_URL", "http://127.0.0.1:9"),
-        ("LIVEKIT_API_KEY", API_KEY),
-        ("LIVEKIT_API_SECRET", API_SECRET),
-    ])
-    .await;
+    let api = TestApp::builder()
+        .with_livekit_at("http://127.0.0.1:9")
+        .await;
     api.start(&Keys::live_a(), json!({}))
         .await
         .assert_error(502, "launch_failed");
@@ -168,7 +168,7 @@ async fn an_unreachable_livekit_is_launch_failed() {
 #[tokio::test]
 async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let script = "Say hello. ".repeat(5_000)[..50_000].to_owned();
     let r = api
         .start(

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::common::fake_livekit::{API_SECRET, signed_webhook_with};
 use crate::common::*;
 
-async fn post_webhook(api: &TestApi, body: &str, authorization: Option<&str>) -> Response {
+async fn post_webhook(api: &TestApp, body: &str, authorization: Option<&str>) -> Response {
     let mut request = axum::http::Request::builder()
         .method("POST")
         .uri("/livekit/webhook")
@@ -30,7 +30,7 @@ async fn post_webhook(api: &TestApi, body: &str, authorization: Option<&str>) ->
     .await
 }
 
-async fn deliver(api: &TestApi, event: Value) -> Response {
+async fn deliver(api: &TestApp, event: Value) -> Response {
     let (body, auth) = signed_webhook_with(&event, API_SECRET, 600);
     post_webhook(api, &body, Some(&auth)).await
 }

@@ -11,7 +11,7 @@ use crate::common::*;
 #[tokio::test]
 async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     // No agent: dispatched again at 60 s and 120 s (3 dispatches in all), then nothing until
     // the timeout.
@@ -47,7 +47,10 @@ async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
 #[tokio::test]
 async fn the_preparing_timeout_is_configurable() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[("PREPARING_TIMEOUT_SECS", "60")]).await;
+    let api = TestApp::builder()
+        .with_livekit(&fake)
+        .with_preparing_timeout_secs(60)
+        .await;
     let (id, _, _) = start_live(&api, 30).await;
     assert_eq!(api.advance_and_fire(Duration::seconds(60)).await, 1);
     assert_eq!(live_detail(&api, &id).await["status"], "error");
@@ -56,7 +59,7 @@ async fn the_preparing_timeout_is_configurable() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_agent_join_and_timeout_give_one_transition() {
     let fake = FakeLiveKit::start().await;
-    let api = Arc::new(TestApi::with_livekit(&fake, &[]).await);
+    let api = Arc::new(TestApp::builder().with_livekit(&fake).await);
     for round in 0..5 {
         let (id, room, _) = start_live(&api, 30).await;
         api.advance(Duration::seconds(300));

@@ -23,7 +23,7 @@ const DROPS: [&str; 8] = [
 ];
 
 struct Show {
-    api: TestApi,
+    api: TestApp,
     fake: FakeLiveKit,
     id: String,
     room: String,
@@ -31,16 +31,31 @@ struct Show {
 
 impl Show {
     /// A live-key stream of `duration` minutes whose agent `PA_1` joined: live.
-    async fn live(extra: &[(&str, &str)], duration: u32) -> Show {
-        let show = Show::preparing(extra, duration).await;
+    async fn live(duration: u32) -> Show {
+        Show::live_configured(std::convert::identity, duration).await
+    }
+
+    /// [`Show::live`] on an app that `configure` configured further.
+    async fn live_configured(
+        configure: impl FnOnce(TestAppBuilder) -> TestAppBuilder,
+        duration: u32,
+    ) -> Show {
+        let show = Show::preparing_configured(configure, duration).await;
         show.agent("participant_joined", "PA_1", None).await;
         assert_eq!(show.detail().await["status"], "live");
         show
     }
 
-    async fn preparing(extra: &[(&str, &str)], duration: u32) -> Show {
+    async fn preparing(duration: u32) -> Show {
+        Show::preparing_configured(std::convert::identity, duration).await
+    }
+
+    async fn preparing_configured(
+        configure: impl FnOnce(TestAppBuilder) -> TestAppBuilder,
+        duration: u32,
+    ) -> Show {
         let fake = FakeLiveKit::start().await;
-        let api = TestApi::with_livekit(&fake, extra).await;
+        let api = configure(TestApp::builder().with_livekit(&fake)).await;
         let r = api
             .start(&Keys::live_a(), json!({"duration_minutes": duration}))
             .await;
@@ -87,7 +102,7 @@ impl Show {
 
 #[tokio::test]
 async fn a_lost_first_dispatch_is_sent_again_after_the_retry_time_and_the_host_joins() {
-    let show = Show::preparing(&[], 30).await;
+    let show = Show::preparing(30).await;
     assert_eq!(show.dispatches(), 1, "the launch's");
     assert_eq!(show.api.advance_and_fire(Duration::seconds(59)).await, 0);
     assert_eq!(show.dispatches(), 1);
@@ -116,7 +131,7 @@ async fn a_lost_first_dispatch_is_sent_again_after_the_retry_time_and_the_host_j
 
 #[tokio::test]
 async fn at_most_three_dispatches_and_a_failed_retry_is_tried_at_the_next_retry_time() {
-    let show = Show::preparing(&[], 30).await;
+    let show = Show::preparing(30).await;
     show.fake.fail_next(CREATE_DISPATCH, 1);
     assert_eq!(show.api.advance_and_fire(Duration::seconds(60)).await, 1);
     assert_eq!(show.dispatches(), 2, "tried, and refused");
@@ -139,7 +154,7 @@ async fn at_most_three_dispatches_and_a_failed_retry_is_tried_at_the_next_retry_
 
 #[tokio::test]
 async fn the_sweep_dispatches_again_when_the_retry_timer_was_lost() {
-    let show = Show::preparing(&[], 30).await;
+    let show = Show::preparing(30).await;
     show.api
         .timers()
         .take_due(show.api.now() + Duration::days(1));
@@ -158,7 +173,7 @@ async fn the_sweep_dispatches_again_when_the_retry_timer_was_lost() {
 #[tokio::test]
 async fn a_host_that_drops_and_rejoins_within_the_window_keeps_the_show_live() {
     for reason in DROPS {
-        let show = Show::live(&[], 30).await;
+        let show = Show::live(30).await;
         show.send(&participant_event(
             "participant_joined",
             &show.room,
@@ -189,7 +204,7 @@ async fn a_host_that_drops_and_rejoins_within_the_window_keeps_the_show_live() {
 
 #[tokio::test]
 async fn a_host_that_does_not_come_back_ends_in_error_as_of_the_drop() {
-    let show = Show::live(&[("DISPATCH_RETRY_SECS", "20")], 30).await;
+    let show = Show::live_configured(|app| app.with_dispatch_retry_secs(20), 30).await;
     let started = at(&show.detail().await, "started_at");
     show.api.advance(Duration::minutes(12));
     let dropped = show.api.now();
@@ -234,7 +249,7 @@ async fn leaving_on_purpose_or_with_the_room_ends_at_once_and_a_replaced_host_ch
         (Some("ROOM_CLOSED"), Some("room_finished")),
         (Some("DUPLICATE_IDENTITY"), None),
     ] {
-        let show = Show::live(&[], 30).await;
+        let show = Show::live(30).await;
         show.api.advance(Duration::minutes(3));
         show.agent("participant_left", "PA_1", reason).await;
         assert_eq!(show.dispatches(), 1, "{reason:?}: no dispatch again");
@@ -257,7 +272,7 @@ async fn leaving_on_purpose_or_with_the_room_ends_at_once_and_a_replaced_host_ch
 
 #[tokio::test]
 async fn an_agent_leaving_while_another_is_in_the_room_changes_nothing() {
-    let show = Show::live(&[], 30).await;
+    let show = Show::live(30).await;
     // LiveKit does not order its webhooks: the replacement's join first.
     show.agent("participant_joined", "PA_2", None).await;
     show.agent("participant_left", "PA_1", Some("CONNECTION_TIMEOUT"))
@@ -277,7 +292,7 @@ async fn an_agent_leaving_while_another_is_in_the_room_changes_nothing() {
 #[tokio::test]
 async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the_drop() {
     // DELETE.
-    let show = Show::live(&[], 30).await;
+    let show = Show::live(30).await;
     show.api.advance(Duration::minutes(4));
     let dropped = show.api.now();
     show.agent("participant_left", "PA_1", Some("SIGNAL_CLOSE"))
@@ -295,7 +310,7 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
     assert_eq!(show.fake.count(DELETE_ROOM), 1);
 
     // room_finished.
-    let show = Show::live(&[], 30).await;
+    let show = Show::live(30).await;
     show.api.advance(Duration::minutes(4));
     let dropped = show.api.now();
     show.agent("participant_left", "PA_1", Some("MEDIA_FAILURE"))
@@ -309,7 +324,7 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
     assert_eq!(at(&show.detail().await, "ended_at"), dropped);
 
     // The duration end.
-    let show = Show::live(&[], 10).await;
+    let show = Show::live(10).await;
     show.api
         .advance(Duration::minutes(9) + Duration::seconds(30));
     let dropped = show.api.now();
@@ -326,7 +341,7 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
 
 #[tokio::test]
 async fn a_drop_after_a_rejoin_opens_a_new_window() {
-    let show = Show::live(&[], 30).await;
+    let show = Show::live(30).await;
     show.api.advance(Duration::minutes(2));
     show.agent("participant_left", "PA_1", Some("SIGNAL_CLOSE"))
         .await;
@@ -346,7 +361,7 @@ async fn a_drop_after_a_rejoin_opens_a_new_window() {
 
 #[tokio::test]
 async fn a_drop_reported_after_its_window_ended_ends_the_stream_at_once() {
-    let show = Show::live(&[], 30).await;
+    let show = Show::live(30).await;
     show.api.advance(Duration::minutes(5));
     let dropped = show.api.now() - Duration::seconds(90);
     let event = agent_event(
@@ -392,7 +407,7 @@ async fn dynamodb_only_windows_under_aws_faults_end_once_or_go_on() {
     const FAULTS: &str = r#"{"throttling": 0.05, "internal_error": 0.05,
         "transaction_conflict": 0.1, "transaction_throttled": 0.05, "lost_response": 0.1}"#;
     for rejoin in [false, true] {
-        let show = Show::live(&[], 30).await;
+        let show = Show::live(30).await;
         let table = show.api.table().expect("DynamoDB").to_owned();
         show.api.advance(Duration::minutes(6));
         let dropped = show.api.now();

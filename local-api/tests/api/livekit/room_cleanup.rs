@@ -14,7 +14,7 @@ use crate::common::fake_livekit::{
 use crate::common::*;
 
 /// The host agent joins: the stream is live.
-async fn agent_joins(api: &TestApi, id: &str, room: &str, event_id: &str) {
+async fn agent_joins(api: &TestApp, id: &str, room: &str, event_id: &str) {
     api.post_livekit(&signed_webhook(&agent_joined(room, event_id)))
         .await
         .assert_status(200);
@@ -23,7 +23,7 @@ async fn agent_joins(api: &TestApi, id: &str, room: &str, event_id: &str) {
 
 /// Moves the clock on by `by` and runs the deadline sweep (with its room cleanups), as the
 /// schedule does.
-async fn sweep_after(api: &TestApi, by: Duration) {
+async fn sweep_after(api: &TestApp, by: Duration) {
     api.advance(by);
     hosting_app::service::timers::sweep(&api.runtime.app)
         .await
@@ -46,7 +46,7 @@ enum Path {
 /// Finishes a new live stream along `path` while LiveKit refuses `DeleteRoom`; returns the
 /// stream id and its room, which still exists.
 async fn finish_while_deletion_fails(
-    api: &TestApi,
+    api: &TestApp,
     fake: &FakeLiveKit,
     path: Path,
 ) -> (String, String) {
@@ -107,7 +107,7 @@ async fn a_room_whose_deletion_fails_once_is_deleted_by_the_retry_on_every_path(
         Path::LaunchFailure,
     ] {
         let fake = FakeLiveKit::start().await;
-        let api = TestApi::with_livekit(&fake, &[]).await;
+        let api = TestApp::builder().with_livekit(&fake).await;
         let (id, room) = finish_while_deletion_fails(&api, &fake, path).await;
         let events = api.events_of(&id).await;
         // LiveKit answers again; the next sweep after the retry's delay deletes the room.
@@ -137,7 +137,7 @@ async fn a_room_whose_deletion_fails_for_minutes_is_retried_until_livekit_answer
         Path::LaunchFailure,
     ] {
         let fake = FakeLiveKit::start().await;
-        let api = TestApi::with_livekit(&fake, &[]).await;
+        let api = TestApp::builder().with_livekit(&fake).await;
         let (_, room) = finish_while_deletion_fails(&api, &fake, path).await;
         // Ten minutes of refusals, swept each minute: every sweep retries it (the delay
         // between retries never exceeds 45 s).
@@ -164,7 +164,7 @@ async fn a_room_whose_deletion_fails_for_minutes_is_retried_until_livekit_answer
 #[tokio::test]
 async fn a_late_agent_join_into_a_finished_streams_room_deletes_it_again() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     agent_joins(&api, &id, &room, "EV_join").await;
     api.delete(&format!("/streams/{id}"), &Keys::live_a())
@@ -214,7 +214,7 @@ async fn livekit_hanging_on_every_call_answers_launch_failed_in_time_and_the_roo
     for method in [CREATE_ROOM, CREATE_DISPATCH, DELETE_ROOM] {
         fake.hang(method);
     }
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let started = std::time::Instant::now();
     let r = api.start(&Keys::live_a(), json!({})).await;
     let took = started.elapsed();
@@ -252,7 +252,7 @@ async fn a_preparing_timeout_while_create_room_is_slow_deletes_the_room_made_aft
     let fake = FakeLiveKit::start().await;
     // LiveKit makes the room (and takes the dispatch) only after the stream timed out.
     fake.delay(CREATE_ROOM, std::time::Duration::from_millis(1500));
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let key = Keys::live_a();
     let (start, ()) = tokio::join!(api.start(&key, json!({})), async {
         while fake.count(CREATE_ROOM) == 0 {
@@ -289,7 +289,7 @@ async fn a_preparing_timeout_while_create_room_is_slow_deletes_the_room_made_aft
 #[tokio::test]
 async fn a_stream_ends_at_its_deadline_however_late_the_sweep_runs() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
 
     // Live for its 30 minutes; its timer is lost and the sweep runs 7 minutes late.
     let (id, room, _) = start_live(&api, 30).await;
@@ -330,7 +330,7 @@ async fn a_stream_ends_at_its_deadline_however_late_the_sweep_runs() {
     assert_eq!(minutes().await - before, 15);
 }
 
-async fn detail_test(api: &TestApi, id: &str) -> Value {
+async fn detail_test(api: &TestApp, id: &str) -> Value {
     api.get(&format!("/streams/{id}"), &Keys::test_a())
         .await
         .body

@@ -11,7 +11,7 @@ use crate::common::*;
 #[tokio::test]
 async fn unverified_webhooks_get_401_and_change_nothing() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     let event = participant_event("participant_joined", &room, Some("AGENT"), "EV_x");
 
@@ -42,7 +42,7 @@ async fn unverified_webhooks_get_401_and_change_nothing() {
 #[tokio::test]
 async fn unknown_rooms_and_events_are_acknowledged() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let (id, room, _) = start_live(&api, 30).await;
     for event in [
         participant_event("participant_joined", "no-such-room", Some("AGENT"), "EV_u1"),
@@ -57,7 +57,7 @@ async fn unknown_rooms_and_events_are_acknowledged() {
 
 #[tokio::test]
 async fn without_livekit_configured_webhooks_are_refused() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (body, auth) = signed_webhook_with(
         &json!({"event": "room_finished", "id": "EV"}),
         API_SECRET,

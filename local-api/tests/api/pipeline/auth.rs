@@ -54,7 +54,7 @@ fn declared_scopes_are_the_specs() {
     assert_eq!(declared, spec);
 }
 
-async fn with_authorization(api: &TestApi, value: Option<&str>) -> Response {
+async fn with_authorization(api: &TestApp, value: Option<&str>) -> Response {
     let mut request = Request::builder().uri("/api/v1/streams");
     if let Some(value) = value {
         request = request.header("authorization", value);
@@ -64,7 +64,7 @@ async fn with_authorization(api: &TestApi, value: Option<&str>) -> Response {
 
 #[tokio::test]
 async fn every_401_is_byte_identical_with_www_authenticate() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let unknown = key("test", "unknown");
     let cases = [
         None,                                               // missing header
@@ -108,7 +108,7 @@ async fn every_401_is_byte_identical_with_www_authenticate() {
 
 #[tokio::test]
 async fn bearer_scheme_is_case_insensitive() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for scheme in ["bearer", "BEARER", "BeArEr"] {
         let r = with_authorization(&api, Some(&format!("{scheme} {}", Keys::test_a()))).await;
         r.assert_status(200);
@@ -117,7 +117,7 @@ async fn bearer_scheme_is_case_insensitive() {
 
 #[tokio::test]
 async fn a_401_is_not_counted_against_any_brand() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for _ in 0..75 {
         for key in [Keys::revoked(), Keys::expired()] {
             api.get("/streams", &key)
@@ -132,7 +132,7 @@ async fn a_401_is_not_counted_against_any_brand() {
 
 #[tokio::test]
 async fn public_endpoints_ignore_any_authorization() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for value in [
         None,
         Some("Bearer nonsense"),
@@ -152,7 +152,7 @@ async fn public_endpoints_ignore_any_authorization() {
 
 #[tokio::test]
 async fn each_scoped_endpoint_needs_its_scope() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for (method, path, needed) in scoped() {
         for held in ALL_SCOPES {
             let r = api
@@ -176,7 +176,7 @@ async fn each_scoped_endpoint_needs_its_scope() {
 
 #[tokio::test]
 async fn plan_gate_stops_live_keys_below_growth_only() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for (method, path, _) in scoped() {
         let (method, path) = (method.as_str(), path.as_str());
         for key in [Keys::live_free(), Keys::live_starter()] {
@@ -197,7 +197,7 @@ async fn plan_gate_stops_live_keys_below_growth_only() {
 
 #[tokio::test]
 async fn scope_is_checked_before_the_plan_gate() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // A live key of a Growth brand lacking the scope: 403, not 402 (and a free brand's live
     // key with the scope: 402).
     api.get("/streams", &Keys::live_only("analytics:read"))
@@ -207,7 +207,7 @@ async fn scope_is_checked_before_the_plan_gate() {
 
 #[tokio::test]
 async fn a_revoked_key_stops_working_within_five_seconds() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.get("/streams", &Keys::test_a())
         .await
         .assert_status(200);
@@ -222,7 +222,7 @@ async fn a_revoked_key_stops_working_within_five_seconds() {
 
 #[tokio::test]
 async fn an_expired_key_is_refused_even_while_cached() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let expires = api.now() + Duration::seconds(2);
     api.update_key(&Keys::test_a(), |key| key.expires_at = Some(expires))
         .await;

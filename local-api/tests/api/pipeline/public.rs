@@ -7,7 +7,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn discovery_document() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api.call("GET", "/", None, None).await;
     r.assert_status(200);
     let doc = &r.body;
@@ -37,7 +37,7 @@ async fn discovery_document() {
 
 #[tokio::test]
 async fn creators_sorted_cached_and_complete() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.seed(
         json!({"creators": [{"id": "avt_ava000000000", "name": "ava", "status": null,
         "languages": [], "style": "s", "personality": "p", "vibe": "v", "consent": null,
@@ -80,7 +80,7 @@ async fn creators_sorted_cached_and_complete() {
 
 #[tokio::test]
 async fn creators_store_failure_is_db_error() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.set_failing().await;
     api.call("GET", "/creators", None, None)
         .await

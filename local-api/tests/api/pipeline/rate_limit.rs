@@ -6,7 +6,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn exactly_100_requests_per_brand_per_minute() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for i in 0..100 {
         let key = if i % 2 == 0 {
             Keys::test_a()
@@ -57,7 +57,7 @@ async fn exactly_100_requests_per_brand_per_minute() {
 
 #[tokio::test]
 async fn the_window_is_the_calendar_minute_not_a_sliding_one() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // start_time() is 30 s into a minute: 100 now, then 29 s later still the same window.
     for _ in 0..100 {
         api.get("/streams", &Keys::test_a())
@@ -76,7 +76,7 @@ async fn the_window_is_the_calendar_minute_not_a_sliding_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn rate_limit_is_exact_under_concurrency() {
-    let api = std::sync::Arc::new(TestApi::new().await);
+    let api = std::sync::Arc::new(TestApp::new().await);
     let statuses = concurrently(150, |i| {
         let api = api.clone();
         async move {
@@ -96,13 +96,13 @@ async fn rate_limit_is_exact_under_concurrency() {
 #[tokio::test]
 async fn requests_refused_by_scope_or_plan_still_count() {
     // The rate limit comes before the scope check and the plan gate (docs/request-pipeline.md, "The order of checks").
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for _ in 0..50 {
         api.get("/streams", &Keys::only("analytics:read"))
             .await
             .assert_error(403, "insufficient_scope");
     }
-    let free = TestApi::new().await;
+    let free = TestApp::new().await;
     for _ in 0..100 {
         free.get("/streams", &Keys::live_free())
             .await

@@ -13,7 +13,7 @@ fn unlimited(r: &Response) {
 
 #[tokio::test]
 async fn counts_down_from_99_across_reads_and_writes() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // The suite's clock stands at 12:00:30: 30 seconds of the minute are left.
     let key = Keys::test_a();
     let r = api.get("/streams", &key).await;
@@ -43,7 +43,7 @@ async fn counts_down_from_99_across_reads_and_writes() {
 
 #[tokio::test]
 async fn t_counts_the_seconds_left_in_the_calendar_minute() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.advance(Duration::milliseconds(29_500)); // 12:00:59.5
     assert_eq!(standing(&api.get("/streams", &Keys::test_a()).await).1, 1);
     api.advance(Duration::milliseconds(500)); // 12:01:00: a new minute, a new budget
@@ -55,7 +55,7 @@ async fn t_counts_the_seconds_left_in_the_calendar_minute() {
 
 #[tokio::test]
 async fn on_refusals_too_and_zero_on_429() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .start(&Keys::test_a(), json!({"platform": "myspace"}))
         .await;
@@ -100,7 +100,7 @@ async fn on_refusals_too_and_zero_on_429() {
 
 #[tokio::test]
 async fn never_on_401_or_public_endpoints() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api.get("/streams", &Keys::revoked()).await;
     r.assert_error(401, "unauthorized");
     unlimited(&r);
@@ -115,7 +115,7 @@ async fn never_on_401_or_public_endpoints() {
 
 #[tokio::test]
 async fn r_is_exact_across_instances() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let other = api.another_instance();
     let mut seen = Vec::new();
     for i in 0..6 {

@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::common::*;
 
 /// Spends brand A's 100 requests of the minute on cheap reads.
-async fn spend_the_minute(api: &TestApi, key: &str, already: u64) {
+async fn spend_the_minute(api: &TestApp, key: &str, already: u64) {
     for i in already..100 {
         let r = api.get(&format!("/streams/{ABSENT_ID}"), key).await;
         r.assert_error(404, "not_found");
@@ -22,7 +22,7 @@ async fn spend_the_minute(api: &TestApi, key: &str, already: u64) {
 }
 
 /// Streams of brand A created inside every analytics window.
-async fn seed_window(api: &TestApi) {
+async fn seed_window(api: &TestApp) {
     let created = (api.now() - Duration::hours(2)).to_rfc3339();
     let streams: Vec<_> = (0..3)
         .map(|_| {
@@ -38,7 +38,7 @@ async fn seed_window(api: &TestApi) {
 
 #[tokio::test]
 async fn a_refused_brand_makes_no_store_request_for_the_rest_of_the_minute() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // The suite's clock stands at 12:00:30. Both of brand A's keys are warm.
     let r = api.get("/webhooks", &Keys::test_a2()).await;
     assert_eq!(standing(&r), (99, 30));
@@ -125,7 +125,7 @@ async fn a_refused_brand_makes_no_store_request_for_the_rest_of_the_minute() {
 
 #[tokio::test]
 async fn analytics_150_times_in_a_minute_reads_the_window_100_times() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     seed_window(&api).await;
     api.store_requests();
 
@@ -167,7 +167,7 @@ async fn analytics_150_times_in_a_minute_reads_the_window_100_times() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_reads_over_the_limit_read_only_what_was_admitted() {
-    let api = Arc::new(TestApi::new().await);
+    let api = Arc::new(TestApp::new().await);
     seed_window(&api).await;
     // Warm the key, so that every request is counted alongside its handler.
     api.get("/analytics", &Keys::test_a())
@@ -200,7 +200,7 @@ async fn concurrent_reads_over_the_limit_read_only_what_was_admitted() {
 /// own instance (warm, its memory of refusals empty), so that each is counted.
 #[tokio::test]
 async fn reads_refused_by_their_count_skip_their_costly_reads() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     seed_window(&api).await;
     let hook = api
         .post(
@@ -265,7 +265,7 @@ async fn reads_refused_by_their_count_skip_their_costly_reads() {
 /// counted.
 #[tokio::test]
 async fn a_start_refused_by_its_count_writes_nothing() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let before = api.get("/streams?limit=100", &Keys::test_a()).await;
     before.assert_status(200);
     let instances = [
@@ -365,7 +365,7 @@ async fn a_start_refused_by_its_count_writes_nothing() {
 #[tokio::test]
 #[ignore = "needs DynamoDB (moto) behind the fault proxy: scripts/test.sh runs it"]
 async fn dynamodb_only_a_lost_count_answer_counts_the_request_once() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let table = api.table().expect("DynamoDB").to_owned();
     let path = format!("/streams/{ABSENT_ID}");
     let r = api.get(&path, &Keys::test_a()).await;

@@ -8,7 +8,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn unknown_routes_and_methods_get_the_404_envelope() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let cases = [
         ("GET", "/nope"),
         ("GET", "/streams/a/b"),
@@ -37,7 +37,7 @@ async fn unknown_routes_and_methods_get_the_404_envelope() {
 
 #[tokio::test]
 async fn trailing_slash_is_the_same_route() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.get("/streams/", &Keys::test_a())
         .await
         .assert_status(200);
@@ -50,7 +50,7 @@ async fn trailing_slash_is_the_same_route() {
 
 #[tokio::test]
 async fn every_response_is_json_with_a_request_id() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let responses = [
         api.call("GET", "/", None, None).await,
         api.call("GET", "/creators", None, None).await,
@@ -69,7 +69,7 @@ async fn every_response_is_json_with_a_request_id() {
 
 #[tokio::test]
 async fn the_gateway_request_id_is_echoed() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let mut request = Request::builder()
         .uri("/api/v1/")
         .body(Body::empty())
@@ -83,7 +83,7 @@ async fn the_gateway_request_id_is_echoed() {
 
 #[tokio::test]
 async fn bodies_over_1_mib_are_invalid_fields() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let product = "p".repeat(1024 * 1024);
     let body = json!({"creator_id": CREATOR_AVA, "product_name": product, "platform": "kick"});
     api.post("/streams", &Keys::test_a(), body)

@@ -11,7 +11,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn delete_ends_a_live_stream_once() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.advance(Duration::minutes(3));
     let r = api.delete(&format!("/streams/{id}"), &Keys::test_a()).await;
@@ -34,7 +34,7 @@ async fn delete_ends_a_live_stream_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_deletes_end_it_exactly_once() {
-    let api = Arc::new(TestApi::new().await);
+    let api = Arc::new(TestApp::new().await);
     let id = api.start_test_stream(&Keys::test_a()).await;
     let deletes = (0..10).map(|_| {
         let (api, id) = (api.clone(), id.clone());
@@ -59,7 +59,7 @@ async fn concurrent_deletes_end_it_exactly_once() {
 
 #[tokio::test]
 async fn a_test_stream_ends_when_its_duration_elapses() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await; // 30 minutes
     assert_eq!(
         api.advance_and_fire(Duration::minutes(30) - Duration::milliseconds(1))
@@ -85,7 +85,7 @@ async fn a_test_stream_ends_when_its_duration_elapses() {
 
 #[tokio::test]
 async fn a_test_stream_without_duration_ends_after_480_minutes() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .start(&Keys::test_a(), json!({"duration_minutes": null}))
         .await;
@@ -100,7 +100,7 @@ async fn a_test_stream_without_duration_ends_after_480_minutes() {
 
 #[tokio::test]
 async fn timer_and_delete_racing_yield_one_transition() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.advance(Duration::minutes(30));
     // The timer is due; the DELETE lands first; the timer then finds nothing to do.
@@ -118,7 +118,7 @@ async fn timer_and_delete_racing_yield_one_transition() {
 
 #[tokio::test]
 async fn event_bodies_follow_the_documented_shape() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let events = api.emitted_events().await;
     let body: Value = serde_json::from_str(&events[0].body).unwrap();

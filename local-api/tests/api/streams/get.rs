@@ -8,7 +8,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn detail_has_every_field() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let r = api.get(&format!("/streams/{id}"), &Keys::test_a()).await;
     r.assert_status(200);
@@ -39,7 +39,7 @@ async fn detail_has_every_field() {
 
 #[tokio::test]
 async fn detail_of_a_preparing_stream() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.seed(json!({"streams": [{
         "id": "30000000-0000-4000-8000-000000000001", "brand_id": "brand_a", "status": "preparing",
         "platform": "kick", "creator_id": CREATOR_AVA, "product_name": "P", "source": "api",
@@ -67,7 +67,7 @@ async fn detail_of_a_preparing_stream() {
 
 #[tokio::test]
 async fn detail_not_found_cases() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for id in [
         "00000000-0000-4000-8000-000000000000",
         "not-a-uuid",
@@ -86,7 +86,7 @@ async fn detail_not_found_cases() {
 
 #[tokio::test]
 async fn lookup_failures_are_404_never_500() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     // Authenticate first, then make the store fail for the lookup itself.
     let caller = hosting_http::pipeline::authorize(

@@ -11,7 +11,7 @@ use crate::common::*;
 /// A seeded history of `statuses` for brand A, oldest first, one minute apart except for a
 /// few ties; returns the ids, newest first by (`created_at`, `id`).
 async fn seed_history(
-    api: &TestApi,
+    api: &TestApp,
     statuses: &[&str],
     newest_at: chrono::DateTime<chrono::Utc>,
 ) -> Vec<(String, String)> {
@@ -57,7 +57,7 @@ async fn seed_history(
 /// exactly the matching slice of the history filtered newest first.
 #[tokio::test]
 async fn status_pages_deep_in_a_long_history_match_the_history() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let statuses: Vec<&str> = (0..2_600)
         .map(|i| match i {
             700 => "live",
@@ -116,7 +116,7 @@ async fn status_pages_deep_in_a_long_history_match_the_history() {
 /// seeding ran elsewhere and the API's instance remembered the stream's old place.
 #[tokio::test]
 async fn seeding_into_a_history_keeps_it_newest_first() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let first = seed_history(
         &api,
@@ -167,7 +167,7 @@ async fn seeding_into_a_history_keeps_it_newest_first() {
 /// creation order, with none lost or shared, and the list stays newest first.
 #[tokio::test]
 async fn concurrent_starts_each_take_their_own_place_in_the_list() {
-    let api = Arc::new(TestApi::new().await);
+    let api = Arc::new(TestApp::new().await);
     let winners = Arc::new(std::sync::Mutex::new(Vec::new()));
     for _ in 0..4 {
         let statuses = concurrently(6, |_| {

@@ -16,7 +16,7 @@ const START_REORDERED: &str = r#"{ "duration_minutes" : 30,
     "platform":"tiktok", "product_name": "Glow Serum" , "creator_id":"avt_ava000000001" }"#;
 
 async fn post_raw(
-    api: &TestApi,
+    api: &TestApp,
     path: &str,
     key: &str,
     idem: Option<&[u8]>,
@@ -33,11 +33,11 @@ async fn post_raw(
         .await
 }
 
-async fn start(api: &TestApi, key: &str, idem: &str, body: &str) -> Response {
+async fn start(api: &TestApp, key: &str, idem: &str, body: &str) -> Response {
     post_raw(api, "/streams", key, Some(idem.as_bytes()), body).await
 }
 
-async fn total(api: &TestApi, key: &str) -> u64 {
+async fn total(api: &TestApp, key: &str) -> u64 {
     api.get("/streams", key).await.body["total"]
         .as_u64()
         .unwrap()
@@ -49,7 +49,7 @@ fn replayed(r: &Response) -> bool {
 
 #[tokio::test]
 async fn a_retry_gets_the_first_answer_byte_for_byte_and_creates_nothing() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let first = start(&api, &Keys::test_a(), "order-1001", START).await;
     first.assert_status(201);
     assert!(!replayed(&first));
@@ -70,7 +70,7 @@ async fn a_retry_gets_the_first_answer_byte_for_byte_and_creates_nothing() {
 
 #[tokio::test]
 async fn the_same_key_with_another_body_is_a_mismatch() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     start(&api, &Keys::test_a(), "k", START)
         .await
         .assert_status(201);
@@ -83,7 +83,7 @@ async fn the_same_key_with_another_body_is_a_mismatch() {
 
 #[tokio::test]
 async fn malformed_keys_are_invalid_fields_and_edge_keys_work() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let long = "k".repeat(256);
     for bad in [
         &b""[..],
@@ -123,7 +123,7 @@ async fn malformed_keys_are_invalid_fields_and_edge_keys_work() {
 
 #[tokio::test]
 async fn answers_that_created_nothing_leave_the_key_free() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // 400: the retry with the corrected body runs.
     let bad = START.replace("tiktok", "myspace");
     start(&api, &Keys::test_a(), "k400", &bad)
@@ -170,7 +170,7 @@ async fn answers_that_created_nothing_leave_the_key_free() {
         .await
         .assert_status(201);
     // 500: after the outage, the same request runs.
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.store_outage(true).await;
     start(&api, &Keys::test_a(), "k500", START)
         .await
@@ -184,7 +184,7 @@ async fn answers_that_created_nothing_leave_the_key_free() {
 
 #[tokio::test]
 async fn a_replay_takes_no_slot() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let first = start(&api, &Keys::test_a(), "k", START).await;
     first.assert_status(201);
     api.start_test_stream(&Keys::test_a()).await;
@@ -208,7 +208,7 @@ async fn a_replay_takes_no_slot() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_starts_with_one_key_create_one_stream() {
-    let api = std::sync::Arc::new(TestApi::new().await);
+    let api = std::sync::Arc::new(TestApp::new().await);
     let handles: Vec<_> = (0..20)
         .map(|_| {
             let api = api.clone();
@@ -234,9 +234,7 @@ async fn concurrent_starts_with_one_key_create_one_stream() {
 #[tokio::test]
 async fn a_key_is_scoped_to_brand_environment_and_endpoint() {
     let fake = FakeLiveKit::start().await;
-    let config = fake.config();
-    let vars: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let api = TestApi::with_config(&vars).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let a = start(&api, &Keys::test_a(), "shared", START).await;
     let b = start(&api, &Keys::test_b(), "shared", START).await;
     let live = start(&api, &Keys::live_a(), "shared", START).await;
@@ -263,7 +261,7 @@ async fn a_key_is_scoped_to_brand_environment_and_endpoint() {
 
 #[tokio::test]
 async fn a_failed_launch_binds_its_key_and_replays_its_502() {
-    let api = TestApi::new().await; // no room provider: live starts fail after the record
+    let api = TestApp::new().await; // no room provider: live starts fail after the record
     let first = start(&api, &Keys::live_a(), "live-1", START).await;
     first.assert_error(502, "launch_failed");
     let again = start(&api, &Keys::live_a(), "live-1", START_REORDERED).await;
@@ -281,10 +279,12 @@ async fn a_failed_launch_binds_its_key_and_replays_its_502() {
 async fn a_start_still_running_holds_its_key() {
     let fake = FakeLiveKit::start().await;
     fake.hang("livekit.AgentDispatchService/CreateDispatch");
-    let mut vars: Vec<(&str, String)> = fake.config();
-    vars.push(("LAUNCH_TIMEOUT_SECS", "2".into()));
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let api = std::sync::Arc::new(TestApi::with_config(&vars).await);
+    let api = std::sync::Arc::new(
+        TestApp::builder()
+            .with_livekit(&fake)
+            .with_launch_timeout_secs(2.0)
+            .await,
+    );
     let first = {
         let api = api.clone();
         tokio::spawn(async move { start(&api, &Keys::live_a(), "slow", START).await })
@@ -307,7 +307,7 @@ async fn a_start_still_running_holds_its_key() {
 
 #[tokio::test]
 async fn a_webhook_registration_replays_the_same_secret() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let body =
         r#"{"url":"https://hooks.example.com/live","events":["stream.started","stream.ended"]}"#;
     let reordered = r#"{"events": ["stream.started", "stream.ended"], "url": "https://hooks.example.com/live"}"#;
@@ -340,7 +340,7 @@ async fn a_webhook_registration_replays_the_same_secret() {
 
 #[tokio::test]
 async fn without_a_key_every_start_creates() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let a = post_raw(&api, "/streams", &Keys::test_a(), None, START).await;
     let b = post_raw(&api, "/streams", &Keys::test_a(), None, START).await;
     assert_ne!(a.body["stream_id"], b.body["stream_id"]);
@@ -349,7 +349,7 @@ async fn without_a_key_every_start_creates() {
 
 #[tokio::test]
 async fn a_bound_key_is_kept_at_least_24_hours() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let bound_at = api.now();
     let first = start(&api, &Keys::test_a(), "kept", START).await;
     first.assert_status(201);

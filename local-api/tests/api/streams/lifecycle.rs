@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::common::fake_livekit::{FakeLiveKit, agent_joined, signed_webhook};
 use crate::common::*;
 
-async fn status(api: &TestApi, id: &str) -> Value {
+async fn status(api: &TestApp, id: &str) -> Value {
     api.get(&format!("/streams/{id}"), &Keys::test_a())
         .await
         .body["status"]
@@ -24,7 +24,7 @@ fn stream_id(id: &str) -> uuid::Uuid {
 
 #[tokio::test]
 async fn a_timer_fired_early_changes_nothing_and_fires_again_at_its_due_time() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let due_at = api.now() + Duration::minutes(30);
     let timer = Timer {
@@ -59,7 +59,7 @@ async fn a_timer_fired_early_changes_nothing_and_fires_again_at_its_due_time() {
 
 #[tokio::test]
 async fn the_sweep_ends_a_test_stream_whose_timer_was_lost_at_its_deadline() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .start(&Keys::test_a(), json!({"duration_minutes": 1}))
         .await;
@@ -105,7 +105,7 @@ async fn the_sweep_ends_a_test_stream_whose_timer_was_lost_at_its_deadline() {
 #[tokio::test]
 async fn the_sweep_ends_a_preparing_stream_whose_timeout_was_lost() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let r = api.start(&Keys::live_a(), json!({})).await;
     r.assert_status(201);
     let id = r.body["stream_id"].as_str().unwrap().to_owned();
@@ -141,7 +141,10 @@ async fn the_sweep_ends_a_preparing_stream_whose_timeout_was_lost() {
 async fn a_room_provider_that_hangs_is_cut_off_and_the_start_is_launch_failed() {
     let fake = FakeLiveKit::start().await;
     fake.hang("livekit.AgentDispatchService/CreateDispatch");
-    let api = TestApi::with_livekit(&fake, &[("LAUNCH_TIMEOUT_SECS", "0.5")]).await;
+    let api = TestApp::builder()
+        .with_livekit(&fake)
+        .with_launch_timeout_secs(0.5)
+        .await;
     let started = std::time::Instant::now();
     api.start(&Keys::live_a(), json!({}))
         .await
@@ -160,7 +163,7 @@ async fn a_room_provider_that_hangs_is_cut_off_and_the_start_is_launch_failed() 
 #[tokio::test]
 async fn a_provider_event_whose_handling_failed_on_the_store_is_applied_when_resent() {
     let fake = FakeLiveKit::start().await;
-    let api = TestApi::with_livekit(&fake, &[]).await;
+    let api = TestApp::builder().with_livekit(&fake).await;
     let r = api
         .start(&Keys::live_a(), json!({"duration_minutes": 30}))
         .await;

@@ -10,7 +10,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn list_newest_first_with_every_field() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let mut ids = Vec::new();
     for _ in 0..3 {
         ids.push(api.start_test_stream(&Keys::test_a()).await);
@@ -65,7 +65,7 @@ async fn list_newest_first_with_every_field() {
 
 #[tokio::test]
 async fn list_ties_on_created_at_break_by_id_descending() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let ids = [
         "30000000-0000-4000-8000-000000000002",
@@ -98,7 +98,7 @@ async fn list_ties_on_created_at_break_by_id_descending() {
 /// of id order.
 #[tokio::test]
 async fn starts_on_one_clock_tick_are_listed_newest_first_by_created_at() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let mut started = Vec::new();
     for _ in 0..4 {
         let r = api.start(&Keys::test_a(), json!({})).await;
@@ -135,7 +135,7 @@ async fn starts_on_one_clock_tick_are_listed_newest_first_by_created_at() {
 
 #[tokio::test]
 async fn list_paging_echoes_and_clamps() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for _ in 0..5 {
         let id = api.start_test_stream(&Keys::test_a()).await;
         api.delete(&format!("/streams/{id}"), &Keys::test_a()).await;
@@ -174,7 +174,7 @@ async fn list_paging_echoes_and_clamps() {
 
 #[tokio::test]
 async fn list_status_filter() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let live = api.start_test_stream(&Keys::test_a()).await;
     let ended = api.start_test_stream(&Keys::test_a()).await;
     api.delete(&format!("/streams/{ended}"), &Keys::test_a())
@@ -212,7 +212,7 @@ async fn list_status_filter() {
 
 #[tokio::test]
 async fn list_never_returns_400() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for query in [
         "?limit=",
         "?offset=",
@@ -229,7 +229,7 @@ async fn list_never_returns_400() {
 
 #[tokio::test]
 async fn brands_see_only_their_own_streams() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let a = api.start_test_stream(&Keys::test_a()).await;
     let b = api.start_test_stream(&Keys::test_b()).await;
     let list_b = api.get("/streams", &Keys::test_b()).await;
@@ -248,7 +248,7 @@ async fn brands_see_only_their_own_streams() {
 
 #[tokio::test]
 async fn dashboard_streams_and_vanished_creators() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let t = api.now() - Duration::hours(1);
     api.seed(json!({"streams": [{
         "id": "20000000-0000-4000-8000-000000000001", "brand_id": "brand_a", "status": "ended",

@@ -10,7 +10,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn test_key_start_is_live_at_once() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api.start(&Keys::test_a(), json!({})).await;
     r.assert_status(201);
     let b = &r.body;
@@ -48,7 +48,7 @@ async fn test_key_start_is_live_at_once() {
 
 #[tokio::test]
 async fn room_names_are_unique() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let a = api.start(&Keys::test_a(), json!({})).await;
     let b = api.start(&Keys::test_a(), json!({})).await;
     assert_ne!(a.body["room_name"], b.body["room_name"]);
@@ -56,7 +56,7 @@ async fn room_names_are_unique() {
 
 #[tokio::test]
 async fn live_key_without_room_provider_fails_launch_and_frees_the_slot() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api.start(&Keys::live_a(), json!({})).await;
     r.assert_error(502, "launch_failed");
     assert_eq!(api.active_streams("brand_a").await, 0);
@@ -80,7 +80,7 @@ async fn live_key_without_room_provider_fails_launch_and_frees_the_slot() {
 
 #[tokio::test]
 async fn duration_is_optional_for_test_keys_only() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.start(&Keys::test_a(), json!({"duration_minutes": null}))
         .await
         .assert_status(201);
@@ -100,7 +100,7 @@ async fn duration_is_optional_for_test_keys_only() {
 
 #[tokio::test]
 async fn optional_fields_and_unknown_fields() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for overrides in [
         json!({"script": "Talk about the serum."}),
         json!({"script": null, "vertical": null}),
@@ -120,7 +120,7 @@ async fn optional_fields_and_unknown_fields() {
 
 #[tokio::test]
 async fn bodies_that_are_not_json_objects_are_missing_fields() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for raw in [
         "",
         "{",
@@ -141,7 +141,7 @@ async fn bodies_that_are_not_json_objects_are_missing_fields() {
 
 #[tokio::test]
 async fn each_required_field_absent_or_null_is_missing_fields() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for field in ["creator_id", "product_name", "platform"] {
         let r = api.start(&Keys::test_a(), json!({ field: null })).await;
         r.assert_error(400, "missing_fields");
@@ -162,7 +162,7 @@ async fn each_required_field_absent_or_null_is_missing_fields() {
 
 #[tokio::test]
 async fn missing_fields_wins_over_invalid_fields() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .post(
             "/streams",
@@ -181,7 +181,7 @@ async fn missing_fields_wins_over_invalid_fields() {
     r.assert_error(400, "missing_fields");
 }
 
-async fn code_of(api: &TestApi, overrides: Value) -> String {
+async fn code_of(api: &TestApp, overrides: Value) -> String {
     let r = api.start(&Keys::test_a(), overrides).await;
     if r.status.as_u16() == 201 {
         let id = r.body["stream_id"].as_str().unwrap().to_owned();
@@ -196,7 +196,7 @@ async fn code_of(api: &TestApi, overrides: Value) -> String {
 
 #[tokio::test]
 async fn boundaries_count_unicode_characters() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let cases: Vec<(Value, &str)> = vec![
         // creator_id: 64 passes the length rule (then matches no creator), 65 does not.
         (json!({"creator_id": "é".repeat(64)}), "invalid_creator"),
@@ -255,7 +255,7 @@ async fn boundaries_count_unicode_characters() {
 
 #[tokio::test]
 async fn invalid_field_messages_name_the_field() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for (field, value) in [
         ("creator_id", json!("x".repeat(65))),
         ("product_name", json!("")),
@@ -274,7 +274,7 @@ async fn invalid_field_messages_name_the_field() {
 
 #[tokio::test]
 async fn vertical_mismatch() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.start(&Keys::test_a(), json!({"vertical": "gaming"}))
         .await
         .assert_error(403, "vertical_mismatch");
@@ -292,7 +292,7 @@ async fn vertical_mismatch() {
 
 #[tokio::test]
 async fn check_order_invalid_then_vertical_then_creator_then_concurrency() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // invalid_fields before vertical_mismatch
     api.start(
         &Keys::test_a(),
@@ -323,7 +323,7 @@ async fn check_order_invalid_then_vertical_then_creator_then_concurrency() {
 
 #[tokio::test]
 async fn creator_must_be_the_exact_public_id() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for creator in [
         "ava",
         "Ava",
@@ -340,7 +340,7 @@ async fn creator_must_be_the_exact_public_id() {
 
 #[tokio::test]
 async fn store_failure_is_db_error() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     api.set_failing().await;
     // The pipeline itself reads the store, so the failure surfaces there as db_error too.
     api.start(&Keys::test_a(), json!({}))
@@ -352,7 +352,7 @@ async fn store_failure_is_db_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn twenty_concurrent_starts_give_exactly_three() {
-    let api = Arc::new(TestApi::new().await);
+    let api = Arc::new(TestApp::new().await);
     let starts = (0..20).map(|i| {
         let api = api.clone();
         tokio::spawn(async move {
@@ -400,7 +400,7 @@ async fn twenty_concurrent_starts_give_exactly_three() {
 
 #[tokio::test]
 async fn the_limit_is_per_brand_and_counts_seeded_active_streams() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let seeded = |id: &str, status: &str| {
         json!({"id": id, "brand_id": "brand_a", "status": status, "platform": "kick",

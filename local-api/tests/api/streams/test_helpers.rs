@@ -21,7 +21,7 @@ fn fail(id: &str) -> String {
 
 #[tokio::test]
 async fn viewers_set_the_count_that_detail_list_and_analytics_show_at_once() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     for count in [42, 0, 1_000_000, 7] {
         let r = api
@@ -61,7 +61,7 @@ async fn viewers_set_the_count_that_detail_list_and_analytics_show_at_once() {
 
 #[tokio::test]
 async fn finish_ends_the_stream_as_if_the_host_had_left() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.advance(Duration::minutes(3));
     let r = api.post(&finish(&id), &Keys::test_a(), json!({})).await;
@@ -96,7 +96,7 @@ async fn finish_ends_the_stream_as_if_the_host_had_left() {
 
 #[tokio::test]
 async fn fail_ends_the_stream_in_error_as_a_provider_failure() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     api.post(&viewers(&id), &Keys::test_a(), json!({"count": 5}))
         .await
@@ -119,7 +119,7 @@ async fn fail_ends_the_stream_in_error_as_a_provider_failure() {
 
 #[tokio::test]
 async fn finish_and_fail_ignore_any_body() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for (path, status) in [(finish as fn(&str) -> String, "ended"), (fail, "error")] {
         let id = api.start_test_stream(&Keys::test_a()).await;
         let r = api
@@ -136,7 +136,7 @@ async fn finish_and_fail_ignore_any_body() {
 
 #[tokio::test]
 async fn viewer_bodies_are_checked_before_the_stream() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let missing = [
         "",
@@ -208,7 +208,7 @@ fn helpers(id: &str) -> [(String, Value); 3] {
 
 #[tokio::test]
 async fn anything_but_a_live_test_stream_of_a_test_key_is_not_found() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let now = api.now();
     let live_key_stream = "40000000-0000-4000-8000-000000000001";
     api.seed(json!({"streams": [{
@@ -272,7 +272,7 @@ async fn anything_but_a_live_test_stream_of_a_test_key_is_not_found() {
 
 #[tokio::test]
 async fn the_pipeline_comes_first_a_free_live_key_is_payment_required() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_free()).await;
     for (path, body) in helpers(&id) {
         api.post(&path, &Keys::live_free(), body.clone())
@@ -299,7 +299,7 @@ async fn the_pipeline_comes_first_a_free_live_key_is_payment_required() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn finish_fail_and_delete_racing_make_one_transition_and_one_event() {
-    let api = std::sync::Arc::new(TestApi::new().await);
+    let api = std::sync::Arc::new(TestApp::new().await);
     for _ in 0..8 {
         let id = api.start_test_stream(&Keys::test_a()).await;
         let racers = [

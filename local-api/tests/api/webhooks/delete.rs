@@ -7,7 +7,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn delete_is_idempotent_and_never_404() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .post(
             "/webhooks",

@@ -10,7 +10,10 @@ use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_event_goes_out_signed_whatever_the_state_and_is_logged() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, secret) = register(&api, &Keys::test_a(), &receiver.url()).await;
     // Inactive, and not subscribed to anything a test could match: it still goes out.
@@ -62,7 +65,11 @@ async fn a_test_event_goes_out_signed_whatever_the_state_and_is_logged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_receiver_is_reported_and_not_retried() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let failing = Receiver::start(Behaviour::Always(500)).await;
     let (id, _) = register(&api, &Keys::test_a(), &failing.url()).await;
     let r = send_test(&api, &id).await;
@@ -104,7 +111,11 @@ async fn a_failing_receiver_is_reported_and_not_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_log_shows_each_attempt_newest_first_with_filters_and_pages() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let receiver = Receiver::start(Behaviour::Statuses(vec![500, 503])).await;
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
     api.start_test_stream(&Keys::test_a()).await;

@@ -8,7 +8,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn list_is_newest_first_and_per_brand() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let mut ids = Vec::new();
     for i in 0..3 {
         let r = api
@@ -42,7 +42,7 @@ async fn list_is_newest_first_and_per_brand() {
 
 #[tokio::test]
 async fn a_webhook_is_listed_as_soon_as_its_registration_answered() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     // On DynamoDB, every index query answers as an index that has not caught up: a list read
     // from an index would miss the new webhook.
     if let Some(table) = api.table() {

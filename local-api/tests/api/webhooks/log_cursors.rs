@@ -10,7 +10,7 @@ use crate::common::*;
 /// Every page of a walk with `query`, following `next_cursor`; `between_pages` runs after the
 /// first.
 async fn walk(
-    api: &TestApi,
+    api: &TestApp,
     id: &str,
     query: &str,
     mut between_pages: impl AsyncFnMut(),
@@ -42,7 +42,7 @@ fn forged_cursor(webhook_id: &str, position: &str) -> String {
 
 #[tokio::test]
 async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     let store = api.runtime.app.store.clone();
     let start = api.now() - chrono::Duration::days(2);

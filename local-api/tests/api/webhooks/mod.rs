@@ -26,11 +26,11 @@ use crate::common::receiver::{Hit, Receiver};
 use crate::common::*;
 
 /// Registers a webhook for `stream.started`; returns (id, secret).
-async fn register(api: &TestApi, key: &str, url: &str) -> (String, String) {
+async fn register(api: &TestApp, key: &str, url: &str) -> (String, String) {
     register_webhook(api, key, url, json!(["stream.started"])).await
 }
 
-async fn patch(api: &TestApi, id: &str, body: &str) -> Response {
+async fn patch(api: &TestApp, id: &str, body: &str) -> Response {
     api.call_raw(
         "PATCH",
         &format!("/webhooks/{id}"),
@@ -40,7 +40,7 @@ async fn patch(api: &TestApi, id: &str, body: &str) -> Response {
     .await
 }
 
-async fn rotate(api: &TestApi, id: &str, body: Option<&str>) -> Response {
+async fn rotate(api: &TestApp, id: &str, body: Option<&str>) -> Response {
     api.call_raw(
         "POST",
         &format!("/webhooks/{id}/rotate-secret"),
@@ -94,7 +94,7 @@ fn signers<'a>(hit: &Hit, candidates: &[&'a str]) -> Vec<&'a str> {
 }
 
 /// Starts a test stream, returns the delivery of its `stream.started`, and ends it.
-async fn next_delivery(api: &TestApi, receiver: &Receiver) -> Hit {
+async fn next_delivery(api: &TestApp, receiver: &Receiver) -> Hit {
     let seen = receiver.hits().len();
     let stream = api.start_test_stream(&Keys::test_a()).await;
     let hit = receiver.wait_for(seen + 1, WAIT).await[seen].clone();
@@ -104,13 +104,13 @@ async fn next_delivery(api: &TestApi, receiver: &Receiver) -> Hit {
     hit
 }
 
-async fn rotated(api: &TestApi, id: &str, body: Option<Value>) -> String {
+async fn rotated(api: &TestApp, id: &str, body: Option<Value>) -> String {
     let r = rotate(api, id, body.map(|b| b.to_string()).as_deref()).await;
     r.assert_status(200);
     r.body["secret"].as_str().unwrap().to_owned()
 }
 
-async fn send_test(api: &TestApi, id: &str) -> Response {
+async fn send_test(api: &TestApp, id: &str) -> Response {
     api.call(
         "POST",
         &format!("/webhooks/{id}/test"),
@@ -120,7 +120,7 @@ async fn send_test(api: &TestApi, id: &str) -> Response {
     .await
 }
 
-async fn log(api: &TestApi, id: &str, query: &str) -> Value {
+async fn log(api: &TestApp, id: &str, query: &str) -> Value {
     let r = api
         .get(
             &format!("/webhooks/{id}/deliveries{query}"),
@@ -132,7 +132,7 @@ async fn log(api: &TestApi, id: &str, query: &str) -> Value {
 }
 
 /// Waits until the webhook's log holds `n` attempts.
-async fn log_of(api: &TestApi, id: &str, n: u64) -> Value {
+async fn log_of(api: &TestApp, id: &str, n: u64) -> Value {
     for _ in 0..200 {
         let body = log(api, id, "?limit=100").await;
         if body["deliveries"].as_array().unwrap().len() as u64 >= n {

@@ -10,7 +10,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn get_shows_the_webhook_and_never_its_secret() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     let r = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
     r.assert_status(200);
@@ -26,7 +26,7 @@ async fn get_shows_the_webhook_and_never_its_secret() {
 
 #[tokio::test]
 async fn absent_foreign_and_malformed_ids_are_not_found_on_every_operation() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (theirs, _) = register(&api, &Keys::test_b(), "https://hooks.example.com/b").await;
     for id in [ABSENT_ID, theirs.as_str(), "nope", "123"] {
         api.get(&format!("/webhooks/{id}"), &Keys::test_a())
@@ -54,7 +54,7 @@ async fn absent_foreign_and_malformed_ids_are_not_found_on_every_operation() {
 
 #[tokio::test]
 async fn patch_checks_like_registration_in_order() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     for (body, code) in [
         ("not json", "missing_fields"),
@@ -117,7 +117,10 @@ async fn patch_checks_like_registration_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_turned_off_by_410_is_turned_back_on() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let gone = Receiver::start(Behaviour::Always(410)).await;
     let (id, _) = register(&api, &Keys::test_a(), &gone.url()).await;
     let stream = api.start_test_stream(&Keys::test_a()).await;

@@ -7,7 +7,7 @@ use super::{log_of, next_delivery, patch, register, rotate, rotated, seeded_atte
 use crate::common::receiver::{Behaviour, Receiver};
 use crate::common::*;
 
-async fn redeliver(api: &TestApi, id: &str, body: &str) -> Response {
+async fn redeliver(api: &TestApp, id: &str, body: &str) -> Response {
     api.call_raw(
         "POST",
         &format!("/webhooks/{id}/redeliver"),
@@ -19,7 +19,7 @@ async fn redeliver(api: &TestApi, id: &str, body: &str) -> Response {
 
 #[tokio::test]
 async fn redeliver_checks_its_body_in_order() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     let month_ago = (api.now() - chrono::Duration::days(31)).to_rfc3339();
     for (body, code) in [
@@ -75,7 +75,10 @@ async fn redeliver_checks_its_body_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_event_is_sent_again_with_the_same_id_and_body() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
     api.start_test_stream(&Keys::test_a()).await;
@@ -98,7 +101,11 @@ async fn one_event_is_sent_again_with_the_same_id_and_body() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_lettered_event_is_recovered_by_since() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     // Six failed attempts (the first and five retries), then the receiver is back.
     let receiver = Receiver::start(Behaviour::FailTimes(6)).await;
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
@@ -133,7 +140,11 @@ async fn a_dead_lettered_event_is_recovered_by_since() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs DynamoDB and SQS (moto) behind the fault proxy: scripts/test.sh runs it"]
 async fn dynamodb_only_webhook_operations_under_aws_faults() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK, FAST_RETRIES], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .with_fast_retries()
+        .await;
     let table = api.table().expect("DynamoDB").to_owned();
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
@@ -230,7 +241,7 @@ async fn seed_failed(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recovery_queues_a_thousand_failed_deliveries_a_call_and_never_one_twice() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     let store = api.runtime.app.store.clone();
     let start = api.now() - chrono::Duration::days(3);

@@ -8,7 +8,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn registration_returns_the_secret_once() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .post(
             "/webhooks",
@@ -50,7 +50,7 @@ async fn registration_returns_the_secret_once() {
 
 #[tokio::test]
 async fn secrets_differ() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let a = api
         .post(
             "/webhooks",
@@ -70,7 +70,7 @@ async fn secrets_differ() {
 
 #[tokio::test]
 async fn events_duplicates_dropped_order_kept() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let r = api
         .post(
             "/webhooks",
@@ -84,7 +84,7 @@ async fn events_duplicates_dropped_order_kept() {
 
 #[tokio::test]
 async fn registration_checks_in_order() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let cases: Vec<(Option<&str>, Value, &str)> = vec![
         (Some("{"), Value::Null, "missing_fields"),
         (Some("[]"), Value::Null, "missing_fields"),
@@ -153,7 +153,7 @@ async fn registration_checks_in_order() {
 
 #[tokio::test]
 async fn url_rules_at_registration() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let long_ok = format!("https://example.com/{}", "a".repeat(2048 - 20));
     assert_eq!(long_ok.len(), 2048);
     let long_bad = format!("{long_ok}a");
@@ -209,7 +209,7 @@ async fn url_rules_at_registration() {
 
 #[tokio::test]
 async fn private_urls_are_allowed_only_when_configured() {
-    let api = TestApi::with_config(&[("WEBHOOK_ALLOW_PRIVATE_URLS", "true")]).await;
+    let api = TestApp::builder().with_private_webhook_urls().await;
     for url in [
         "http://127.0.0.1:9000/hook",
         "http://localhost:8080/",
@@ -234,7 +234,7 @@ async fn private_urls_are_allowed_only_when_configured() {
 
 #[tokio::test]
 async fn at_most_25_webhooks_per_brand() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     for _ in 0..25 {
         api.post(
             "/webhooks",

@@ -10,7 +10,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn rotate_secret_checks_its_optional_body() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, _) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     for body in [
         r#"{"expire_previous_in_seconds": -1}"#,
@@ -56,7 +56,7 @@ async fn rotate_secret_checks_its_optional_body() {
 
 #[tokio::test]
 async fn a_new_secret_is_shown_once_and_never_again() {
-    let api = TestApi::new().await;
+    let api = TestApp::new().await;
     let (id, first) = register(&api, &Keys::test_a(), "https://hooks.example.com/a").await;
     let r = rotate(&api, &id, None).await;
     r.assert_status(200);
@@ -80,7 +80,10 @@ async fn a_new_secret_is_shown_once_and_never_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn during_an_overlap_both_secrets_sign_and_never_more_than_two() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
     assert_eq!(
@@ -105,7 +108,10 @@ async fn during_an_overlap_both_secrets_sign_and_never_more_than_two() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overlap_ends_when_it_says() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
     // Long enough for the first delivery to land inside it on a loaded machine (2 s was not).
@@ -120,7 +126,10 @@ async fn the_overlap_ends_when_it_says() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the stripe and standardwebhooks verifiers (WEBHOOK_VERIFIER_PYTHON): scripts/test.sh runs it"]
 async fn the_published_libraries_verify_with_either_secret_during_the_overlap() {
-    let api = TestApi::with_delivery(&[PRIVATE_OK], None).await;
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
     let s2 = rotated(&api, &id, None).await;
@@ -144,7 +153,12 @@ async fn the_published_libraries_verify_with_either_secret_during_the_overlap() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_rotations_each_replace_a_different_secret() {
-    let api = std::sync::Arc::new(TestApi::with_delivery(&[PRIVATE_OK], None).await);
+    let api = std::sync::Arc::new(
+        TestApp::builder()
+            .with_delivery()
+            .with_private_webhook_urls()
+            .await,
+    );
     let receiver = Receiver::start(Behaviour::Ok).await;
     let (id, s1) = register(&api, &Keys::test_a(), &receiver.url()).await;
     let handles: Vec<_> = (0..5)

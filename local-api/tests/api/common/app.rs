@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{Method, Request};
 use chrono::{DateTime, Duration, Utc};
-use hosting_app::delivery::{Deliverer, Dns, SystemDns};
+use hosting_app::delivery::Deliverer;
 use hosting_app::seed::Seed;
 use hosting_domain::clock::Clock;
 use hosting_domain::clock::ManualClock;
@@ -15,12 +15,13 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+use super::builder::TestAppBuilder;
 use super::{
     CREATOR_AVA, Response, backend, base_seed, contract, fake_livekit, invariants, start_time,
     store_log,
 };
 
-pub struct TestApi {
+pub struct TestApp {
     pub runtime: Runtime,
     pub(super) dynamo: Option<hosting_aws::dynamodb::DynamoStore>,
     /// Drives the app unless it runs on the system clock.
@@ -33,7 +34,7 @@ pub struct TestApi {
     pub(super) check_invariants: std::sync::atomic::AtomicBool,
 }
 
-impl Drop for TestApi {
+impl Drop for TestApp {
     fn drop(&mut self) {
         for task in &self.background {
             task.abort();
@@ -61,34 +62,19 @@ impl Drop for TestApi {
     }
 }
 
-impl TestApi {
+impl TestApp {
+    /// The default app: the embedded clock, no room provider, no background loops.
     pub async fn new() -> Self {
-        Self::with_config(&[]).await
+        Self::builder().await
     }
 
-    pub async fn with_config(vars: &[(&str, &str)]) -> Self {
-        Self::build(vars, None).await
+    /// An app configured step by step; awaiting the builder starts it.
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder::default()
     }
 
-    /// Live keys served by `livekit`, with `extra` configuration.
-    pub async fn with_livekit(livekit: &fake_livekit::FakeLiveKit, extra: &[(&str, &str)]) -> Self {
-        let config = livekit.config();
-        let mut vars: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        vars.extend_from_slice(extra);
-        Self::with_config(&vars).await
-    }
-
-    /// On the system clock with the timers, outbox relay and delivery worker running, as the
-    /// local server runs: for tests with real webhook receivers.
-    pub async fn with_delivery(vars: &[(&str, &str)], dns: Option<Arc<dyn Dns>>) -> Self {
-        Self::build(vars, Some(dns.unwrap_or_else(|| Arc::new(SystemDns)))).await
-    }
-
-    async fn build(vars: &[(&str, &str)], delivery_dns: Option<Arc<dyn Dns>>) -> Self {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+    pub(super) async fn build(builder: TestAppBuilder) -> Self {
+        let TestAppBuilder { vars, delivery_dns } = builder;
         let config = Config::from_lookup(StoreKind::Memory, |name| {
             vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
@@ -170,7 +156,7 @@ impl TestApi {
         }))
     }
 
-    /// A keyed request to `service` (see [`TestApi::another_instance`]).
+    /// A keyed request to `service` (see [`TestApp::another_instance`]).
     pub async fn send_to(
         &self,
         service: &local_api::ApiService,
