@@ -1,12 +1,27 @@
 //! The check every `TestApp` makes when dropped (`common/invariants.rs`) is not vacuous: a
-//! slot count or an event list that breaks an invariant fails it, on either backend.
+//! slot count or an event list that breaks an invariant fails it, and so do an outbox event
+//! that cannot be relayed and a finished stream's room that exists again, on either backend.
 
-use crate::common::invariants::check_store;
-use crate::common::{Keys, TestApp};
+use chrono::TimeDelta;
+use serde_json::json;
+
+use crate::common::fake_livekit::FakeLiveKit;
+use crate::common::invariants::{
+    app_at, brands, check_store, drain, drain_time, undeleted_rooms, undrained,
+};
+use crate::common::{Keys, TestApp, register_webhook, start_live};
 
 #[tokio::test]
 async fn a_broken_invariant_fails_the_drop_check() {
     let api = TestApp::new().await;
+    // A webhook that wants the start, so that relaying it queues a delivery.
+    register_webhook(
+        &api,
+        &Keys::test_a(),
+        "https://hooks.example.com/hook",
+        json!(["stream.started"]),
+    )
+    .await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let events = api.emitted_events().await;
     let store = &*api.runtime.app.store;
@@ -27,4 +42,56 @@ async fn a_broken_invariant_fails_the_drop_check() {
         violations.contains(&format!("stream {id}: 2 stream.started events")),
         "{violations:?}"
     );
+
+    // An event the delivery queue refuses: the drain leaves it waiting for its retry.
+    let app = &api.runtime.app;
+    let draining_at = |at| app_at(app.config.clone(), app.store.clone(), app.queue.clone(), at);
+    api.refuse_queue_bodies_containing(Some(&id)).await;
+    let at = drain_time(api.now());
+    assert_eq!(drain(&draining_at(at)).await, Vec::<String>::new());
+    let left = undrained(store, at).await;
+    assert!(
+        left.iter()
+            .any(|record| record.ends_with(&format!("of stream {id}: not relayed"))),
+        "{left:?}"
+    );
+    // Once the queue takes it, its retry relays it.
+    api.refuse_queue_bodies_containing(None).await;
+    let later = at + TimeDelta::days(1);
+    drain(&draining_at(later)).await;
+    assert_eq!(undrained(store, later).await, Vec::<String>::new());
+
+    // A finished stream's room that exists again, on an app with a (fake) LiveKit.
+    let fake = FakeLiveKit::start().await;
+    let api = TestApp::builder().with_livekit(&fake).await;
+    let (id, room, _) = start_live(&api, 30).await;
+    // Its host never joins: the preparing timeout ends it in `error`.
+    assert_eq!(api.advance_and_fire(TimeDelta::minutes(5)).await, 1);
+    let app = &api.runtime.app;
+    let at = drain_time(api.now());
+    drain(&app_at(
+        app.config.clone(),
+        app.store.clone(),
+        app.queue.clone(),
+        at,
+    ))
+    .await;
+    let store = &*app.store;
+    let brands = brands(&api.emitted_events().await);
+    assert_eq!(
+        undeleted_rooms(store, &brands, &fake.rooms()).await,
+        Vec::<String>::new(),
+        "the failed stream's room is deleted"
+    );
+    assert_eq!(undrained(store, at).await, Vec::<String>::new());
+
+    // Someone joins the room again after its cleanup was done.
+    fake.join(&room);
+    assert_eq!(
+        undeleted_rooms(store, &brands, &fake.rooms()).await,
+        [format!(
+            "stream {id} is error, but its room {room} still exists"
+        )]
+    );
+    api.skip_rooms_check("the test re-created a failed stream's room on purpose");
 }

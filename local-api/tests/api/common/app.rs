@@ -10,7 +10,7 @@ use hosting_app::seed::Seed;
 use hosting_domain::clock::Clock;
 use hosting_domain::clock::ManualClock;
 use hosting_domain::config::{Config, StoreKind};
-use hosting_runtime::Runtime;
+use hosting_runtime::{LocalQueue, Runtime};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -29,9 +29,15 @@ pub struct TestApp {
     pub(super) service: local_api::ApiService,
     pub(super) background: Vec<tokio::task::JoinHandle<()>>,
     pub(super) store_log: store_log::StoreLog,
+    /// The fake LiveKit the app was built with, whose rooms the drop check reads.
+    pub(super) livekit: Option<fake_livekit::FakeLiveKit>,
     /// Whether dropping it checks the invariants (`invariants.rs`); off once a test breaks the
     /// store on purpose.
     pub(super) check_invariants: std::sync::atomic::AtomicBool,
+    /// Why the test leaves outbox records it cannot relay, when it does on purpose.
+    pub(super) skipped_outbox_check: std::sync::OnceLock<&'static str>,
+    /// Why the test leaves rooms of finished streams in LiveKit, when it does on purpose.
+    pub(super) skipped_rooms_check: std::sync::OnceLock<&'static str>,
 }
 
 impl Drop for TestApp {
@@ -46,14 +52,28 @@ impl Drop for TestApp {
         {
             return;
         }
-        let backend = match (&self.runtime.memory, &self.dynamo) {
-            (Some(memory), _) => invariants::Backend::Memory(memory.clone()),
-            (None, Some(dynamo)) => invariants::Backend::DynamoDb {
-                table: dynamo.table().to_owned(),
+        let backend = match (&self.runtime.memory, &self.dynamo, &self.runtime.queue) {
+            (Some(memory), _, LocalQueue::Memory(queue)) => invariants::Backend::Memory {
+                store: memory.clone(),
+                queue: queue.clone(),
             },
-            (None, None) => return,
+            (None, Some(dynamo), LocalQueue::Sqs(queue)) => invariants::Backend::DynamoDb {
+                table: dynamo.table().to_owned(),
+                queue_url: queue.queue_url().to_owned(),
+                dlq_url: queue.dlq_url().to_owned(),
+            },
+            _ => return,
         };
-        let violations = invariants::violations(backend);
+        let violations = invariants::violations(invariants::Subject {
+            backend,
+            config: self.runtime.app.config.clone(),
+            test_now: self.now(),
+            livekit: self
+                .livekit
+                .clone()
+                .filter(|_| self.skipped_rooms_check.get().is_none()),
+            outbox_must_drain: self.skipped_outbox_check.get().is_none(),
+        });
         assert!(
             violations.is_empty(),
             "the test left the store inconsistent:\n{}",
@@ -74,7 +94,11 @@ impl TestApp {
     }
 
     pub(super) async fn build(builder: TestAppBuilder) -> Self {
-        let TestAppBuilder { vars, delivery_dns } = builder;
+        let TestAppBuilder {
+            vars,
+            livekit,
+            delivery_dns,
+        } = builder;
         let config = Config::from_lookup(StoreKind::Memory, |name| {
             vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
@@ -104,7 +128,10 @@ impl TestApp {
             service,
             background,
             store_log,
+            livekit,
             check_invariants: std::sync::atomic::AtomicBool::new(true),
+            skipped_outbox_check: std::sync::OnceLock::new(),
+            skipped_rooms_check: std::sync::OnceLock::new(),
         }
     }
 

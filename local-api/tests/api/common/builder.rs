@@ -19,6 +19,7 @@ const FAST_RETRY_DELAYS_SECS: [f64; 5] = [0.05; 5];
 #[must_use = "await the builder to start the app"]
 pub struct TestAppBuilder {
     pub(super) vars: Vec<(String, String)>,
+    pub(super) livekit: Option<FakeLiveKit>,
     /// `Some`: on the system clock with the background loops running.
     pub(super) delivery_dns: Option<Arc<dyn Dns>>,
 }
@@ -39,9 +40,12 @@ impl TestAppBuilder {
         self
     }
 
-    /// Live keys served by `livekit`.
+    /// Live keys served by `livekit`; the app keeps a handle on it, so that dropping the app
+    /// can check that no finished stream's room is left in it.
     pub fn with_livekit(self, livekit: &FakeLiveKit) -> Self {
-        self.with_livekit_at(&livekit.url)
+        let mut builder = self.with_livekit_at(&livekit.url);
+        builder.livekit = Some(livekit.clone());
+        builder
     }
 
     /// Live keys served by a LiveKit at `url` with the fake's credentials (one that is not

@@ -52,15 +52,25 @@ struct Shared {
     rooms: Arc<Mutex<HashSet<String>>>,
 }
 
+/// A handle on the server; clones share it, and the server stops when the last is dropped.
+#[derive(Clone)]
 pub struct FakeLiveKit {
     pub url: String,
     shared: Shared,
-    task: tokio::task::JoinHandle<()>,
+    _server: Arc<Server>,
 }
 
-impl Drop for FakeLiveKit {
+/// The server runs on a thread and runtime of its own, so that it still answers while the
+/// test's runtime is blocked (the drop check deletes rooms while the test app is dropped).
+struct Server {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }
 
@@ -202,12 +212,29 @@ impl FakeLiveKit {
     pub async fn start() -> Self {
         let shared = Shared::default();
         let app = Router::new().fallback(twirp).with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the fake LiveKit")
+                .block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                    // Not a graceful shutdown: calls told to hang never finish.
+                    tokio::select! {
+                        served = axum::serve(listener, app) => served.unwrap(),
+                        _ = stopped => {}
+                    }
+                });
         });
-        Self { url, shared, task }
+        Self {
+            url,
+            shared,
+            _server: Arc::new(Server { stop: Some(stop) }),
+        }
     }
 
     /// Configuration pointing the product at this server.

@@ -1,17 +1,43 @@
-//! What every test leaves true, checked when its `TestApp` is dropped, on either backend: each
-//! brand's active slots are its `preparing` plus `live` streams, and each stream has at most one
-//! `stream.started` and at most one final event, whose type is the stream's final status. A
-//! test that breaks the store on purpose (an outage, a deleted table) is not checked.
+//! What every test leaves true, checked when its `TestApp` is dropped, on either backend:
+//!
+//! - each brand's active slots are its `preparing` plus `live` streams, and each stream has at
+//!   most one `stream.started` and at most one final event, whose type is the stream's final
+//!   status;
+//! - the outbox drains: the durable records that drive side effects are the events waiting
+//!   for the relay to hand them to the delivery queue, and the pending room cleanups of
+//!   finished streams (docs/lifecycle.md, "Room cleanup"). The check runs the outbox relay
+//!   once and the room cleanup sweep until it completes nothing more, as the local runtime's
+//!   loops would, on a clock a day past the test's (and the system's) time, so that every
+//!   retry, claim lease and launch hold the test left has come due. Drained means none of
+//!   those records is left afterwards: no event still to relay or waiting for a retry, none
+//!   set aside for an operator, no room cleanup pending. Deliveries already in the delivery
+//!   queue are past the outbox and not checked;
+//! - no finished room is left: when the app was built with a fake LiveKit, after the drain no
+//!   `ended` or `error` stream's room (`stream-<id>`, as the stream records it) exists there.
+//!
+//! A test that breaks the store on purpose (an outage, a deleted table) is not checked at all;
+//! one that leaves side effects undone on purpose (a LiveKit that never deletes, a queue that
+//! refuses) opts out of the check it fails, saying why.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, TimeDelta, Utc};
+use hosting_app::App;
+use hosting_app::app::AppParts;
+use hosting_app::delivery::relay;
+use hosting_app::service::rooms;
 use hosting_aws::dynamodb::DynamoStore;
-use hosting_domain::domain::{EventType, StreamEvent, StreamStatus};
-use hosting_domain::ports::StreamStore;
-use hosting_embedded::MemoryStore;
+use hosting_aws::sqs::SqsQueue;
+use hosting_domain::clock::ManualClock;
+use hosting_domain::config::Config;
+use hosting_domain::domain::{EventType, Stream, StreamEvent, StreamStatus};
+use hosting_domain::ports::{DeliveryQueue, Outbox, Store, StreamStore};
+use hosting_embedded::{MemoryQueue, MemoryStore, MemoryTimers};
 use uuid::Uuid;
 
+use super::fake_livekit::FakeLiveKit;
 use super::{backend, faults};
 
 /// The brands every test's seed holds; brands of the events are checked too.
@@ -24,55 +50,235 @@ const SEEDED_BRANDS: [&str; 5] = [
 ];
 
 pub(super) enum Backend {
-    Memory(MemoryStore),
-    DynamoDb { table: String },
+    Memory {
+        store: MemoryStore,
+        queue: MemoryQueue,
+    },
+    DynamoDb {
+        table: String,
+        queue_url: String,
+        dlq_url: String,
+    },
+}
+
+/// What the drop check reads: the app's backends and configuration, the test clock's time,
+/// and which of the checks apply.
+pub(super) struct Subject {
+    pub backend: Backend,
+    pub config: Config,
+    pub test_now: DateTime<Utc>,
+    /// `None` when the app had no fake LiveKit or the test opted out of the rooms check.
+    pub livekit: Option<FakeLiveKit>,
+    pub outbox_must_drain: bool,
 }
 
 /// The violations, read on a thread of its own: `Drop` cannot wait on the test's runtime, and
-/// the test's DynamoDB client belongs to that runtime, so the check makes its own.
-pub(super) fn violations(backend: Backend) -> Vec<String> {
+/// the test's AWS and LiveKit clients belong to that runtime, so the check makes its own.
+pub(super) fn violations(subject: Subject) -> Vec<String> {
     std::thread::spawn(move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("a runtime for the check")
-            .block_on(check(backend))
+            .block_on(check(subject))
     })
     .join()
     .unwrap_or_else(|_| vec!["the invariant check itself panicked".into()])
 }
 
-async fn check(backend: Backend) -> Vec<String> {
-    match backend {
-        Backend::Memory(memory) => {
-            let events = memory.emitted_events();
-            let active = |brand: &str| memory.active_streams(brand);
-            check_store(&memory, &events, active).await
-        }
-        Backend::DynamoDb { table } => {
-            // Fault rules a test left for its table must not fail the check's own reads.
-            if std::env::var_os("FAULT_PROXY_URL").is_some() {
-                faults::clear(&table).await;
+async fn check(subject: Subject) -> Vec<String> {
+    let Subject {
+        backend,
+        config,
+        test_now,
+        livekit,
+        outbox_must_drain,
+    } = subject;
+    let (store, queue, events, active): (Arc<dyn Store>, Arc<dyn DeliveryQueue>, _, _) =
+        match backend {
+            Backend::Memory { store, queue } => {
+                let events = store.emitted_events();
+                let active: BTreeMap<String, u32> = brands(&events)
+                    .into_iter()
+                    .map(|brand| {
+                        let count = store.active_streams(&brand);
+                        (brand, count)
+                    })
+                    .collect();
+                (Arc::new(store), Arc::new(queue), events, active)
             }
-            let sdk = hosting_aws::sdk_config().await;
-            let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
-            let events = backend::scan_events(&store).await;
-            let mut active = BTreeMap::new();
-            for brand in brands(&events) {
-                let counters = store.brand_counters(&brand).await.unwrap_or_default();
-                let count = match counters.get("active") {
-                    Some(AttributeValue::N(n)) => n.parse().unwrap_or(u32::MAX),
-                    _ => 0,
-                };
-                active.insert(brand, count);
+            Backend::DynamoDb {
+                table,
+                queue_url,
+                dlq_url,
+            } => {
+                // Fault rules a test left for its table must not fail the check's own requests.
+                if std::env::var_os("FAULT_PROXY_URL").is_some() {
+                    faults::clear(&table).await;
+                }
+                let sdk = hosting_aws::sdk_config().await;
+                let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
+                let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), queue_url, dlq_url);
+                let events = backend::scan_events(&store).await;
+                let mut active = BTreeMap::new();
+                for brand in brands(&events) {
+                    let counters = store.brand_counters(&brand).await.unwrap_or_default();
+                    let count = match counters.get("active") {
+                        Some(AttributeValue::N(n)) => n.parse().unwrap_or(u32::MAX),
+                        _ => 0,
+                    };
+                    active.insert(brand, count);
+                }
+                (Arc::new(store), Arc::new(queue), events, active)
             }
-            let active = |brand: &str| active.get(brand).copied().unwrap_or(0);
-            check_store(&store, &events, active).await
-        }
+        };
+    let at = drain_time(test_now);
+    let mut violations = drain(&app_at(config, store.clone(), queue, at)).await;
+    if outbox_must_drain {
+        violations.extend(undrained(&*store, at).await);
     }
+    if let Some(livekit) = livekit {
+        violations.extend(undeleted_rooms(&*store, &brands(&events), &livekit.rooms()).await);
+    }
+    let active = |brand: &str| active.get(brand).copied().unwrap_or(0);
+    violations.extend(check_store(&*store, &events, active).await);
+    violations
 }
 
-fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
+/// When the drain runs: a day past the later of the test's clock and the system's, past every
+/// retry delay, relay lease and launch hold a test can leave pending.
+pub fn drain_time(test_now: DateTime<Utc>) -> DateTime<Utc> {
+    test_now.max(Utc::now()) + TimeDelta::days(1)
+}
+
+/// An app on `store` and `queue`, with the room provider `config` names, whose clock stands
+/// still at `at`.
+pub fn app_at(
+    config: Config,
+    store: Arc<dyn Store>,
+    queue: Arc<dyn DeliveryQueue>,
+    at: DateTime<Utc>,
+) -> App {
+    let rooms = hosting_livekit::rooms_from_config(&config);
+    App::new(AppParts {
+        config,
+        clock: Arc::new(ManualClock::new(at)),
+        store,
+        timers: Arc::new(MemoryTimers::new()),
+        queue,
+        rooms,
+    })
+}
+
+/// Runs the outbox relay once and the room cleanup sweep until it completes nothing more, as
+/// the local runtime's loops do; returns what failed outright.
+pub async fn drain(app: &App) -> Vec<String> {
+    let mut failures = Vec::new();
+    if let Err(err) = relay::sweep(app, std::time::Duration::ZERO).await {
+        failures.push(format!("the outbox relay failed: {err}"));
+    }
+    // A sweep takes one batch of the due cleanups; those that fail are due again only later.
+    for _ in 0..100 {
+        match rooms::sweep(app).await {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(err) => {
+                failures.push(format!("the room cleanup sweep failed: {err}"));
+                break;
+            }
+        }
+    }
+    failures
+}
+
+/// The outbox records left in `store` after a drain at `drained_at`.
+pub async fn undrained<S: Outbox + StreamStore + ?Sized>(
+    store: &S,
+    drained_at: DateTime<Utc>,
+) -> Vec<String> {
+    // Past any retry the drain itself scheduled.
+    let horizon = drained_at + TimeDelta::days(365);
+    const ALL: usize = 1000;
+    let mut left = Vec::new();
+    match store.pending_events(horizon, ALL).await {
+        Ok(events) => left.extend(events.iter().map(|e| {
+            format!(
+                "event {} ({}) of stream {}: not relayed",
+                e.id,
+                e.event_type.as_str(),
+                e.stream_id
+            )
+        })),
+        Err(err) => left.push(format!("the outbox is unreadable: {err}")),
+    }
+    match store.set_aside_events(ALL).await {
+        Ok(set_aside) => left.extend(set_aside.iter().map(|s| {
+            format!(
+                "event {} ({}) of stream {}: set aside after {} attempts: {}",
+                s.event.id,
+                s.event.event_type.as_str(),
+                s.event.stream_id,
+                s.attempts,
+                s.error
+            )
+        })),
+        Err(err) => left.push(format!("the set-aside events are unreadable: {err}")),
+    }
+    match store.due_room_cleanups(horizon, ALL).await {
+        Ok(cleanups) => left.extend(cleanups.iter().map(|c| {
+            format!(
+                "stream {}: the deletion of room {} still pending after {} failed attempts",
+                c.stream_id, c.room_name, c.attempts
+            )
+        })),
+        Err(err) => left.push(format!("the room cleanups are unreadable: {err}")),
+    }
+    left
+}
+
+/// The finished streams of `brands` whose room is among `rooms` (the rooms that exist).
+pub async fn undeleted_rooms<S: StreamStore + ?Sized>(
+    store: &S,
+    brands: &BTreeSet<String>,
+    rooms: &HashSet<String>,
+) -> Vec<String> {
+    const PAGE: usize = 100;
+    let mut left = Vec::new();
+    for brand in brands {
+        for status in [StreamStatus::Ended, StreamStatus::Error] {
+            let mut offset = 0;
+            loop {
+                let page = match store.list_streams(brand, Some(status), PAGE, offset).await {
+                    Ok(page) => page,
+                    Err(err) => {
+                        left.push(format!("{brand}: streams unreadable: {err}"));
+                        break;
+                    }
+                };
+                for stream in &page.streams {
+                    let room = stream
+                        .room_name
+                        .clone()
+                        .unwrap_or_else(|| Stream::room_name_for(stream.id));
+                    if rooms.contains(&room) {
+                        left.push(format!(
+                            "stream {} is {}, but its room {room} still exists",
+                            stream.id,
+                            status.as_str()
+                        ));
+                    }
+                }
+                offset += page.streams.len();
+                if page.streams.is_empty() || offset as u64 >= page.total {
+                    break;
+                }
+            }
+        }
+    }
+    left
+}
+
+pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
     SEEDED_BRANDS
         .iter()
         .map(|b| b.to_string())

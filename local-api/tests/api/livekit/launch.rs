@@ -156,6 +156,9 @@ async fn an_unreachable_livekit_is_launch_failed() {
     let api = TestApp::builder()
         .with_livekit_at("http://127.0.0.1:9")
         .await;
+    api.skip_outbox_check(
+        "LiveKit is never reachable: the failed stream's room deletion stays pending",
+    );
     api.start(&Keys::live_a(), json!({}))
         .await
         .assert_error(502, "launch_failed");
