@@ -43,12 +43,13 @@ impl Routes {
         H: Handler<T, App>,
         T: 'static,
     {
-        // A served endpoint missing from the list would be missing from both documents.
+        // An endpoint declared outside `declare_endpoints!` would be missing from both
+        // documents.
         assert!(
             ENDPOINTS
                 .iter()
                 .any(|listed| std::ptr::eq(*listed, endpoint)),
-            "{} {} is not in ENDPOINTS",
+            "{} {} is not declared with declare_endpoints!",
             endpoint.method,
             endpoint.path
         );

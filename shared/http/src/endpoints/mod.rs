@@ -1,8 +1,9 @@
 //! Every endpoint of the API, declared once: method, path, access, parameters, request body
 //! and responses. The router ([`super::routes`]), the discovery document (`GET /`), the
 //! OpenAPI document ([`super::openapi`]) and the scope tests all read these declarations.
-//! Adding an endpoint means one declaration here (naming the function that serves it), its
-//! handler, its service and its route in `template.yaml`.
+//! Adding an endpoint means one declaration here, inside its module's `declare_endpoints!`
+//! (naming the function that serves it), its handler, its service and its route in
+//! `template.yaml`. The declarations themselves make [`ENDPOINTS`]: no list to keep in step.
 //!
 //! Bodies are named by their Rust types, whose schemas are derived (`schemars`) with the
 //! limits the validation enforces. Responses every keyed endpoint shares (401, 402, 403, 429,
@@ -20,12 +21,25 @@ use hosting_domain::domain::Scope;
 use hosting_domain::domain::paging::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 use hosting_domain::error::ErrorCode;
 
+/// Declares a module's endpoints and lists them, in the order written, as its `DECLARED`.
+macro_rules! declare_endpoints {
+    ($($(#[$attr:meta])* pub static $name:ident: Endpoint = $value:expr;)+) => {
+        $($(#[$attr])* pub static $name: Endpoint = $value;)+
+
+        /// This module's endpoints, in the order written.
+        pub(super) static DECLARED: &[&Endpoint] = &[$(&$name),+];
+    };
+}
+
+// The modules in the order the documents list their endpoints.
 mod public;
 mod streams;
+mod test_helpers;
 mod webhooks;
 
 pub use public::*;
 pub use streams::*;
+pub use test_helpers::*;
 pub use webhooks::*;
 
 /// Who may call an endpoint.
@@ -197,31 +211,18 @@ pub(super) fn list_offset(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "integer", "minimum": 0, "default": 0 })
 }
 
-/// Every endpoint, in the order documents list them.
-pub static ENDPOINTS: &[&Endpoint] = &[
-    &DISCOVERY,
-    &OPENAPI,
-    &DOCS,
-    &LIST_CREATORS,
-    &START_STREAM,
-    &LIST_STREAMS,
-    &GET_STREAM,
-    &END_STREAM,
-    &GET_ANALYTICS,
-    &REGISTER_WEBHOOK,
-    &LIST_WEBHOOKS,
-    &DELETE_WEBHOOK,
-    &GET_WEBHOOK,
-    &UPDATE_WEBHOOK,
-    &ROTATE_WEBHOOK_SECRET,
-    &TEST_WEBHOOK,
-    &LIST_DELIVERIES,
-    &REDELIVER,
-    &SET_TEST_STREAM_VIEWERS,
-    &FINISH_TEST_STREAM,
-    &FAIL_TEST_STREAM,
-];
-
+/// Every endpoint, in the order the documents list them: the modules' declarations, module by
+/// module.
+pub static ENDPOINTS: std::sync::LazyLock<Vec<&'static Endpoint>> =
+    std::sync::LazyLock::new(|| {
+        [
+            public::DECLARED,
+            streams::DECLARED,
+            webhooks::DECLARED,
+            test_helpers::DECLARED,
+        ]
+        .concat()
+    });
 // The discovery document, `GET /api/v1/` (docs/request-pipeline.md, "Public endpoints").
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

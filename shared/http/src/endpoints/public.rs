@@ -22,90 +22,92 @@ fn openapi_document(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "object", "required": ["openapi", "paths"] })
 }
 
-pub static DISCOVERY: Endpoint = Endpoint {
-    operation_id: "getDiscovery",
-    tag: "discovery",
-    function: Function::Discovery,
-    method: Method::GET,
-    path: "/",
-    access: Access::Public,
-    summary: "Discovery document; usable as a liveness check.",
-    description: "Names the API and lists every endpoint with the scope it needs.",
-    responses: &[Response {
-        status: 200,
-        description: "The discovery document.",
-        body: Body::Json(schema_of::<Discovery>),
-        headers: &[],
-    }],
-    ..Endpoint::DEFAULT
-};
-
-pub static OPENAPI: Endpoint = Endpoint {
-    operation_id: "getOpenApi",
-    tag: "discovery",
-    function: Function::Discovery,
-    method: Method::GET,
-    path: "/openapi.json",
-    access: Access::Public,
-    summary: "This API's OpenAPI 3.1 description.",
-    description: "The machine-readable description of every operation, built from the same declarations that route requests.",
-    responses: &[Response {
-        status: 200,
-        description: "The OpenAPI document.",
-        body: Body::Json(openapi_document),
-        headers: &[],
-    }],
-    ..Endpoint::DEFAULT
-};
-
-pub static DOCS: Endpoint = Endpoint {
-    operation_id: "getDocs",
-    tag: "discovery",
-    function: Function::Discovery,
-    method: Method::GET,
-    path: "/docs",
-    access: Access::Public,
-    summary: "This reference as a web page.",
-    description: "HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.",
-    responses: &[Response {
-        status: 200,
-        description: "The reference page.",
-        body: Body::Html,
-        headers: &[Header {
-            name: "Cache-Control",
-            description: "Always `public, max-age=300`.",
-            schema: docs_cache_control,
-        }],
-    }],
-    ..Endpoint::DEFAULT
-};
-
-pub static LIST_CREATORS: Endpoint = Endpoint {
-    operation_id: "listCreators",
-    tag: "creators",
-    function: Function::Discovery,
-    method: Method::GET,
-    path: "/creators",
-    access: Access::Public,
-    summary: "Stock creators (AI hosts), sorted by name.",
-    description: "Sorted by name (case-insensitive), then id. Never rate limited.",
-    responses: &[
-        Response {
+declare_endpoints! {
+    pub static DISCOVERY: Endpoint = Endpoint {
+        operation_id: "getDiscovery",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/",
+        access: Access::Public,
+        summary: "Discovery document; usable as a liveness check.",
+        description: "Names the API and lists every endpoint with the scope it needs.",
+        responses: &[Response {
             status: 200,
-            description: "The creators.",
-            body: Body::Json(schema_of::<CreatorList>),
+            description: "The discovery document.",
+            body: Body::Json(schema_of::<Discovery>),
+            headers: &[],
+        }],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static OPENAPI: Endpoint = Endpoint {
+        operation_id: "getOpenApi",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/openapi.json",
+        access: Access::Public,
+        summary: "This API's OpenAPI 3.1 description.",
+        description: "The machine-readable description of every operation, built from the same declarations that route requests.",
+        responses: &[Response {
+            status: 200,
+            description: "The OpenAPI document.",
+            body: Body::Json(openapi_document),
+            headers: &[],
+        }],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static DOCS: Endpoint = Endpoint {
+        operation_id: "getDocs",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/docs",
+        access: Access::Public,
+        summary: "This reference as a web page.",
+        description: "HTML rendered from the OpenAPI document: every operation, the errors, the event catalogue and a guide to receiving webhooks. Self-contained: it loads nothing from another host and runs no script. Never rate limited.",
+        responses: &[Response {
+            status: 200,
+            description: "The reference page.",
+            body: Body::Html,
             headers: &[Header {
                 name: "Cache-Control",
-                description: "Always `public, max-age=60`.",
-                schema: cache_control,
+                description: "Always `public, max-age=300`.",
+                schema: docs_cache_control,
             }],
-        },
-        Response {
-            status: 500,
-            description: "Server-side database failure.",
-            body: Body::Error(&[DbError]),
-            headers: &[],
-        },
-    ],
-    ..Endpoint::DEFAULT
-};
+        }],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static LIST_CREATORS: Endpoint = Endpoint {
+        operation_id: "listCreators",
+        tag: "creators",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/creators",
+        access: Access::Public,
+        summary: "Stock creators (AI hosts), sorted by name.",
+        description: "Sorted by name (case-insensitive), then id. Never rate limited.",
+        responses: &[
+            Response {
+                status: 200,
+                description: "The creators.",
+                body: Body::Json(schema_of::<CreatorList>),
+                headers: &[Header {
+                    name: "Cache-Control",
+                    description: "Always `public, max-age=60`.",
+                    schema: cache_control,
+                }],
+            },
+            Response {
+                status: 500,
+                description: "Server-side database failure.",
+                body: Body::Error(&[DbError]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
+}

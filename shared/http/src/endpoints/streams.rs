@@ -10,7 +10,7 @@ use hosting_domain::domain::analytics::Analytics;
 use hosting_domain::domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
 use hosting_domain::domain::{Scope, StreamStatus};
 use hosting_domain::error::ErrorCode::*;
-use hosting_domain::validation::{SetViewersRequest, StartStreamRequest};
+use hosting_domain::validation::StartStreamRequest;
 
 fn stream_status(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<StreamStatus>()
@@ -57,7 +57,7 @@ crate::query_parameters! {
     }
 }
 
-const STREAM_ID: Parameter = Parameter {
+pub(super) const STREAM_ID: Parameter = Parameter {
     name: "id",
     location: In::Path,
     required: true,
@@ -65,220 +65,156 @@ const STREAM_ID: Parameter = Parameter {
     schema: string,
 };
 
-pub static START_STREAM: Endpoint = Endpoint {
-    operation_id: "startStream",
-    tag: "streams",
-    function: Function::Streams,
-    method: Method::POST,
-    path: "/streams",
-    access: Access::Keyed(Scope::StreamsWrite),
-    summary: "Start a stream and dispatch its AI host.",
-    description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.",
-    request_body: Some(schema_of::<StartStreamRequest>),
-    responses: &[
-        Response {
-            status: 201,
-            description: "Stream created.",
-            body: Body::Json(schema_of::<StreamCreated>),
-            headers: &[Header {
-                name: "Location",
-                description: "Path of the new stream.",
-                schema: string,
-            }],
-        },
-        Response {
-            status: 400,
-            description: "Invalid JSON or a missing field (`missing_fields`), a violated constraint or a malformed Idempotency-Key (`invalid_fields`), or an unknown creator (`invalid_creator`).",
-            body: Body::Error(&[MissingFields, InvalidFields, InvalidCreator]),
-            headers: &[],
-        },
-        Response {
-            status: 403,
-            description: "The key lacks `streams:write` (the message names it), or `vertical` is not the brand's.",
-            body: Body::Error(&[VerticalMismatch]),
-            headers: &[],
-        },
-        Response {
-            status: 429,
-            description: "Over {requests_per_minute} requests in the current UTC minute for the brand, or {max_active_streams} streams already active. No Retry-After.",
-            body: Body::Error(&[ConcurrencyLimit]),
-            headers: &[],
-        },
-        Response {
-            status: 502,
-            description: "Room creation or dispatch failed after the record was created; the stream exists with status `error`.",
-            body: Body::Error(&[LaunchFailed]),
-            headers: &[],
-        },
-    ],
-    idempotent: true,
-    // The brand's counters are read alongside the count: a start is two round trips.
-    write_counted_alongside: true,
-    ..Endpoint::DEFAULT
-};
+declare_endpoints! {
+    pub static START_STREAM: Endpoint = Endpoint {
+        operation_id: "startStream",
+        tag: "streams",
+        function: Function::Streams,
+        method: Method::POST,
+        path: "/streams",
+        access: Access::Keyed(Scope::StreamsWrite),
+        summary: "Start a stream and dispatch its AI host.",
+        description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.",
+        request_body: Some(schema_of::<StartStreamRequest>),
+        responses: &[
+            Response {
+                status: 201,
+                description: "Stream created.",
+                body: Body::Json(schema_of::<StreamCreated>),
+                headers: &[Header {
+                    name: "Location",
+                    description: "Path of the new stream.",
+                    schema: string,
+                }],
+            },
+            Response {
+                status: 400,
+                description: "Invalid JSON or a missing field (`missing_fields`), a violated constraint or a malformed Idempotency-Key (`invalid_fields`), or an unknown creator (`invalid_creator`).",
+                body: Body::Error(&[MissingFields, InvalidFields, InvalidCreator]),
+                headers: &[],
+            },
+            Response {
+                status: 403,
+                description: "The key lacks `streams:write` (the message names it), or `vertical` is not the brand's.",
+                body: Body::Error(&[VerticalMismatch]),
+                headers: &[],
+            },
+            Response {
+                status: 429,
+                description: "Over {requests_per_minute} requests in the current UTC minute for the brand, or {max_active_streams} streams already active. No Retry-After.",
+                body: Body::Error(&[ConcurrencyLimit]),
+                headers: &[],
+            },
+            Response {
+                status: 502,
+                description: "Room creation or dispatch failed after the record was created; the stream exists with status `error`.",
+                body: Body::Error(&[LaunchFailed]),
+                headers: &[],
+            },
+        ],
+        idempotent: true,
+        // The brand's counters are read alongside the count: a start is two round trips.
+        write_counted_alongside: true,
+        ..Endpoint::DEFAULT
+    };
 
-pub static LIST_STREAMS: Endpoint = Endpoint {
-    operation_id: "listStreams",
-    tag: "streams",
-    function: Function::Streams,
-    method: Method::GET,
-    path: "/streams",
-    access: Access::Keyed(Scope::StreamsRead),
-    summary: "List the brand's streams, newest first.",
-    description: "Newest first. Never answers 400: a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing.",
-    query: ListStreamsParams::PARAMETERS,
-    responses: &[Response {
-        status: 200,
-        description: "A page of streams.",
-        body: Body::Json(schema_of::<StreamList>),
-        headers: &[],
-    }],
-    ..Endpoint::DEFAULT
-};
-
-pub static GET_STREAM: Endpoint = Endpoint {
-    operation_id: "getStream",
-    tag: "streams",
-    function: Function::Streams,
-    method: Method::GET,
-    path: "/streams/{id}",
-    access: Access::Keyed(Scope::StreamsRead),
-    summary: "Get one stream.",
-    description: "Missing, another brand's, or a failed lookup: 404.",
-    parameters: &[STREAM_ID],
-    responses: &[
-        Response {
+    pub static LIST_STREAMS: Endpoint = Endpoint {
+        operation_id: "listStreams",
+        tag: "streams",
+        function: Function::Streams,
+        method: Method::GET,
+        path: "/streams",
+        access: Access::Keyed(Scope::StreamsRead),
+        summary: "List the brand's streams, newest first.",
+        description: "Newest first. Never answers 400: a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing.",
+        query: ListStreamsParams::PARAMETERS,
+        responses: &[Response {
             status: 200,
-            description: "The stream.",
-            body: Body::Json(schema_of::<StreamDetail>),
+            description: "A page of streams.",
+            body: Body::Json(schema_of::<StreamList>),
             headers: &[],
-        },
-        Response {
-            status: 404,
-            description: "No such stream for this brand.",
-            body: Body::Error(&[NotFound]),
-            headers: &[],
-        },
-    ],
-    ..Endpoint::DEFAULT
-};
+        }],
+        ..Endpoint::DEFAULT
+    };
 
-pub static END_STREAM: Endpoint = Endpoint {
-    operation_id: "endStream",
-    tag: "streams",
-    function: Function::Streams,
-    method: Method::DELETE,
-    path: "/streams/{id}",
-    access: Access::Keyed(Scope::StreamsWrite),
-    summary: "End a live stream.",
-    description: "Only `live` streams end; anything else is not found. Safe to retry.",
-    parameters: &[STREAM_ID],
-    responses: &[
-        Response {
-            status: 200,
-            description: "The stream ended.",
-            body: Body::Json(schema_of::<StreamEnded>),
-            headers: &[],
-        },
-        Response {
-            status: 404,
-            description: "No such live stream for this brand.",
-            body: Body::Error(&[NotFound]),
-            headers: &[],
-        },
-    ],
-    ..Endpoint::DEFAULT
-};
+    pub static GET_STREAM: Endpoint = Endpoint {
+        operation_id: "getStream",
+        tag: "streams",
+        function: Function::Streams,
+        method: Method::GET,
+        path: "/streams/{id}",
+        access: Access::Keyed(Scope::StreamsRead),
+        summary: "Get one stream.",
+        description: "Missing, another brand's, or a failed lookup: 404.",
+        parameters: &[STREAM_ID],
+        responses: &[
+            Response {
+                status: 200,
+                description: "The stream.",
+                body: Body::Json(schema_of::<StreamDetail>),
+                headers: &[],
+            },
+            Response {
+                status: 404,
+                description: "No such stream for this brand.",
+                body: Body::Error(&[NotFound]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
 
-pub static GET_ANALYTICS: Endpoint = Endpoint {
-    operation_id: "getAnalytics",
-    tag: "analytics",
-    function: Function::Analytics,
-    method: Method::GET,
-    path: "/analytics",
-    access: Access::Keyed(Scope::AnalyticsRead),
-    summary: "Aggregate analytics over 24h, 7d or 30d.",
-    description: "Aggregates over the streams created in the window.",
-    query: AnalyticsParams::PARAMETERS,
-    responses: &[
-        Response {
-            status: 200,
-            description: "The analytics.",
-            body: Body::Json(schema_of::<Analytics>),
-            headers: &[],
-        },
-        Response {
-            status: 400,
-            description: "`period` is not one of the three values.",
-            body: Body::Error(&[InvalidFields]),
-            headers: &[],
-        },
-    ],
-    ..Endpoint::DEFAULT
-};
+    pub static END_STREAM: Endpoint = Endpoint {
+        operation_id: "endStream",
+        tag: "streams",
+        function: Function::Streams,
+        method: Method::DELETE,
+        path: "/streams/{id}",
+        access: Access::Keyed(Scope::StreamsWrite),
+        summary: "End a live stream.",
+        description: "Only `live` streams end; anything else is not found. Safe to retry.",
+        parameters: &[STREAM_ID],
+        responses: &[
+            Response {
+                status: 200,
+                description: "The stream ended.",
+                body: Body::Json(schema_of::<StreamEnded>),
+                headers: &[],
+            },
+            Response {
+                status: 404,
+                description: "No such live stream for this brand.",
+                body: Body::Error(&[NotFound]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
 
-const TEST_HELPER_NOT_FOUND: Response = Response {
-    status: 404,
-    description: "A live key, a stream started with a live key, no such stream for this brand, or a test stream that is not `live`.",
-    body: Body::Error(&[NotFound]),
-    headers: &[],
-};
-
-const TEST_HELPER_DETAIL: Response = Response {
-    status: 200,
-    description: "The stream after the change.",
-    body: Body::Json(schema_of::<StreamDetail>),
-    headers: &[],
-};
-
-pub static SET_TEST_STREAM_VIEWERS: Endpoint = Endpoint {
-    operation_id: "setTestStreamViewers",
-    tag: "test_helpers",
-    function: Function::Streams,
-    method: Method::POST,
-    path: "/test_helpers/streams/{id}/viewers",
-    access: Access::Keyed(Scope::StreamsWrite),
-    summary: "Test keys: set a live test stream's viewer count.",
-    description: "Sets `viewer_count` of a live test stream; list, detail and analytics show it at once. Checks in order: the body, then the stream.",
-    parameters: &[STREAM_ID],
-    request_body: Some(schema_of::<SetViewersRequest>),
-    responses: &[
-        TEST_HELPER_DETAIL,
-        Response {
-            status: 400,
-            description: "Invalid JSON, not an object, or `count` absent or null (`missing_fields`); `count` not a JSON integer from 0 to {max_test_viewer_count} (`invalid_fields`).",
-            body: Body::Error(&[MissingFields, InvalidFields]),
-            headers: &[],
-        },
-        TEST_HELPER_NOT_FOUND,
-    ],
-    ..Endpoint::DEFAULT
-};
-
-pub static FINISH_TEST_STREAM: Endpoint = Endpoint {
-    operation_id: "finishTestStream",
-    tag: "test_helpers",
-    function: Function::Streams,
-    method: Method::POST,
-    path: "/test_helpers/streams/{id}/finish",
-    access: Access::Keyed(Scope::StreamsWrite),
-    summary: "Test keys: end a live test stream as if its host had left.",
-    description: "The stream becomes `ended` with `end_reason` `host_left`, `stream.ended` is sent and its slot released. Takes no body; any body is ignored.",
-    parameters: &[STREAM_ID],
-    responses: &[TEST_HELPER_DETAIL, TEST_HELPER_NOT_FOUND],
-    ..Endpoint::DEFAULT
-};
-
-pub static FAIL_TEST_STREAM: Endpoint = Endpoint {
-    operation_id: "failTestStream",
-    tag: "test_helpers",
-    function: Function::Streams,
-    method: Method::POST,
-    path: "/test_helpers/streams/{id}/fail",
-    access: Access::Keyed(Scope::StreamsWrite),
-    summary: "Test keys: fail a live test stream as if its room provider had failed.",
-    description: "The stream becomes `error` with `ended_at` set and `end_reason` `provider_error`, `stream.error` is sent and its slot released. Takes no body; any body is ignored.",
-    parameters: &[STREAM_ID],
-    responses: &[TEST_HELPER_DETAIL, TEST_HELPER_NOT_FOUND],
-    ..Endpoint::DEFAULT
-};
+    pub static GET_ANALYTICS: Endpoint = Endpoint {
+        operation_id: "getAnalytics",
+        tag: "analytics",
+        function: Function::Analytics,
+        method: Method::GET,
+        path: "/analytics",
+        access: Access::Keyed(Scope::AnalyticsRead),
+        summary: "Aggregate analytics over 24h, 7d or 30d.",
+        description: "Aggregates over the streams created in the window.",
+        query: AnalyticsParams::PARAMETERS,
+        responses: &[
+            Response {
+                status: 200,
+                description: "The analytics.",
+                body: Body::Json(schema_of::<Analytics>),
+                headers: &[],
+            },
+            Response {
+                status: 400,
+                description: "`period` is not one of the three values.",
+                body: Body::Error(&[InvalidFields]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
+}

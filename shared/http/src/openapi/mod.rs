@@ -208,7 +208,7 @@ fn webhooks(generators: &mut Generators) -> Value {
 pub fn document(base_url: &str) -> Value {
     let mut generators = generators();
     let mut paths = Map::new();
-    for endpoint in ENDPOINTS {
+    for endpoint in ENDPOINTS.iter() {
         let entry = paths
             .entry(endpoint.path.to_owned())
             .or_insert_with(|| json!({}));
@@ -216,7 +216,7 @@ pub fn document(base_url: &str) -> Value {
     }
     let webhooks = webhooks(&mut generators);
     let mut tags: Vec<Value> = Vec::new();
-    for endpoint in ENDPOINTS {
+    for endpoint in ENDPOINTS.iter() {
         if !tags.iter().any(|t| t["name"] == endpoint.tag) {
             tags.push(json!({ "name": endpoint.tag }));
         }
