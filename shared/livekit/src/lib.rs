@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use livekit_api::access_token::{AccessToken, TokenVerifier, VideoGrants};
-use livekit_api::services::agent_dispatch::AgentDispatchClient;
-use livekit_api::services::room::{CreateRoomOptions, RoomClient};
+use livekit_api::services::LiveKitApi;
+use livekit_api::services::room::CreateRoomOptions;
 use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_api::webhooks::{WebhookError, WebhookReceiver};
 use livekit_protocol as proto;
@@ -28,8 +28,10 @@ pub fn websocket_url(url: &str) -> String {
 }
 
 pub struct LiveKitRooms {
-    rooms: RoomClient,
-    dispatch: AgentDispatchClient,
+    /// Built on the first call to LiveKit, not at start-up: building its HTTP client loads the
+    /// system's root certificates (milliseconds), and most requests a function serves never
+    /// call LiveKit. One client serves rooms and dispatch, so they share one connection pool.
+    api: std::sync::OnceLock<LiveKitApi>,
     config: LiveKitConfig,
     ws_url: String,
 }
@@ -37,15 +39,20 @@ pub struct LiveKitRooms {
 impl LiveKitRooms {
     pub fn new(config: &LiveKitConfig) -> Self {
         Self {
-            rooms: RoomClient::with_api_key(&config.url, &config.api_key, &config.api_secret),
-            dispatch: AgentDispatchClient::with_api_key(
-                &config.url,
-                &config.api_key,
-                &config.api_secret,
-            ),
+            api: std::sync::OnceLock::new(),
             config: config.clone(),
             ws_url: websocket_url(&config.url),
         }
+    }
+
+    fn api(&self) -> &LiveKitApi {
+        self.api.get_or_init(|| {
+            LiveKitApi::with_api_key(
+                &self.config.url,
+                &self.config.api_key,
+                &self.config.api_secret,
+            )
+        })
     }
 }
 
@@ -62,7 +69,8 @@ impl RoomProvider for LiveKitRooms {
             departure_timeout: u32::try_from(keep_open.as_secs()).unwrap_or(u32::MAX),
             ..Default::default()
         };
-        self.rooms
+        self.api()
+            .room()
             .create_room(room_name, options)
             .await
             .map(drop)
@@ -70,7 +78,8 @@ impl RoomProvider for LiveKitRooms {
     }
 
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError> {
-        self.dispatch
+        self.api()
+            .agent_dispatch()
             .create_dispatch(proto::CreateAgentDispatchRequest {
                 agent_name: self.config.agent_name.clone(),
                 room: room_name.to_owned(),
@@ -109,7 +118,7 @@ impl RoomProvider for LiveKitRooms {
     }
 
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError> {
-        match self.rooms.delete_room(room_name).await {
+        match self.api().room().delete_room(room_name).await {
             Ok(()) => Ok(()),
             // Gone already: what the deletion was for.
             Err(ServiceError::Twirp(ServerError::Twirp(code)))

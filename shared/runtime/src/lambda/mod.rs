@@ -51,35 +51,53 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     let configured = started.elapsed();
     let sdk = hosting_aws::sdk_config().await;
     let sdk_loaded = started.elapsed();
-    if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), &secret_parameter) {
-        let ssm = hosting_aws::ssm::client(&sdk);
-        livekit.api_secret = hosting_aws::ssm::read_secure_string(&ssm, parameter)
-            .await
-            .inspect_err(|err| report(err))?;
+    // The secret's round trip to SSM runs while the clients are built: the client futures
+    // below never wait, so the join polls the read first, builds the clients while its
+    // request is in flight, then waits for the answer.
+    let read_secret = async {
+        match (config.livekit.is_some(), &secret_parameter) {
+            (true, Some(parameter)) => {
+                let ssm = hosting_aws::ssm::client(&sdk);
+                hosting_aws::ssm::read_secure_string(&ssm, parameter)
+                    .await
+                    .map(Some)
+            }
+            _ => Ok(None),
+        }
+    };
+    let build_clients = async {
+        let required = |name| config.required(name).map(str::to_owned);
+        let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), required("TABLE_NAME")?);
+        let queue = SqsQueue::new(
+            aws_sdk_sqs::Client::new(&sdk),
+            required("DELIVERY_QUEUE_URL")?,
+            required("DELIVERY_DLQ_URL")?,
+        );
+        let timers = SchedulerTimers::new(
+            aws_sdk_scheduler::Client::new(&sdk),
+            required("SCHEDULER_GROUP")?,
+            required("SCHEDULER_TARGET_ARN")?,
+            required("SCHEDULER_ROLE_ARN")?,
+            required("SCHEDULER_DLQ_ARN")?,
+        );
+        Ok::<_, ConfigError>((store, queue, timers))
+    };
+    let (secret, clients) = tokio::join!(read_secret, build_clients);
+    let (store, queue, timers) = clients.inspect_err(|err| report(err))?;
+    if let (Some(livekit), Some(secret)) = (
+        config.livekit.as_mut(),
+        secret.inspect_err(|err| report(err))?,
+    ) {
+        livekit.api_secret = secret;
     }
-    let secret_read = started.elapsed();
-    let required = |name| config.required(name).map(str::to_owned);
-    let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), required("TABLE_NAME")?);
-    let queue = SqsQueue::new(
-        aws_sdk_sqs::Client::new(&sdk),
-        required("DELIVERY_QUEUE_URL")?,
-        required("DELIVERY_DLQ_URL")?,
-    );
-    let timers = SchedulerTimers::new(
-        aws_sdk_scheduler::Client::new(&sdk),
-        required("SCHEDULER_GROUP")?,
-        required("SCHEDULER_TARGET_ARN")?,
-        required("SCHEDULER_ROLE_ARN")?,
-        required("SCHEDULER_DLQ_ARN")?,
-    );
+    // LiveKit's client is built on its first call (hosting_livekit::LiveKitRooms).
     let rooms = hosting_livekit::rooms_from_config(&config);
     // Where an instance's set-up time goes, for sizing and for cold-start work.
     let ms = |elapsed: std::time::Duration| elapsed.as_micros() as f64 / 1000.0;
     tracing::info!(
         configuration_ms = ms(configured),
         sdk_config_ms = ms(sdk_loaded - configured),
-        secret_ms = ms(secret_read - sdk_loaded),
-        clients_ms = ms(started.elapsed() - secret_read),
+        secret_and_clients_ms = ms(started.elapsed() - sdk_loaded),
         "instance set up"
     );
     let app = App::new(AppParts {
