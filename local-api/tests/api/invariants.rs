@@ -3,6 +3,7 @@
 //! that cannot be relayed and a finished stream's room that exists again, on either backend.
 
 use chrono::TimeDelta;
+use hosting_domain::domain::EventType;
 use serde_json::json;
 
 use crate::common::fake_livekit::FakeLiveKit;
@@ -23,17 +24,53 @@ async fn a_broken_invariant_fails_the_drop_check() {
     )
     .await;
     let id = api.start_test_stream(&Keys::test_a()).await;
+    let finished = api.start_test_stream(&Keys::test_a()).await;
+    api.call(
+        "POST",
+        &format!("/test_helpers/streams/{finished}/finish"),
+        Some(&Keys::test_a()),
+        None,
+    )
+    .await
+    .assert_status(200);
     let events = api.emitted_events().await;
     let store = &*api.runtime.app.store;
+    let seeded = api.seeded_streams();
     assert_eq!(
-        check_store(store, &events, |brand| u32::from(brand == "brand_a")).await,
+        check_store(
+            store,
+            &events,
+            |brand| u32::from(brand == "brand_a"),
+            &seeded
+        )
+        .await,
         Vec::<String>::new(),
         "the store as the test left it"
     );
 
+    // A finished stream whose final event is missing.
+    let without_final: Vec<_> = events
+        .iter()
+        .filter(|event| {
+            !(event.stream_id.to_string() == finished && event.event_type == EventType::StreamEnded)
+        })
+        .cloned()
+        .collect();
+    let violations = check_store(
+        store,
+        &without_final,
+        |brand| u32::from(brand == "brand_a"),
+        &seeded,
+    )
+    .await;
+    assert_eq!(
+        violations,
+        vec![format!("stream {finished}: ended with no final event")]
+    );
+
     // A slot count that disagrees with the live stream, and its start emitted twice.
     let doubled = [events.clone(), events].concat();
-    let violations = check_store(store, &doubled, |_| 0).await;
+    let violations = check_store(store, &doubled, |_| 0, &seeded).await;
     assert!(
         violations.contains(&"brand_a: 0 active slots for 1 preparing or live streams".to_owned()),
         "{violations:?}"

@@ -38,6 +38,17 @@ pub struct TestApp {
     pub(super) skipped_outbox_check: std::sync::OnceLock<&'static str>,
     /// Why the test leaves rooms of finished streams in LiveKit, when it does on purpose.
     pub(super) skipped_rooms_check: std::sync::OnceLock<&'static str>,
+    /// Streams loaded as fixtures: they finished without a transition, so without an event.
+    pub(super) seeded_streams: std::sync::Mutex<std::collections::HashSet<uuid::Uuid>>,
+}
+
+/// The ids of the streams a seed holds.
+fn stream_ids(seed: &Value) -> impl Iterator<Item = uuid::Uuid> + '_ {
+    seed["streams"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|stream| stream["id"].as_str()?.parse().ok())
 }
 
 impl Drop for TestApp {
@@ -73,6 +84,7 @@ impl Drop for TestApp {
                 .clone()
                 .filter(|_| self.skipped_rooms_check.get().is_none()),
             outbox_must_drain: self.skipped_outbox_check.get().is_none(),
+            seeded_streams: self.seeded_streams(),
         });
         assert!(
             violations.is_empty(),
@@ -112,7 +124,9 @@ impl TestApp {
         let rooms = hosting_livekit::rooms_from_config(&config);
         let (parts, dynamo, store_log) = backend::parts_logged().await;
         let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
-        let seed = Seed::from_json(&base_seed(app_clock.now()).to_string()).unwrap();
+        let base = base_seed(app_clock.now());
+        let seeded_streams = stream_ids(&base).collect();
+        let seed = Seed::from_json(&base.to_string()).unwrap();
         seed.load(&*runtime.app.store).await.unwrap();
         let service = local_api::service(runtime.app.clone());
         let background = match delivery_dns {
@@ -132,7 +146,23 @@ impl TestApp {
             check_invariants: std::sync::atomic::AtomicBool::new(true),
             skipped_outbox_check: std::sync::OnceLock::new(),
             skipped_rooms_check: std::sync::OnceLock::new(),
+            seeded_streams: std::sync::Mutex::new(seeded_streams),
         }
+    }
+
+    /// The streams loaded as fixtures so far.
+    pub fn seeded_streams(&self) -> std::collections::HashSet<uuid::Uuid> {
+        self.seeded_streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn remember_seeded(&self, seed: &Value) {
+        self.seeded_streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(stream_ids(seed));
     }
 
     /// The store requests the app made since the last call (seeding's included).
@@ -142,6 +172,7 @@ impl TestApp {
 
     /// Loads more fixtures.
     pub async fn seed(&self, seed: Value) {
+        self.remember_seeded(&seed);
         Seed::from_json(&seed.to_string())
             .unwrap()
             .load(&*self.runtime.app.store)
@@ -152,6 +183,7 @@ impl TestApp {
     /// Loads fixtures through another store instance, as an operator's `admin load-seed` would
     /// (on DynamoDB, the API's instance keeps what it remembered from before).
     pub async fn seed_elsewhere(&self, seed: Value) {
+        self.remember_seeded(&seed);
         let seed = Seed::from_json(&seed.to_string()).unwrap();
         match &self.dynamo {
             Some(dynamo) => {

@@ -2,7 +2,7 @@
 //!
 //! - each brand's active slots are its `preparing` plus `live` streams, and each stream has at
 //!   most one `stream.started` and at most one final event, whose type is the stream's final
-//!   status;
+//!   status; a stream the test finished (not one loaded as a fixture) has exactly one;
 //! - the outbox drains: the durable records that drive side effects are the events waiting
 //!   for the relay to hand them to the delivery queue, and the pending room cleanups of
 //!   finished streams (docs/lifecycle.md, "Room cleanup"). The check runs the outbox relay
@@ -70,6 +70,8 @@ pub(super) struct Subject {
     /// `None` when the app had no fake LiveKit or the test opted out of the rooms check.
     pub livekit: Option<FakeLiveKit>,
     pub outbox_must_drain: bool,
+    /// Streams loaded as fixtures, which finished without an event.
+    pub seeded_streams: HashSet<Uuid>,
 }
 
 /// The violations, read on a thread of its own: `Drop` cannot wait on the test's runtime, and
@@ -93,6 +95,7 @@ async fn check(subject: Subject) -> Vec<String> {
         test_now,
         livekit,
         outbox_must_drain,
+        seeded_streams,
     } = subject;
     let (store, queue, events, active): (Arc<dyn Store>, Arc<dyn DeliveryQueue>, _, _) =
         match backend {
@@ -141,7 +144,7 @@ async fn check(subject: Subject) -> Vec<String> {
         violations.extend(undeleted_rooms(&*store, &brands(&events), &livekit.rooms()).await);
     }
     let active = |brand: &str| active.get(brand).copied().unwrap_or(0);
-    violations.extend(check_store(&*store, &events, active).await);
+    violations.extend(check_store(&*store, &events, active, &seeded_streams).await);
     violations
 }
 
@@ -286,11 +289,44 @@ pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
         .collect()
 }
 
-/// The violations of `events` against `store`, with `active` giving each brand's slot count.
+/// A brand's streams in `status`, newest first, up to the most any test finishes.
+async fn finished_streams<S: StreamStore + ?Sized>(
+    store: &S,
+    brand: &str,
+    status: StreamStatus,
+    violations: &mut Vec<String>,
+) -> Vec<Uuid> {
+    const PAGE: usize = 100;
+    const MOST: usize = 2_000;
+    let mut ids = Vec::new();
+    while ids.len() < MOST {
+        match store
+            .list_streams(brand, Some(status), PAGE, ids.len())
+            .await
+        {
+            Ok(page) => {
+                let last = page.streams.len() < PAGE;
+                ids.extend(page.streams.into_iter().map(|stream| stream.id));
+                if last {
+                    break;
+                }
+            }
+            Err(err) => {
+                violations.push(format!("{brand}: streams unreadable: {err}"));
+                break;
+            }
+        }
+    }
+    ids
+}
+
+/// The violations of `events` against `store`, with `active` giving each brand's slot count;
+/// finished streams outside `seeded` must have their final event.
 pub async fn check_store<S: StreamStore + ?Sized>(
     store: &S,
     events: &[StreamEvent],
     active: impl Fn(&str) -> u32,
+    seeded: &HashSet<Uuid>,
 ) -> Vec<String> {
     let mut violations = Vec::new();
     for brand in brands(events) {
@@ -315,6 +351,21 @@ pub async fn check_store<S: StreamStore + ?Sized>(
             EventType::StreamStarted => *started += 1,
             EventType::StreamEnded | EventType::StreamError => finals.push(event.event_type),
             EventType::WebhookTest => {}
+        }
+    }
+    for brand in brands(events) {
+        for status in [StreamStatus::Ended, StreamStatus::Error] {
+            for stream in finished_streams(store, &brand, status, &mut violations).await {
+                let finals = per_stream
+                    .get(&stream)
+                    .map_or(0, |(_, finals)| finals.len());
+                if finals == 0 && !seeded.contains(&stream) {
+                    violations.push(format!(
+                        "stream {stream}: {} with no final event",
+                        status.as_str()
+                    ));
+                }
+            }
         }
     }
     for (id, (started, finals)) in per_stream {
