@@ -1,9 +1,12 @@
 """Cold start of every Lambda binary: from exec to its first answered invocation, through a
 local Lambda Runtime API emulator, with configuration and AWS clients included. Each function
 gets its sample event from events/; the store is DynamoDB served by moto (the table holds
-events/seed.json). Every function reads the LiveKit secret from an SSM parameter (moto's) at
-start-up, as the four that use it do in Lambda. A Python handler doing the same set-up with boto3
-is measured side by side, and so is the floor: a Rust function that only answers
+events/seed.json). Each function gets the environment Lambda gives it: the variables the template
+sets for it (the four that call LiveKit name its URL, key and the SSM parameter holding the
+secret, which they read at start-up; the others get none of it), the Lambda variables, and one
+certificate bundle file as Amazon Linux has (not the benchmark machine's directory of
+certificates, which Lambda images do not carry). A Python handler doing the same set-up with
+boto3 is measured side by side, and so is the floor: a Rust function that only answers
 (local-api/examples/hello_lambda.rs), on the same runtime crate and build profile.
 
 Two figures per API function: "set-up", its sample request without the API key, answered 401
@@ -28,17 +31,23 @@ TARGET = os.environ["BENCH_TARGET"]
 FLOOR = os.environ["BENCH_FLOOR"]
 PYTHON = os.environ["BENCH_BOTO3_PYTHON"]
 
+# (binary, sample event, whether the template gives it LiveKit and the secret's parameter)
 FUNCTIONS = [
-    ("discovery-api", "discovery-root"),
-    ("streams-api", "streams-get"),
-    ("analytics-api", "analytics"),
-    ("webhooks-api", "webhooks-list"),
-    ("gateway-default", "gateway-default-not-found"),
-    ("livekit-webhook", "livekit-webhook"),
-    ("timers", "timers-preparing-timeout"),
-    ("outbox-relay", "outbox-relay-dynamodb-stream"),
-    ("delivery", "delivery-sqs-batch"),
+    ("discovery-api", "discovery-root", False),
+    ("streams-api", "streams-get", True),
+    ("analytics-api", "analytics", False),
+    ("webhooks-api", "webhooks-list", False),
+    ("gateway-default", "gateway-default-not-found", True),
+    ("livekit-webhook", "livekit-webhook", True),
+    ("timers", "timers-preparing-timeout", True),
+    ("outbox-relay", "outbox-relay-dynamodb-stream", False),
+    ("delivery", "delivery-sqs-batch", False),
 ]
+# What a Lambda instance's environment holds besides the function's own variables.
+PASSED_THROUGH = ["PATH", "LANG", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
+                  "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "STORE", "TABLE_NAME",
+                  "DELIVERY_QUEUE_URL", "DELIVERY_DLQ_URL"]
+CERTIFICATE_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
 
 class Emulator(http.server.BaseHTTPRequestHandler):
@@ -89,37 +98,43 @@ def serve():
     return server
 
 
-def environment(port):
-    env = dict(os.environ)
+def environment(port, livekit):
+    env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     env.update({
+        "SSL_CERT_FILE": CERTIFICATE_BUNDLE,
+        "TZ": ":UTC",
         "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{port}",
         "AWS_LAMBDA_FUNCTION_NAME": "bench",
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "128",
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
         "AWS_LAMBDA_LOG_GROUP_NAME": "/aws/lambda/bench",
         "AWS_LAMBDA_LOG_STREAM_NAME": "bench",
-        "LIVEKIT_URL": "http://127.0.0.1:9",
-        "LIVEKIT_API_KEY": "APIsample",
         "SCHEDULER_GROUP": "bench",
         "SCHEDULER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:timers",
         "SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-scheduler",
         "SCHEDULER_DLQ_ARN": "arn:aws:sqs:us-east-1:123456789012:bench-timers-dlq",
         "LOG_LEVEL": "warn",
     })
+    if livekit:
+        env.update({
+            "LIVEKIT_URL": "http://127.0.0.1:9",
+            "LIVEKIT_API_KEY": "APIsample",
+            "LIVEKIT_API_SECRET_PARAMETER": os.environ["LIVEKIT_API_SECRET_PARAMETER"],
+        })
     return env
 
 
-SETUP_PHASES = ["configuration_ms", "sdk_config_ms", "secret_ms", "clients_ms"]
+SETUP_PHASES = ["configuration_ms", "sdk_config_ms", "secret_and_clients_ms"]
 
 
-def setup_phases(command, event_name):
+def setup_phases(command, event_name, livekit):
     """Median of each phase of the function's `instance set up` log line over RUNS starts."""
     Emulator.event = load_event(event_name, without_key=True)
     phases = {name: [] for name in SETUP_PHASES}
     for _ in range(RUNS):
         Emulator.answered, Emulator.remaining = None, 1
         server = serve()
-        env = environment(server.server_address[1])
+        env = environment(server.server_address[1], livekit)
         env["LOG_LEVEL"] = "info"
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         start = time.perf_counter()
@@ -139,13 +154,13 @@ def setup_phases(command, event_name):
     return {name: statistics.median(values) for name, values in phases.items() if values}
 
 
-def peak_rss(command, event_name, invocations=300):
+def peak_rss(command, event_name, livekit, invocations=300):
     """Peak resident memory (kB) of one process after serving many invocations."""
     with open(f"events/{event_name}.json", "rb") as f:
         Emulator.event = f.read()
     Emulator.answered, Emulator.remaining, Emulator.count = None, invocations, 0
     server = serve()
-    process = subprocess.Popen(command, env=environment(server.server_address[1]),
+    process = subprocess.Popen(command, env=environment(server.server_address[1], livekit),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     start = time.perf_counter()
     while Emulator.count < invocations and time.perf_counter() - start < 60:
@@ -172,14 +187,14 @@ def is_api_event(event_name):
     return "authorization" in json.loads(load_event(event_name)).get("headers", {})
 
 
-def measure(command, event_name, without_key=False):
+def measure(command, event_name, livekit, without_key=False):
     Emulator.event = load_event(event_name, without_key)
     samples = []
     for _ in range(RUNS):
         Emulator.answered, Emulator.remaining = None, 1
         server = serve()
         start = time.perf_counter()
-        process = subprocess.Popen(command, env=environment(server.server_address[1]),
+        process = subprocess.Popen(command, env=environment(server.server_address[1], livekit),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         while Emulator.answered is None and time.perf_counter() - start < 10:
             time.sleep(0.0002)
@@ -195,30 +210,40 @@ def measure(command, event_name, without_key=False):
 
 def main():
     rows = []
-    for binary, event in FUNCTIONS:
+    for binary, event, livekit in FUNCTIONS:
         command = [f"{TARGET}/{binary}"]
-        setup = measure(command, event, without_key=True) if is_api_event(event) else None
-        first = measure(command, event)
-        rss, served = peak_rss(command, event)
-        rows.append((binary, event, setup or first, first, rss, served))
-    python = measure([PYTHON, "bench/python_handler.py"], "discovery-root")
-    floor = measure([FLOOR], "discovery-root")
-    print("| function | event | set-up median ms (min-max) | first request median ms (min-max) "
-          "| peak RSS after N invocations |")
-    print("|---|---|---|---|---|")
+        setup = measure(command, event, livekit, without_key=True) if is_api_event(event) else None
+        first = measure(command, event, livekit)
+        rss, served = peak_rss(command, event, livekit)
+        rows.append((binary, event, livekit, setup or first, first, rss, served))
+    handler = [PYTHON, "bench/python_handler.py"]
+    python = measure(handler, "discovery-root", False)
+    python_with_secret = measure(handler, "discovery-root", True)
+    floor = measure([FLOOR], "discovery-root", False)
+    print("| function | event | reads the secret | set-up median ms (min-max) "
+          "| first request median ms (min-max) | peak RSS after N invocations |")
+    print("|---|---|---|---|---|---|")
     span = lambda m: f"{m[0]:.1f} ({m[1]:.1f}-{m[2]:.1f})"
-    for binary, event, setup, first, rss, served in rows:
-        print(f"| {binary} | {event} | {span(setup)} | {span(first)} | {rss / 1024:.1f} MB ({served}) |")
-    print(f"| python boto3 handler | discovery-root | {span(python)} | | |")
-    print(f"| Rust hello-world (the floor) | discovery-root | {span(floor)} | | |")
-    print(f"\nPython / Rust (discovery): {python[0] / rows[0][2][0]:.1f}x")
-    for binary, _, setup, *_ in rows:
+    said = lambda livekit: "yes" if livekit else "no"
+    for binary, event, livekit, setup, first, rss, served in rows:
+        print(f"| {binary} | {event} | {said(livekit)} | {span(setup)} | {span(first)} "
+              f"| {rss / 1024:.1f} MB ({served}) |")
+    print(f"| python boto3 handler | discovery-root | no | {span(python)} | | |")
+    print(f"| python boto3 handler | discovery-root | yes | {span(python_with_secret)} | | |")
+    print(f"| Rust hello-world (the floor) | discovery-root | no | {span(floor)} | | |")
+    print(f"\nPython / Rust (discovery, same set-up): {python[0] / rows[0][3][0]:.1f}x")
+    streams = next(r for r in rows if r[0] == "streams-api")
+    print(f"Python / Rust (with the secret, against streams-api's set-up): "
+          f"{python_with_secret[0] / streams[3][0]:.1f}x")
+    for binary, _, _, setup, *_ in rows:
         print(f"{binary} set-up / floor: {setup[0] / floor[0]:.2f}x")
-    phases = setup_phases([f"{TARGET}/discovery-api"], "discovery-root")
-    print("\ndiscovery-api set-up phases, medians (ms): "
-          + ", ".join(f"{name} {value:.2f}" for name, value in phases.items()))
-    print(f"slowest Rust set-up median: {max(r[2][0] for r in rows):.1f} ms")
-    print(f"slowest Rust first-request median: {max(r[3][0] for r in rows):.1f} ms")
+    for binary, event, livekit in [("discovery-api", "discovery-root", False),
+                                   ("streams-api", "streams-get", True)]:
+        phases = setup_phases([f"{TARGET}/{binary}"], event, livekit)
+        print(f"\n{binary} set-up phases, medians (ms): "
+              + ", ".join(f"{name} {value:.2f}" for name, value in phases.items()))
+    print(f"slowest Rust set-up median: {max(r[3][0] for r in rows):.1f} ms")
+    print(f"slowest Rust first-request median: {max(r[4][0] for r in rows):.1f} ms")
 
 
 if __name__ == "__main__":
