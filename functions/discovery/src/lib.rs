@@ -9,12 +9,12 @@ use axum::response::{Html, IntoResponse};
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::creators;
+use hosting_docs::{docs_page, openapi};
 use hosting_domain::ApiResult;
 use hosting_domain::domain::creator::CreatorList;
 use hosting_http::API_PREFIX;
 use hosting_http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, Function, discovery_document};
 use hosting_http::routes::Routes;
-use hosting_http::{docs_page, openapi};
 
 pub fn router(app: App) -> Router {
     Routes::new(app, Function::Discovery)

@@ -2,9 +2,7 @@
 //! id, the 404 envelope for unknown routes, and the discovery table.
 
 pub mod body;
-pub mod docs_page;
 pub mod endpoints;
-pub mod openapi;
 pub mod pipeline;
 pub mod query;
 pub mod routes;

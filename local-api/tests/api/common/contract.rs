@@ -9,7 +9,7 @@ use axum::http::HeaderMap;
 use serde_json::{Value, json};
 
 static DOCUMENT: LazyLock<Value> =
-    LazyLock::new(|| hosting_http::openapi::document("http://localhost/api/v1"));
+    LazyLock::new(|| hosting_docs::openapi::document("http://localhost/api/v1"));
 
 type Validators = Mutex<HashMap<(String, String, String), Arc<jsonschema::Validator>>>;
 static VALIDATORS: LazyLock<Validators> = LazyLock::new(Default::default);

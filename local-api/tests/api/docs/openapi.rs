@@ -93,7 +93,7 @@ async fn discovered_operations(api: &TestApp) -> Vec<String> {
 
 /// The OpenAPI document's operations as `"METHOD /path"`.
 fn documented_operations() -> Vec<String> {
-    let document = hosting_http::openapi::document("http://localhost/api/v1");
+    let document = hosting_docs::openapi::document("http://localhost/api/v1");
     document["paths"]
         .as_object()
         .unwrap()
@@ -144,7 +144,7 @@ fn a_missing_or_extra_operation_fails_the_document_check() {
 #[tokio::test]
 async fn the_router_serves_exactly_the_documented_operations() {
     let api = TestApp::new().await;
-    let document = hosting_http::openapi::document("http://localhost/api/v1");
+    let document = hosting_docs::openapi::document("http://localhost/api/v1");
     let paths = document["paths"].as_object().unwrap();
     for (template, operations) in paths {
         let path = template.replace("{id}", "00000000-0000-4000-8000-000000000000");
@@ -169,7 +169,7 @@ async fn the_router_serves_exactly_the_documented_operations() {
 
 #[test]
 fn constraints_come_from_the_validation_rules() {
-    let document = hosting_http::openapi::document("http://x/api/v1");
+    let document = hosting_docs::openapi::document("http://x/api/v1");
     let start = &document["components"]["schemas"]["StartStreamRequest"]["properties"];
     assert_eq!(start["creator_id"]["maxLength"], 64);
     assert_eq!(start["product_name"]["maxLength"], 200);

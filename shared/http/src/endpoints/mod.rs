@@ -1,6 +1,6 @@
 //! Every endpoint of the API, declared once: method, path, access, parameters, request body
 //! and responses. The router ([`super::routes`]), the discovery document (`GET /`), the
-//! OpenAPI document ([`super::openapi`]) and the scope tests all read these declarations.
+//! OpenAPI document (`hosting_docs::openapi`) and the scope tests all read these declarations.
 //! Adding an endpoint means one declaration here, inside its module's `declare_endpoints!`
 //! (naming the function that serves it), its handler, its service and its route in
 //! `template.yaml`. The declarations themselves make [`ENDPOINTS`]: no list to keep in step.

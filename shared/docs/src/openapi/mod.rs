@@ -1,6 +1,6 @@
 //! The machine-readable description of the API: an OpenAPI 3.1 document, served at
 //! `{base_url}/openapi.json`. Its operations come from the endpoint declarations
-//! ([`crate::endpoints`]) and its schemas are derived from the Rust types the handlers
+//! ([`hosting_http::endpoints`]) and its schemas are derived from the Rust types the handlers
 //! answer with, carrying the limits the validation enforces. The test suite validates every
 //! response it receives against it.
 
@@ -16,10 +16,10 @@ use hosting_app::delivery::retry::JITTER;
 use hosting_domain::config::DEFAULT_RETRY_DELAYS_SECS;
 use uuid::Uuid;
 
-use crate::endpoints::ENDPOINTS;
 use hosting_domain::domain::event::{EventType, WebhookEvent, WebhookEventData};
 use hosting_domain::domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
 use hosting_domain::domain::{Plan, Scope};
+use hosting_http::endpoints::ENDPOINTS;
 
 fn generators() -> Generators {
     let settings = SchemaSettings::draft2020_12().with(|s| {
