@@ -245,35 +245,20 @@ pub async fn undeleted_rooms<S: StreamStore + ?Sized>(
     brands: &BTreeSet<String>,
     rooms: &HashSet<String>,
 ) -> Vec<String> {
-    const PAGE: usize = 100;
     let mut left = Vec::new();
     for brand in brands {
         for status in [StreamStatus::Ended, StreamStatus::Error] {
-            let mut offset = 0;
-            loop {
-                let page = match store.list_streams(brand, Some(status), PAGE, offset).await {
-                    Ok(page) => page,
-                    Err(err) => {
-                        left.push(format!("{brand}: streams unreadable: {err}"));
-                        break;
-                    }
-                };
-                for stream in &page.streams {
-                    let room = stream
-                        .room_name
-                        .clone()
-                        .unwrap_or_else(|| Stream::room_name_for(stream.id));
-                    if rooms.contains(&room) {
-                        left.push(format!(
-                            "stream {} is {}, but its room {room} still exists",
-                            stream.id,
-                            status.as_str()
-                        ));
-                    }
-                }
-                offset += page.streams.len();
-                if page.streams.is_empty() || offset as u64 >= page.total {
-                    break;
+            for stream in finished_streams(store, brand, status, &mut left).await {
+                let room = stream
+                    .room_name
+                    .clone()
+                    .unwrap_or_else(|| Stream::room_name_for(stream.id));
+                if rooms.contains(&room) {
+                    left.push(format!(
+                        "stream {} is {}, but its room {room} still exists",
+                        stream.id,
+                        status.as_str()
+                    ));
                 }
             }
         }
@@ -289,24 +274,24 @@ pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
         .collect()
 }
 
-/// A brand's streams in `status`, newest first, up to the most any test finishes.
+/// All of a brand's streams in `status`, newest first; a failed read is reported in
+/// `violations`.
 async fn finished_streams<S: StreamStore + ?Sized>(
     store: &S,
     brand: &str,
     status: StreamStatus,
     violations: &mut Vec<String>,
-) -> Vec<Uuid> {
+) -> Vec<Stream> {
     const PAGE: usize = 100;
-    const MOST: usize = 2_000;
-    let mut ids = Vec::new();
-    while ids.len() < MOST {
+    let mut streams = Vec::new();
+    loop {
         match store
-            .list_streams(brand, Some(status), PAGE, ids.len())
+            .list_streams(brand, Some(status), PAGE, streams.len())
             .await
         {
             Ok(page) => {
                 let last = page.streams.len() < PAGE;
-                ids.extend(page.streams.into_iter().map(|stream| stream.id));
+                streams.extend(page.streams);
                 if last {
                     break;
                 }
@@ -317,7 +302,7 @@ async fn finished_streams<S: StreamStore + ?Sized>(
             }
         }
     }
-    ids
+    streams
 }
 
 /// The violations of `events` against `store`, with `active` giving each brand's slot count;
@@ -357,11 +342,12 @@ pub async fn check_store<S: StreamStore + ?Sized>(
         for status in [StreamStatus::Ended, StreamStatus::Error] {
             for stream in finished_streams(store, &brand, status, &mut violations).await {
                 let finals = per_stream
-                    .get(&stream)
+                    .get(&stream.id)
                     .map_or(0, |(_, finals)| finals.len());
-                if finals == 0 && !seeded.contains(&stream) {
+                if finals == 0 && !seeded.contains(&stream.id) {
                     violations.push(format!(
-                        "stream {stream}: {} with no final event",
+                        "stream {}: {} with no final event",
+                        stream.id,
                         status.as_str()
                     ));
                 }
