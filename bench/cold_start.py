@@ -1,13 +1,14 @@
 """Cold start of every Lambda binary: from exec to its first answered invocation, through a
 local Lambda Runtime API emulator, with configuration and AWS clients included. Each function
 gets its sample event from events/; the store is DynamoDB served by moto (the table holds
-events/seed.json). Each function gets the environment Lambda gives it: the variables the template
-sets for it (the four that call LiveKit name its URL, key and the SSM parameter holding the
-secret, which they read at start-up; the others get none of it), the Lambda variables, and one
-certificate bundle file as Amazon Linux has (not the benchmark machine's directory of
-certificates, which Lambda images do not carry). A Python handler doing the same set-up with
-boto3 is measured side by side, and so is the floor: a Rust function that only answers
-(local-api/examples/hello_lambda.rs), on the same runtime crate and build profile.
+events/seed.json). Each function gets the environment Lambda gives it: the variables the
+template sets for it (the four that call LiveKit name its URL, key and the SSM parameter
+holding the secret, which they read at start-up; the others get none of it), the Lambda
+variables, and one certificate bundle file as Amazon Linux has (not the directory of
+certificates the benchmark machine's environment names, a variable Lambda does not set). A
+Python handler doing the same set-up with boto3 is measured side by side, and so is the floor:
+a Rust function that only answers (local-api/examples/hello_lambda.rs), on the same runtime
+crate and build profile.
 
 Two figures per API function: "set-up", its sample request without the API key, answered 401
 by the pipeline before any store request (the same work as the Python handler: start,
