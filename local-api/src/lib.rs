@@ -8,6 +8,7 @@ use hosting_http::{finish, trim_trailing_slash};
 use tower::ServiceExt;
 use tower::util::MapRequest;
 
+pub mod log_writer;
 pub mod transport;
 
 /// Every public route, completed with the 404 envelope and request ids.

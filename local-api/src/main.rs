@@ -74,12 +74,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    // Log lines are written by a thread of their own, many per write, so that the access log
-    // costs a request no system call; lines still waiting are written when `main` returns.
-    let (log_writer, _write_the_rest) =
-        tracing_appender::non_blocking::NonBlockingBuilder::default()
-            .lossy(false)
-            .finish(std::io::BufWriter::new(std::io::stdout()));
+    // Log lines are written by a thread of their own, many per write (`log_writer`), so that
+    // the access log costs a request no system call; lines still waiting are written when
+    // `main` returns.
+    let (log_writer, _write_the_rest) = local_api::log_writer::batched_stdout();
     hosting_domain::telemetry::init_local(log_writer);
     let args = match parse_args() {
         Ok(args) => args,

@@ -30,22 +30,24 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// does not serve, then [`edge`] around everything.
 pub fn finish(router: Router) -> Router {
     router
-        .route_layer(middleware::from_fn(remember_route))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found)
         .layer(middleware::from_fn(edge))
 }
 
-/// The route template a request matched (`/api/v1/streams/{id}`), for the access log.
+/// The route template a request matched (`/api/v1/streams/{id}`), for the access log. Set on
+/// the answer by the layer of the endpoint ([`routes`]), or by the 404 of a method the path
+/// does not serve.
 #[derive(Debug, Clone)]
-struct Route(MatchedPath);
+pub(crate) struct Route(pub(crate) MatchedPath);
 
-async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    if let Some(matched) = matched {
-        response.extensions_mut().insert(Route(matched));
+impl Route {
+    /// Records the route `request` matched onto its `response`.
+    pub(crate) fn record(matched: Option<MatchedPath>, response: &mut Response) {
+        if let Some(matched) = matched {
+            response.extensions_mut().insert(Route(matched));
+        }
     }
-    response
 }
 
 /// What every request gets, in one layer (each layer costs every request a boxed future):
@@ -54,19 +56,25 @@ async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Ne
 /// access-log line.
 async fn edge(mut request: Request, next: Next) -> Response {
     let (method, started) = (request.method().clone(), Instant::now());
-    let request_id = request
+    let gateway_id = request
         .extensions()
         .get::<GatewayRequestId>()
-        .map(|id| id.0.clone())
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        .map(|id| id.0.clone());
+    let mut generated = uuid::Uuid::encode_buffer();
+    let request_id: &str = match &gateway_id {
+        Some(id) => id,
+        None => uuid::Uuid::new_v4()
+            .hyphenated()
+            .encode_lower(&mut generated),
+    };
     let count = pipeline::RequestCount::default();
     request.extensions_mut().insert(count.clone());
     let mut response = next.run(request).await;
     count.write_standing(response.headers_mut());
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
+    if let Ok(value) = HeaderValue::from_str(request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
-    access_log(&method, started, &request_id, &response);
+    access_log(&method, started, request_id, &response);
     response
 }
 
@@ -81,13 +89,15 @@ fn access_log(method: &Method, started: Instant, request_id: &str, response: &Re
         .extensions()
         .get::<routes::AccessBrand>()
         .map_or("", |brand| brand.0.as_str());
+    // Strings as `%` (Display): the text format writes them as they are, without escaping
+    // each character.
     tracing::info!(
         method = %method,
-        route,
+        route = %route,
         status = response.status().as_u16(),
         latency_ms = started.elapsed().as_micros() as f64 / 1000.0,
-        request_id,
-        brand_id,
+        request_id = %request_id,
+        brand_id = %brand_id,
         "request"
     );
 }
@@ -132,8 +142,10 @@ pub fn idempotency_key(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
         .map(HeaderValue::as_bytes)
 }
 
-async fn not_found() -> ApiError {
-    ApiError::NotFound
+async fn not_found(matched: Option<MatchedPath>) -> Response {
+    let mut response = ApiError::NotFound.into_response();
+    Route::record(matched, &mut response);
+    response
 }
 
 /// `/streams/` is the same route as `/streams`. Applied before routing, so it wraps the router.

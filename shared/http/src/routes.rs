@@ -2,13 +2,14 @@
 //! endpoint's method and path, behind the pipeline its access requires.
 
 use axum::Router;
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 
+use super::Route;
 use super::endpoints::{Access, ENDPOINTS, Endpoint, Function};
 use super::pipeline::{self, RequestCount};
 use hosting_app::app::App;
@@ -62,15 +63,20 @@ impl Routes {
         let filter = MethodFilter::try_from(endpoint.method.clone())
             .expect("endpoints use standard methods");
         let mut method_router = on(filter, handler);
-        if let Access::Keyed(scope) = endpoint.access {
-            let alongside = endpoint.counted_alongside();
-            method_router = method_router.route_layer(middleware::from_fn_with_state(
-                self.app.clone(),
-                move |state: State<App>, request: Request, next: Next| {
-                    authorize(scope, alongside, state, request, next)
-                },
-            ));
-        }
+        // One layer per endpoint (each costs every request a boxed future): the pipeline for
+        // a keyed endpoint, and the route for the access log on every endpoint.
+        method_router = match endpoint.access {
+            Access::Keyed(scope) => {
+                let alongside = endpoint.counted_alongside();
+                method_router.route_layer(middleware::from_fn_with_state(
+                    self.app.clone(),
+                    move |state: State<App>, request: Request, next: Next| {
+                        authorize(scope, alongside, state, request, next)
+                    },
+                ))
+            }
+            Access::Public => method_router.route_layer(middleware::from_fn(remember_route)),
+        };
         let path = match endpoint.path {
             "/" => API_PREFIX.to_owned(),
             path => format!("{API_PREFIX}{path}"),
@@ -110,19 +116,30 @@ async fn authorize(
         .get::<RequestCount>()
         .cloned()
         .unwrap_or_default();
-    match pipeline::admit(&app, request.headers(), scope, alongside, &count).await {
-        Ok((caller, deferred)) => {
-            let brand = AccessBrand(caller.brand.id.clone());
-            request.extensions_mut().insert(caller);
-            let mut response = match deferred {
-                Some(count) => count.alongside(next.run(request)).await,
-                None => next.run(request).await,
-            };
-            response.extensions_mut().insert(brand);
-            response
-        }
-        Err(refusal) => refusal.into_response(),
-    }
+    let matched = request.extensions().get::<MatchedPath>().cloned();
+    let mut response =
+        match pipeline::admit(&app, request.headers(), scope, alongside, &count).await {
+            Ok((caller, deferred)) => {
+                let brand = AccessBrand(caller.brand.id.clone());
+                request.extensions_mut().insert(caller);
+                let mut response = match deferred {
+                    Some(count) => count.alongside(next.run(request)).await,
+                    None => next.run(request).await,
+                };
+                response.extensions_mut().insert(brand);
+                response
+            }
+            Err(refusal) => refusal.into_response(),
+        };
+    Route::record(matched, &mut response);
+    response
+}
+
+/// A public endpoint's layer: the route for the access log.
+async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    Route::record(matched, &mut response);
+    response
 }
 
 /// The brand a request was admitted for, for the access log.

@@ -68,7 +68,7 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
         .next()
         .unwrap()
         .to_owned();
-    let request = |path: &str, key: Option<&str>| {
+    let request = |method: &str, path: &str, key: Option<&str>| {
         use std::io::{Read, Write};
         let mut stream = std::net::TcpStream::connect(&address).unwrap();
         let authorization = key
@@ -76,7 +76,7 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
             .unwrap_or_default();
         write!(
             stream,
-            "GET {path} HTTP/1.1\r\nHost: {address}\r\n{authorization}Connection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: {address}\r\n{authorization}Connection: close\r\n\r\n"
         )
         .unwrap();
         let mut answer = String::new();
@@ -89,13 +89,15 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
             .to_owned()
     };
     let admitted = request(
+        "GET",
         "/api/v1/streams?limit=1",
         Some(hosting_app::seed::FIXED_DEMO_TEST_KEY),
     );
-    let public = request("/api/v1/creators", None);
+    let public = request("GET", "/api/v1/creators", None);
+    let not_served = request("DELETE", "/api/v1/creators", None);
     let mut lines: Vec<serde_json::Value> = Vec::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while lines.len() < 2 && std::time::Instant::now() < deadline {
+    while lines.len() < 3 && std::time::Instant::now() < deadline {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap() == 0 {
             break;
@@ -129,6 +131,12 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
     assert_eq!(
         public["fields"]["brand_id"], "",
         "no brand for a public request"
+    );
+    let not_served = line_of(&not_served);
+    assert_eq!(not_served["fields"]["status"], 404);
+    assert_eq!(
+        not_served["fields"]["route"], "/api/v1/creators",
+        "a method the path does not serve still names its route"
     );
 }
 
