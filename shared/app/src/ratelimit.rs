@@ -8,7 +8,7 @@
 //! further requests of that minute without counting them or reading anything for them.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -86,10 +86,14 @@ impl Standing {
     }
 
     pub fn write(&self, headers: &mut HeaderMap) {
-        for (name, value) in [(POLICY_HEADER, policy()), (STANDING_HEADER, self.header())] {
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                headers.insert(name, value);
-            }
+        // The policy never changes: its value is built once.
+        static POLICY: LazyLock<HeaderValue> = LazyLock::new(|| {
+            HeaderValue::try_from(policy()).expect("the policy is a valid header value")
+        });
+        headers.insert(POLICY_HEADER, POLICY.clone());
+        // Taken as it is, without copying: digits and ASCII only.
+        if let Ok(value) = HeaderValue::try_from(self.header()) {
+            headers.insert(STANDING_HEADER, value);
         }
     }
 }

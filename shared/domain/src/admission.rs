@@ -14,30 +14,41 @@
 //! background functions, seeding, tests calling the store) finds the gate open.
 
 use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 tokio::task_local! {
     static GATE: Gate;
 }
 
+/// The gate's state: a flag and whoever waits for it (one small allocation per request).
+#[derive(Default)]
+struct Opened {
+    open: AtomicBool,
+    waiters: Notify,
+}
+
 /// The waiting side of a request's admission.
 #[derive(Clone)]
-pub struct Gate(watch::Receiver<bool>);
+pub struct Gate(Arc<Opened>);
 
 /// The deciding side: [`Admission::admit`] lets the request's gated reads run. Dropped
 /// without admitting, it leaves them waiting for good: the request is then dropped too.
-pub struct Admission(watch::Sender<bool>);
+pub struct Admission(Arc<Opened>);
 
 /// A closed gate and what opens it.
 pub fn gate() -> (Admission, Gate) {
-    let (sender, receiver) = watch::channel(false);
-    (Admission(sender), Gate(receiver))
+    let opened = Arc::new(Opened::default());
+    (Admission(opened.clone()), Gate(opened))
 }
 
 impl Admission {
     pub fn admit(&self) {
-        self.0.send_replace(true);
+        self.0.open.store(true, Ordering::Release);
+        self.0.waiters.notify_waiters();
     }
 }
 
@@ -47,13 +58,19 @@ pub async fn behind<F: Future>(gate: Gate, work: F) -> F::Output {
 }
 
 /// Waits until the request this task serves is admitted; at once outside a gated request.
+/// A refused request's reads wait for good: whoever holds the request drops it.
 pub async fn admitted() {
-    let Ok(mut gate) = GATE.try_with(|gate| gate.0.clone()) else {
+    let Ok(opened) = GATE.try_with(|gate| gate.0.clone()) else {
         return;
     };
-    if gate.wait_for(|open| *open).await.is_err() {
-        // Refused: whoever holds the request drops it.
-        std::future::pending::<()>().await;
+    loop {
+        // Registered before the flag is read, so that an admission in between is not missed.
+        let mut notified = pin!(opened.waiters.notified());
+        notified.as_mut().enable();
+        if opened.open.load(Ordering::Acquire) {
+            return;
+        }
+        notified.await;
     }
 }
 
