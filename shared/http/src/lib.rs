@@ -42,7 +42,7 @@ pub fn finish(router: Router) -> Router {
 pub(crate) struct Route(pub(crate) MatchedPath);
 
 impl Route {
-    /// Records the route `request` matched onto its `response`.
+    /// Records the route a request `matched` onto its answer.
     pub(crate) fn record(matched: Option<MatchedPath>, response: &mut Response) {
         if let Some(matched) = matched {
             response.extensions_mut().insert(Route(matched));
