@@ -4,7 +4,8 @@
 #   cpu       server CPU time per request (utime + stime of the process over a run)
 #   syscalls  system calls per request, by name (strace -c; needs strace)
 #   caches    instructions and simulated L1/LL cache misses per request (valgrind callgrind
-#             --cache-sim=yes, user space only; needs valgrind, and takes a few minutes)
+#             --cache-sim=yes, user space only; needs valgrind, and takes about 20 minutes:
+#             the seed loads under valgrind)
 # Usage: bench/per_request.sh cpu|syscalls|caches [get|list|analytics, default get]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +21,10 @@ work=$(mktemp -d)
 python3 bench/seed.py "$brands" "$work/seed.json"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 wait_for() { # port
-    for _ in $(seq 1 1200); do
-        python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$1/api/v1/')" 2>/dev/null && return
+    for _ in $(seq 1 6000); do
+        python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$1/api/v1/', timeout=5)" 2>/dev/null && return
         sleep 0.2
     done
 }
