@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/build-dir.sh
+. bench/servers.sh
 what="${1:?cpu, syscalls or caches}"
 kind="${2:-get}"
 brands=60000
@@ -19,15 +20,8 @@ cargo build --profile profiling --locked -p local-api --bin local-api --example 
 target="$CARGO_TARGET_DIR/profiling"
 work=$(mktemp -d)
 python3 bench/seed.py "$brands" "$work/seed.json"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-wait_for() { # port
-    for _ in $(seq 1 6000); do
-        python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$1/api/v1/', timeout=5)" 2>/dev/null && return
-        sleep 0.2
-    done
-}
 load() { # port kind seconds connections -> requests answered
     BENCH_BRANDS=$brands BENCH_KIND="$2" wrk -t1 -c"$4" -d"$3s" -s bench/requests.lua \
         "http://127.0.0.1:$1" | grep -oE '^ +[0-9]+ requests' | awk '{print $1}'

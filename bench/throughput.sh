@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/build-dir.sh
+. bench/servers.sh
 duration="${1:-5}"
 rounds="${2:-3}"
 brands=60000
@@ -19,7 +20,6 @@ target="$CARGO_TARGET_DIR/release"
 work=$(mktemp -d)
 python3 bench/seed.py "$brands" "$work/seed.json"
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 base_port=$(free_port)
 api_port=$(free_port)
 "$target/examples/fixed_json" "127.0.0.1:$base_port" > /dev/null &
@@ -27,12 +27,8 @@ baseline_pid=$!
 STORE=memory "$target/local-api" --addr "127.0.0.1:$api_port" --seed "$work/seed.json" > "$work/api.log" 2>&1 &
 api=$!
 trap 'kill $baseline_pid $api 2>/dev/null; rm -rf "$work"' EXIT
-for port in "$base_port" "$api_port"; do
-    for _ in $(seq 1 300); do
-        python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/api/v1/')" 2>/dev/null && break
-        sleep 0.1
-    done
-done
+wait_for "$base_port"
+wait_for "$api_port"
 
 # One wrk run: prints "rps=... p50_ms=... p99_ms=... non2xx_or_errors=...".
 run() { # port kind seconds
