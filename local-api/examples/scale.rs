@@ -361,7 +361,7 @@ async fn peak_memory_of<F: std::future::Future>(request: F) -> (F::Output, u64) 
 /// p50 and p99 in ms, the items the last request read, and the highest peak memory of any
 /// request in KiB.
 async fn measure(
-    router: &axum::Router,
+    router: &hosting_http::Edge,
     clock: &ManualClock,
     sent: &mut usize,
     case: &Case,
@@ -727,7 +727,7 @@ async fn seed_delivery_log(runtime: &Runtime, size: usize, now: chrono::DateTime
 
 /// The cursor of the page 90% of the way down the log (walked once, not measured).
 async fn deep_cursor(
-    router: &axum::Router,
+    router: &hosting_http::Edge,
     clock: &ManualClock,
     webhook_id: &str,
 ) -> Option<String> {

@@ -1,10 +1,9 @@
 //! The whole API on one router: every function's routes, served by the same handlers as in
 //! Lambda.
 
-use axum::Router;
 use axum::extract::Request;
 use hosting_app::App;
-use hosting_http::{finish, trim_trailing_slash};
+use hosting_http::{Edge, finish, trim_trailing_slash};
 use tower::ServiceExt;
 use tower::util::MapRequest;
 
@@ -12,11 +11,11 @@ pub mod log_writer;
 pub mod transport;
 
 /// Every public route, completed with the 404 envelope and request ids.
-pub fn router(app: App) -> Router {
+pub fn router(app: App) -> Edge {
     finish(gateway_default::router(app))
 }
 
-pub type ApiService = MapRequest<Router, fn(Request) -> Request>;
+pub type ApiService = MapRequest<Edge, fn(Request) -> Request>;
 
 /// [`router`] with trailing slashes trimmed before routing, ready to serve.
 pub fn service(app: App) -> ApiService {

@@ -133,12 +133,15 @@ async fn answer_and_drain(
     request: hyper::Request<Incoming>,
 ) -> Result<Response<Body>, std::convert::Infallible> {
     let (parts, incoming) = request.into_parts();
+    // Most requests have no body: nothing to track, and an empty body costs no allocation.
+    if incoming.is_end_stream() {
+        let request = Request::from_parts(parts, Body::empty());
+        let Ok(response) = service.oneshot(request).await;
+        return Ok(response);
+    }
     let tracked = TrackedBody::new(incoming);
     let request = Request::from_parts(parts, Body::new(tracked.clone()));
-    let mut response = match service.oneshot(request).await {
-        Ok(response) => response,
-        Err(never) => match never {},
-    };
+    let Ok(mut response) = service.oneshot(request).await;
     match tracked.rest() {
         Rest::None => {}
         Rest::OverLimit => {

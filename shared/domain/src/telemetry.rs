@@ -1,8 +1,13 @@
 //! Logging: JSON lines in Lambda (CloudWatch), compact text locally unless `LOG_FORMAT=json`.
 //! Keys and secrets are never logged.
 
+mod lines;
+
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::format::{self, JsonFields};
+
+use lines::{Lines, Shape};
 
 /// JSON log lines on stdout, and metric lines beside them ([`crate::metrics`]): what Lambda
 /// writes. Each line is written as it is logged: Lambda may freeze the process as soon as
@@ -13,12 +18,18 @@ pub fn init_json() {
 
 fn init_json_to<W: for<'w> MakeWriter<'w> + Send + Sync + 'static>(writer: W) {
     crate::metrics::enable();
-    let _ = tracing_subscriber::fmt()
+    let general = format::format()
         .json()
-        .with_env_filter(filter())
         .with_current_span(false)
+        .without_time(); // CloudWatch stamps every line
+    let _ = tracing_subscriber::fmt()
         .with_ansi(false)
-        .without_time() // CloudWatch stamps every line
+        .fmt_fields(JsonFields::new())
+        .event_format(Lines {
+            shape: Shape::JsonWithoutTime,
+            general,
+        })
+        .with_env_filter(filter())
         .with_writer(writer)
         .try_init();
 }
@@ -31,8 +42,11 @@ pub fn init_local<W: for<'w> MakeWriter<'w> + Send + Sync + 'static>(writer: W) 
         init_json_to(writer);
     } else {
         let _ = tracing_subscriber::fmt()
-            .compact()
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+            .event_format(Lines {
+                shape: Shape::CompactText,
+                general: format::format().compact(),
+            })
             .with_env_filter(filter())
             .with_writer(writer)
             .try_init();

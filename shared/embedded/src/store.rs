@@ -34,7 +34,8 @@ pub(super) struct State {
     /// Per brand, and per brand and status, in creation order: what the DynamoDB store's
     /// positions give.
     streams_by_brand: HashMap<String, Ordered>,
-    streams_by_status: HashMap<(String, StreamStatus), Ordered>,
+    /// Per brand, then per status: looked up by the brand's id without copying it.
+    streams_by_status: HashMap<String, HashMap<StreamStatus, Ordered>>,
     streams_by_room: HashMap<String, Uuid>,
     /// Analytics aggregates per brand and minute of creation: every stream's creation figures,
     /// and the final figures of those that finished (see [`StreamStore::analytics_window`]).
@@ -98,9 +99,7 @@ impl State {
             .entry(stream.brand_id.clone())
             .or_default()
             .insert(key);
-        self.streams_by_status
-            .entry((stream.brand_id.clone(), stream.status))
-            .or_default()
+        self.status_index(&stream.brand_id, stream.status)
             .insert(key);
         if let Some(room) = &stream.room_name {
             self.streams_by_room.insert(room.clone(), stream.id);
@@ -116,10 +115,7 @@ impl State {
         if let Some(ordered) = self.streams_by_brand.get_mut(&stream.brand_id) {
             ordered.remove(&key);
         }
-        if let Some(ordered) = self
-            .streams_by_status
-            .get_mut(&(stream.brand_id.clone(), stream.status))
-        {
+        if let Some(ordered) = self.status_index_mut(&stream.brand_id, stream.status) {
             ordered.remove(&key);
         }
         if let Some(room) = &stream.room_name {
@@ -136,16 +132,32 @@ impl State {
     /// Moves a stream between the per-status indexes.
     fn reindex_status(&mut self, stream: &Stream, from: StreamStatus) {
         let key = (stream.created_at, stream.id);
-        if let Some(ordered) = self
-            .streams_by_status
-            .get_mut(&(stream.brand_id.clone(), from))
-        {
+        if let Some(ordered) = self.status_index_mut(&stream.brand_id, from) {
             ordered.remove(&key);
         }
-        self.streams_by_status
-            .entry((stream.brand_id.clone(), stream.status))
-            .or_default()
+        self.status_index(&stream.brand_id, stream.status)
             .insert(key);
+    }
+
+    /// The brand's streams of `status`, created if there are none yet.
+    fn status_index(&mut self, brand_id: &str, status: StreamStatus) -> &mut Ordered {
+        if !self.streams_by_status.contains_key(brand_id) {
+            self.streams_by_status
+                .insert(brand_id.to_owned(), HashMap::new());
+        }
+        self.streams_by_status
+            .get_mut(brand_id)
+            .expect("inserted above")
+            .entry(status)
+            .or_default()
+    }
+
+    fn status_index_mut(&mut self, brand_id: &str, status: StreamStatus) -> Option<&mut Ordered> {
+        self.streams_by_status.get_mut(brand_id)?.get_mut(&status)
+    }
+
+    fn streams_of_status(&self, brand_id: &str, status: StreamStatus) -> Option<&Ordered> {
+        self.streams_by_status.get(brand_id)?.get(&status)
     }
 
     /// Moves a stream in the due index from `old` to `new` ([`Stream::next_due`]).
@@ -359,7 +371,7 @@ impl StreamStore for MemoryStore {
         let state = self.lock()?;
         let ordered = match status {
             None => state.streams_by_brand.get(brand_id),
-            Some(status) => state.streams_by_status.get(&(brand_id.to_owned(), status)),
+            Some(status) => state.streams_of_status(brand_id, status),
         };
         let Some(ordered) = ordered else {
             return Ok(StreamPage {
@@ -411,7 +423,7 @@ impl StreamStore for MemoryStore {
         }
         // Active streams of the whole minutes: their viewers and time as they are now.
         for status in [StreamStatus::Preparing, StreamStatus::Live] {
-            if let Some(ordered) = state.streams_by_status.get(&(brand_id.to_owned(), status)) {
+            if let Some(ordered) = state.streams_of_status(brand_id, status) {
                 for id in ordered.since(whole) {
                     let stream = &state.streams[id];
                     count(&mut window, stream, Figures::finished(stream));

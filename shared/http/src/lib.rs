@@ -5,18 +5,26 @@ pub mod body;
 pub mod endpoints;
 pub mod pipeline;
 pub mod query;
+pub mod record;
 pub mod routes;
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::Router;
-use axum::extract::{MatchedPath, Request};
+use axum::Extension;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::MatchedPath;
 use axum::http::header::{CONTENT_TYPE, LOCATION};
-use axum::http::{HeaderValue, Method, StatusCode, Uri};
-use axum::middleware::{self, Next};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use axum::{BoxError, Router};
 
 use hosting_domain::error::ApiError;
+
+use record::{Noted, RequestRecord};
 
 pub use hosting_domain::API_PREFIX;
 
@@ -27,68 +35,86 @@ pub struct GatewayRequestId(pub String);
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
 /// Completes a router for serving: the 404 envelope for unknown paths and for methods a path
-/// does not serve, then [`edge`] around everything.
-pub fn finish(router: Router) -> Router {
-    router
-        .fallback(not_found)
-        .method_not_allowed_fallback(not_found)
-        .layer(middleware::from_fn(edge))
-}
-
-/// The route template a request matched (`/api/v1/streams/{id}`), for the access log. Set on
-/// the answer by the layer of the endpoint ([`routes`]), or by the 404 of a method the path
-/// does not serve.
-#[derive(Debug, Clone)]
-pub(crate) struct Route(pub(crate) MatchedPath);
-
-impl Route {
-    /// Records the route a request `matched` onto its answer.
-    pub(crate) fn record(matched: Option<MatchedPath>, response: &mut Response) {
-        if let Some(matched) = matched {
-            response.extensions_mut().insert(Route(matched));
-        }
+/// does not serve, then [`Edge`] around everything.
+pub fn finish(router: Router) -> Edge {
+    Edge {
+        router: router
+            .fallback(not_found)
+            .method_not_allowed_fallback(not_found),
     }
 }
 
-/// What every request gets, in one layer (each layer costs every request a boxed future):
-/// a slot for the standing the pipeline counts it at, written onto the answer as the
-/// rate-limit headers ([`pipeline::RequestCount`]); `X-Request-Id` on every answer; and one
-/// access-log line.
-async fn edge(mut request: Request, next: Next) -> Response {
-    let (method, started) = (request.method().clone(), Instant::now());
-    let gateway_id = request
-        .extensions()
-        .get::<GatewayRequestId>()
-        .map(|id| id.0.clone());
-    let mut generated = uuid::Uuid::encode_buffer();
-    let request_id: &str = match &gateway_id {
-        Some(id) => id,
-        None => uuid::Uuid::new_v4()
-            .hyphenated()
-            .encode_lower(&mut generated),
-    };
-    let count = pipeline::RequestCount::default();
-    request.extensions_mut().insert(count.clone());
-    let mut response = next.run(request).await;
-    count.write_standing(response.headers_mut());
-    if let Ok(value) = HeaderValue::from_str(request_id) {
-        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+/// What every request gets, around the whole router: a [`RequestRecord`] the router notes the
+/// request's standing, route and brand in, the standing written onto the answer as the
+/// rate-limit headers; `X-Request-Id` on every answer; and one access-log line.
+///
+/// A service of its own rather than a layer on the router: a router's layer wraps every route,
+/// and costs every request a cloned service and boxed futures.
+#[derive(Clone)]
+pub struct Edge {
+    router: Router,
+}
+
+impl<B> tower::Service<http::Request<B>> for Edge
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // The router is always ready.
+        Poll::Ready(Ok(()))
     }
-    access_log(&method, started, request_id, &response);
-    response
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let mut request = request.map(Body::new);
+        let (method, started) = (request.method().clone(), Instant::now());
+        let gateway_id = request
+            .extensions()
+            .get::<GatewayRequestId>()
+            .map(|id| id.0.clone());
+        let record = RequestRecord::default();
+        request.extensions_mut().insert(record.clone());
+        let answer = self.router.call(request);
+        Box::pin(async move {
+            let Ok(mut response) = answer.await;
+            let noted = record.take();
+            let mut generated = uuid::Uuid::encode_buffer();
+            let request_id: &str = match &gateway_id {
+                Some(id) => id,
+                None => uuid::Uuid::new_v4()
+                    .hyphenated()
+                    .encode_lower(&mut generated),
+            };
+            noted.write_standing(response.headers_mut());
+            if let Ok(value) = HeaderValue::from_str(request_id) {
+                response
+                    .headers_mut()
+                    .insert(HeaderName::from_static(REQUEST_ID_HEADER), value);
+            }
+            access_log(&method, started, request_id, &response, &noted);
+            Ok(response)
+        })
+    }
 }
 
 /// One line per request: method, route template, status, latency, request id and, once the
 /// pipeline admitted it, the brand. Never a key, a secret or a body.
-fn access_log(method: &Method, started: Instant, request_id: &str, response: &Response) {
-    let route = response
-        .extensions()
-        .get::<Route>()
-        .map_or("(no route)", |route| route.0.as_str());
-    let brand_id = response
-        .extensions()
-        .get::<routes::AccessBrand>()
-        .map_or("", |brand| brand.0.as_str());
+fn access_log(
+    method: &Method,
+    started: Instant,
+    request_id: &str,
+    response: &Response,
+    noted: &Noted,
+) {
+    let route = noted
+        .route
+        .as_ref()
+        .map_or("(no route)", MatchedPath::as_str);
+    let brand_id = noted.brand.as_ref().map_or("", |brand| brand.id.as_str());
     // Strings as `%` (Display): the text format writes them as they are, without escaping
     // each character.
     tracing::info!(
@@ -142,10 +168,16 @@ pub fn idempotency_key(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
         .map(HeaderValue::as_bytes)
 }
 
-async fn not_found(matched: Option<MatchedPath>) -> Response {
-    let mut response = ApiError::NotFound.into_response();
-    Route::record(matched, &mut response);
-    response
+/// The 404 envelope; for a method the path does not serve, the route is still noted for the
+/// access log.
+async fn not_found(
+    matched: Option<MatchedPath>,
+    record: Option<Extension<RequestRecord>>,
+) -> Response {
+    if let Some(Extension(record)) = record {
+        record.note_route(matched);
+    }
+    ApiError::NotFound.into_response()
 }
 
 /// `/streams/` is the same route as `/streams`. Applied before routing, so it wraps the router.

@@ -14,13 +14,13 @@
 //! dropped and `429` answers in its place: the same answer, and its costly reads and its
 //! writes never made.
 //!
-//! Whichever way a request was counted, [`RequestCount::write_standing`] writes the standing
-//! it was counted at onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
+//! Whichever way a request was counted, the standing it was counted at is noted in its
+//! [`RequestRecord`], and the edge writes it onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
 //! authentication, and no other.
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
@@ -33,6 +33,8 @@ use hosting_domain::domain::account::{self, KeyEnvironment};
 use hosting_domain::domain::{Caller, Scope};
 use hosting_domain::error::{ApiError, ApiResult, StoreError};
 
+use crate::record::RequestRecord;
+
 /// The pipeline of a keyed endpoint's request, recording its standing in `slot`. A request
 /// counted `alongside` its handler (every read, and the writes whose declaration says so)
 /// that passes everything else comes back with its count still to run.
@@ -41,14 +43,14 @@ pub async fn admit(
     headers: &HeaderMap,
     scope: Scope,
     alongside: bool,
-    slot: &RequestCount,
+    slot: &RequestRecord,
 ) -> ApiResult<(Caller, Option<DeferredCount>)> {
     authorize_with(app, headers, scope, slot, alongside).await
 }
 
 /// Runs authentication, rate limit, scope check and plan gate, in that order.
 pub async fn authorize(app: &App, headers: &HeaderMap, scope: Scope) -> ApiResult<Caller> {
-    let (caller, _) = authorize_with(app, headers, scope, &RequestCount::default(), false).await?;
+    let (caller, _) = authorize_with(app, headers, scope, &RequestRecord::default(), false).await?;
     Ok(caller)
 }
 
@@ -58,7 +60,7 @@ async fn authorize_with(
     app: &App,
     headers: &HeaderMap,
     scope: Scope,
-    slot: &RequestCount,
+    slot: &RequestRecord,
     defer: bool,
 ) -> ApiResult<(Caller, Option<DeferredCount>)> {
     let (caller, counted) = authenticate(app, headers, slot).await?;
@@ -95,39 +97,17 @@ async fn authorize_with(
 
 /// The standing of a brand this instance saw refused earlier in the minute, recorded in
 /// `slot`: the request is refused without a count.
-fn remembered_refusal(app: &App, brand_id: &str, slot: &RequestCount) -> Option<Standing> {
+fn remembered_refusal(app: &App, brand_id: &str, slot: &RequestRecord) -> Option<Standing> {
     let standing = app.caches().refusals.standing(brand_id, app.clock.now())?;
-    slot.record(standing);
+    slot.note_standing(standing);
     Some(standing)
-}
-
-/// The standing a request was counted at, written onto its answer by the layer every request
-/// passes ([`crate::finish`]).
-#[derive(Clone, Default)]
-pub struct RequestCount(Arc<Mutex<Option<Standing>>>);
-
-impl RequestCount {
-    fn record(&self, standing: Standing) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(standing);
-    }
-
-    fn standing(&self) -> Option<Standing> {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// `RateLimit-Policy` and `RateLimit` for the standing recorded, if the request was counted.
-    pub fn write_standing(&self, headers: &mut HeaderMap) {
-        if let Some(standing) = self.standing() {
-            standing.write(headers);
-        }
-    }
 }
 
 /// The count of a read that passed everything else, to run alongside its handler.
 pub struct DeferredCount {
     app: App,
     brand_id: String,
-    slot: RequestCount,
+    slot: RequestRecord,
 }
 
 impl DeferredCount {
@@ -152,7 +132,7 @@ impl DeferredCount {
             Ok(standing) => standing,
             Err(err) => return ApiError::Db(err).into_response(),
         };
-        self.slot.record(standing);
+        self.slot.note_standing(standing);
         if let Err(refusal) = standing.admit() {
             return refusal.into_response();
         }
@@ -170,7 +150,7 @@ impl DeferredCount {
 async fn authenticate(
     app: &App,
     headers: &HeaderMap,
-    slot: &RequestCount,
+    slot: &RequestRecord,
 ) -> ApiResult<(Caller, bool)> {
     let raw_key = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
     // Malformed keys never reach the store.
@@ -223,9 +203,9 @@ async fn authenticate(
 }
 
 /// Counts the request now, recording its standing in `slot`.
-async fn count_request(app: &App, brand_id: &str, slot: &RequestCount) -> ApiResult<()> {
+async fn count_request(app: &App, brand_id: &str, slot: &RequestRecord) -> ApiResult<()> {
     let standing = count(app, brand_id).await?;
-    slot.record(standing);
+    slot.note_standing(standing);
     standing.admit()
 }
 

@@ -1,17 +1,19 @@
 //! The router, built from the endpoint declarations: each handler is mounted at its
 //! endpoint's method and path, behind the pipeline its access requires.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use axum::Router;
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::handler::Handler;
 use axum::http::request::Parts;
-use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on};
 
-use super::Route;
 use super::endpoints::{Access, ENDPOINTS, Endpoint, Function};
-use super::pipeline::{self, RequestCount};
+use super::pipeline;
+use super::record::RequestRecord;
 use hosting_app::app::App;
 use hosting_domain::API_PREFIX;
 use hosting_domain::domain::{Caller, Scope};
@@ -62,21 +64,14 @@ impl Routes {
         self.served.push(endpoint);
         let filter = MethodFilter::try_from(endpoint.method.clone())
             .expect("endpoints use standard methods");
-        let mut method_router = on(filter, handler);
-        // One layer per endpoint (each costs every request a boxed future): the pipeline for
-        // a keyed endpoint, and the route for the access log on every endpoint.
-        method_router = match endpoint.access {
-            Access::Keyed(scope) => {
-                let alongside = endpoint.counted_alongside();
-                method_router.route_layer(middleware::from_fn_with_state(
-                    self.app.clone(),
-                    move |state: State<App>, request: Request, next: Next| {
-                        authorize(scope, alongside, state, request, next)
-                    },
-                ))
-            }
-            Access::Public => method_router.route_layer(middleware::from_fn(remember_route)),
-        };
+        let method_router = on(
+            filter,
+            Guarded {
+                handler,
+                access: endpoint.access,
+                alongside: endpoint.counted_alongside(),
+            },
+        );
         let path = match endpoint.path {
             "/" => API_PREFIX.to_owned(),
             path => format!("{API_PREFIX}{path}"),
@@ -101,50 +96,69 @@ impl Routes {
     }
 }
 
+/// An endpoint's handler with what its access requires around it: the pipeline for a keyed
+/// endpoint, and the route for the access log on every endpoint. Wrapping the handler itself,
+/// rather than adding a layer to its route, spares every request a cloned service and two
+/// boxed futures.
+#[derive(Clone)]
+struct Guarded<H> {
+    handler: H,
+    access: Access,
+    /// The count runs alongside the handler ([`Endpoint::counted_alongside`]).
+    alongside: bool,
+}
+
+impl<H, T> Handler<T, App> for Guarded<H>
+where
+    H: Handler<T, App>,
+    T: 'static,
+{
+    type Future = Pin<Box<dyn Future<Output = Response> + Send>>;
+
+    fn call(self, request: Request, app: App) -> Self::Future {
+        Box::pin(async move {
+            let record = request
+                .extensions()
+                .get::<RequestRecord>()
+                .cloned()
+                .unwrap_or_default();
+            record.note_route(request.extensions().get::<MatchedPath>().cloned());
+            match self.access {
+                Access::Public => self.handler.call(request, app).await,
+                Access::Keyed(scope) => {
+                    authorize(scope, self.alongside, app, request, self.handler, &record).await
+                }
+            }
+        })
+    }
+}
+
 /// The pipeline for `scope` (authentication, rate limit, scope, plan gate), before any
 /// extractor of the handler reads the request; the count runs `alongside` the handler when
-/// the endpoint says so.
-async fn authorize(
+/// the endpoint says so. The standing and the brand are noted in `record`.
+async fn authorize<H, T>(
     scope: Scope,
     alongside: bool,
-    State(app): State<App>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let count = request
-        .extensions()
-        .get::<RequestCount>()
-        .cloned()
-        .unwrap_or_default();
-    let matched = request.extensions().get::<MatchedPath>().cloned();
-    let mut response =
-        match pipeline::admit(&app, request.headers(), scope, alongside, &count).await {
-            Ok((caller, deferred)) => {
-                let brand = AccessBrand(caller.brand.id.clone());
-                request.extensions_mut().insert(caller);
-                let mut response = match deferred {
-                    Some(count) => count.alongside(next.run(request)).await,
-                    None => next.run(request).await,
-                };
-                response.extensions_mut().insert(brand);
-                response
+    app: App,
+    request: Request,
+    handler: H,
+    record: &RequestRecord,
+) -> Response
+where
+    H: Handler<T, App>,
+{
+    match pipeline::admit(&app, request.headers(), scope, alongside, record).await {
+        Ok((caller, deferred)) => {
+            record.note_admitted(caller);
+            let answer = handler.call(request, app);
+            match deferred {
+                Some(count) => count.alongside(answer).await,
+                None => answer.await,
             }
-            Err(refusal) => refusal.into_response(),
-        };
-    Route::record(matched, &mut response);
-    response
+        }
+        Err(refusal) => refusal.into_response(),
+    }
 }
-
-/// A public endpoint's layer: the route for the access log.
-async fn remember_route(matched: Option<MatchedPath>, request: Request, next: Next) -> Response {
-    let mut response = next.run(request).await;
-    Route::record(matched, &mut response);
-    response
-}
-
-/// The brand a request was admitted for, for the access log.
-#[derive(Debug, Clone)]
-pub struct AccessBrand(pub String);
 
 /// The caller a keyed endpoint's pipeline admitted, as a handler's extractor.
 pub struct Admitted(pub Caller);
@@ -155,7 +169,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Admitted {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         parts
             .extensions
-            .remove::<Caller>()
+            .get::<RequestRecord>()
+            .and_then(RequestRecord::take_caller)
             .map(Admitted)
             .ok_or_else(|| {
                 // Only a public endpoint's handler asking for a caller gets here: a wiring bug.

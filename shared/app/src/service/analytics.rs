@@ -35,5 +35,5 @@ pub async fn get(
             }
         },
     };
-    Ok(answer(period, brand_id, &window))
+    Ok(answer(period, brand_id, window))
 }

@@ -451,16 +451,16 @@ pub(crate) async fn detail(app: &App, stream: &Stream) -> ApiResult<StreamDetail
 pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
     // The catalog (cached when warm) is read alongside the stream, not after it.
     let (stream, catalog) = tokio::join!(find_own(app, caller, raw_id), creators::catalog(app));
-    let stream = stream.ok_or(ApiError::NotFound)?;
+    let mut stream = stream.ok_or(ApiError::NotFound)?;
     let catalog = catalog.map_err(|err| {
         tracing::error!(error = %err, "creator lookup failed");
         ApiError::NotFound
     })?;
     let creator_id = stream
         .creator_id
-        .clone()
+        .take()
         .filter(|id| catalog.iter().any(|c| &c.id == id));
-    Ok(StreamDetail::new(&stream, creator_id))
+    Ok(StreamDetail::from_read(stream, creator_id))
 }
 
 /// `DELETE /streams/{id}`: ends a live stream; anything not live is not found.

@@ -137,7 +137,11 @@ impl Figures {
         self.viewers += sign * other.viewers;
         self.completed_ms += sign * other.completed_ms;
         for (platform, count) in &other.platforms {
-            let entry = self.platforms.entry(platform.clone()).or_insert(0);
+            // The platform's name is copied only the first time it is counted.
+            let entry = match self.platforms.get_mut(platform) {
+                Some(entry) => entry,
+                None => self.platforms.entry(platform.clone()).or_insert(0),
+            };
             *entry += sign * count;
             if *entry == 0 {
                 self.platforms.remove(platform);
@@ -192,8 +196,8 @@ pub fn next_whole_minute(since: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// The answer for `window`.
-pub fn answer(period: Period, brand_id: &str, window: &Window) -> Analytics {
-    let figures = &window.figures;
+pub fn answer(period: Period, brand_id: &str, window: Window) -> Analytics {
+    let figures = window.figures;
     let total_streams = figures.streams.max(0) as u64;
     let total_viewers = figures.viewers.max(0) as u64;
     let avg_viewers_per_stream = if total_streams == 0 {
@@ -209,15 +213,16 @@ pub fn answer(period: Period, brand_id: &str, window: &Window) -> Analytics {
         total_minutes: (figures.completed_ms.max(0) / 60_000) as u64,
         live_now: window.live_now,
         avg_viewers_per_stream,
+        // Moved out of the window, not copied: it was read for this answer alone.
         by_platform: figures
             .platforms
-            .iter()
-            .filter(|(_, count)| **count > 0)
-            .map(|(platform, count)| (platform.clone(), *count as u64))
+            .into_iter()
+            .filter(|(_, count)| *count > 0)
+            .map(|(platform, count)| (platform, count as u64))
             .collect(),
         streams: window
             .streams
-            .iter()
+            .into_iter()
             .take(MAX_LISTED_STREAMS)
             .map(|s| AnalyticsStream {
                 id: s.id,
@@ -225,8 +230,10 @@ pub fn answer(period: Period, brand_id: &str, window: &Window) -> Analytics {
                 viewer_count: s.viewer_count,
                 started_at: s.started_at,
                 ended_at: s.ended_at,
-                platform: s.platform_or_unknown().to_owned(),
-                vertical: s.vertical.clone(),
+                platform: s
+                    .platform
+                    .unwrap_or_else(|| super::stream::UNKNOWN_PLATFORM.to_owned()),
+                vertical: s.vertical,
             })
             .collect(),
     }
@@ -234,7 +241,7 @@ pub fn answer(period: Period, brand_id: &str, window: &Window) -> Analytics {
 
 /// The aggregates over `streams` (newest first), which are exactly the window's streams.
 pub fn aggregate(period: Period, brand_id: &str, streams: &[Stream]) -> Analytics {
-    answer(period, brand_id, &Window::of_streams(streams.to_vec()))
+    answer(period, brand_id, Window::of_streams(streams.to_vec()))
 }
 
 #[cfg(test)]

@@ -516,4 +516,19 @@ pub(crate) mod tests {
         let v = serde_json::to_value(StreamDetail::new(&s, None)).unwrap();
         assert!(v.get("test").is_none());
     }
+
+    #[test]
+    fn a_detail_from_a_read_is_the_same_detail() {
+        for platform in [None, Some("tiktok".to_owned())] {
+            let mut s = stream(StreamStatus::Ended);
+            s.platform = platform;
+            s.room_name = Some("stream-1".into());
+            s.ended_at = Some(s.created_at);
+            let creator = Some("creator_1".to_owned());
+            assert_eq!(
+                serde_json::to_value(StreamDetail::from_read(s.clone(), creator.clone())).unwrap(),
+                serde_json::to_value(StreamDetail::new(&s, creator)).unwrap(),
+            );
+        }
+    }
 }

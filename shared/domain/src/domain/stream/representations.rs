@@ -136,6 +136,29 @@ impl StreamDetail {
             end_reason: stream.end_reason,
         }
     }
+
+    /// [`StreamDetail::new`] from a stream read for this answer alone: its strings move
+    /// instead of being copied.
+    pub fn from_read(stream: Stream, creator_id: Option<String>) -> Self {
+        Self {
+            stream_id: stream.id,
+            status: stream.status,
+            creator_id,
+            platform: stream
+                .platform
+                .unwrap_or_else(|| super::UNKNOWN_PLATFORM.to_owned()),
+            product_name: stream.product_name,
+            vertical: stream.vertical,
+            viewer_count: stream.viewer_count,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            room_name: stream.room_name.unwrap_or_default(),
+            events: Vec::new(),
+            created_at: stream.created_at,
+            test: stream.test,
+            end_reason: stream.end_reason,
+        }
+    }
 }
 
 /// Response of `GET /streams`.
