@@ -392,17 +392,17 @@ pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<Str
     // The catalog (cached when warm) is read alongside the page, not after it.
     let (page, existing) = tokio::join!(page, creators::existing_ids(app));
     let (page, existing) = (page?, existing?);
-    let streams = page
-        .0
-        .iter()
-        .map(|stream| {
-            let creator_id = stream.creator_id.clone().filter(|id| existing.contains(id));
+    let (streams, total) = page;
+    let streams = streams
+        .into_iter()
+        .map(|mut stream| {
+            let creator_id = stream.creator_id.take().filter(|id| existing.contains(id));
             StreamSummary::new(stream, creator_id)
         })
         .collect();
     Ok(StreamList {
         streams,
-        total: page.1,
+        total,
         limit: query.limit,
         offset: query.offset,
     })

@@ -65,17 +65,20 @@ pub struct StreamSummary {
 }
 
 impl StreamSummary {
-    /// `creator_id` is the creator's id while that creator exists, else `None`.
-    pub fn new(stream: &Stream, creator_id: Option<String>) -> Self {
+    /// `creator_id` is the creator's id while that creator exists, else `None`. The stream was
+    /// read for this answer alone: its strings move instead of being copied.
+    pub fn new(stream: Stream, creator_id: Option<String>) -> Self {
         Self {
             id: stream.id,
             status: stream.status,
-            platform: stream.platform_or_unknown().to_owned(),
-            vertical: stream.vertical.clone(),
+            platform: stream
+                .platform
+                .unwrap_or_else(|| super::UNKNOWN_PLATFORM.to_owned()),
+            vertical: stream.vertical,
             creator_id,
-            product_name: stream.product_name.clone(),
-            source: stream.source.clone(),
-            room_name: stream.room_name.clone(),
+            product_name: stream.product_name,
+            source: stream.source,
+            room_name: stream.room_name,
             started_at: stream.started_at,
             ended_at: stream.ended_at,
             created_at: stream.created_at,
