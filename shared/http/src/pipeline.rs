@@ -15,8 +15,8 @@
 //! writes never made.
 //!
 //! Whichever way a request was counted, the standing it was counted at is noted in its
-//! [`RequestRecord`], and the edge writes it onto the answer (`RateLimit-Policy`, `RateLimit`): every answer to a request that passed
-//! authentication, and no other.
+//! [`RequestRecord`], and the edge writes it onto the answer (`RateLimit-Policy`,
+//! `RateLimit`): every answer to a request that passed authentication, and no other.
 
 use std::future::Future;
 use std::pin::pin;

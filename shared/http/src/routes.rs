@@ -66,7 +66,7 @@ impl Routes {
             .expect("endpoints use standard methods");
         let method_router = on(
             filter,
-            Guarded {
+            Mounted {
                 handler,
                 access: endpoint.access,
                 alongside: endpoint.counted_alongside(),
@@ -101,14 +101,14 @@ impl Routes {
 /// rather than adding a layer to its route, spares every request a cloned service and two
 /// boxed futures.
 #[derive(Clone)]
-struct Guarded<H> {
+struct Mounted<H> {
     handler: H,
     access: Access,
     /// The count runs alongside the handler ([`Endpoint::counted_alongside`]).
     alongside: bool,
 }
 
-impl<H, T> Handler<T, App> for Guarded<H>
+impl<H, T> Handler<T, App> for Mounted<H>
 where
     H: Handler<T, App>,
     T: 'static,
