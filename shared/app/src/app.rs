@@ -8,6 +8,7 @@ use crate::ratelimit::Refusals;
 use hosting_domain::cache::{CREATORS_TTL, KEY_TTL, TtlCache};
 use hosting_domain::clock::Clock;
 use hosting_domain::config::Config;
+use hosting_domain::domain::account::KeyDigest;
 use hosting_domain::domain::{ApiKey, Brand, Creator};
 use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
 
@@ -26,9 +27,10 @@ pub struct AppParts {
 pub type KeyAndBrand = (Arc<ApiKey>, Arc<Brand>);
 
 pub struct Caches {
-    /// Key hash -> the key and its brand, or `None` for an unknown key. Shared, so that a
-    /// warm request takes them without copying.
-    pub keys: TtlCache<String, Option<KeyAndBrand>>,
+    /// Key digest -> the key and its brand, or `None` for an unknown key. Shared, so that a
+    /// warm request takes them without copying; keyed by the digest's bytes, so that a warm
+    /// request never writes its hex text.
+    pub keys: TtlCache<KeyDigest, Option<KeyAndBrand>>,
     pub creators: TtlCache<(), Arc<Vec<Creator>>>,
     /// Brands refused by the rate limit in the current minute.
     pub refusals: Refusals,

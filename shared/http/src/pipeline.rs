@@ -156,9 +156,9 @@ async fn authenticate(
     // Malformed keys never reach the store.
     let environment = account::parse_key(raw_key).ok_or(ApiError::Unauthorized)?;
     let now = app.clock.now();
-    let key_hash = account::hash_key(raw_key);
+    let key_digest = account::key_digest(raw_key);
     let cache = &app.caches().keys;
-    let (key, brand, counted) = match cache.get(&key_hash, now) {
+    let (key, brand, counted) = match cache.get(&key_digest, now) {
         // Warm: the key and its brand come from the cache (revocations apply within its TTL).
         Some(cached) => {
             let (key, brand) = cached
@@ -170,13 +170,14 @@ async fn authenticate(
         // one round trip instead of two. A key whose brand is gone counts for a brand that
         // does not exist, so still for nobody.
         None => {
+            let key_hash = account::key_hash_text(&key_digest);
             let Some(key) = app.store.find_api_key(&key_hash).await? else {
-                cache.put(key_hash, None, now);
+                cache.put(key_digest, None, now);
                 return Err(ApiError::Unauthorized);
             };
             // Revoked and expired keys never become usable again: remembered as absent.
             if !key.is_usable_at(now) {
-                cache.put(key_hash, None, now);
+                cache.put(key_digest, None, now);
                 return Err(ApiError::Unauthorized);
             }
             // A brand refused earlier in the minute is not counted: only the brand is read.
@@ -189,7 +190,7 @@ async fn authenticate(
             };
             let (brand, counted) = tokio::join!(app.store.get_brand(&key.brand_id), counting);
             let found = brand?.map(|brand| (Arc::new(key), Arc::new(brand)));
-            cache.put(key_hash, found.clone(), now);
+            cache.put(key_digest, found.clone(), now);
             let (key, brand) = found.ok_or(ApiError::Unauthorized)?;
             (key, brand, counted?)
         }

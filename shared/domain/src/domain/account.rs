@@ -133,7 +133,19 @@ pub fn parse_key(raw: &str) -> Option<KeyEnvironment> {
 
 /// The only form in which a key is ever stored: lowercase hex SHA-256 of the whole key.
 pub fn hash_key(raw: &str) -> String {
-    hex::encode(Sha256::digest(raw.as_bytes()))
+    key_hash_text(&key_digest(raw))
+}
+
+/// SHA-256 of the whole key: what an instance's key cache is keyed by, without the hex text.
+pub type KeyDigest = [u8; 32];
+
+pub fn key_digest(raw: &str) -> KeyDigest {
+    Sha256::digest(raw.as_bytes()).into()
+}
+
+/// The stored form ([`hash_key`]) of a key's digest.
+pub fn key_hash_text(digest: &KeyDigest) -> String {
+    hex::encode(digest)
 }
 
 /// A fresh random key of the given environment.
