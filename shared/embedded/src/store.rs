@@ -141,13 +141,10 @@ impl State {
 
     /// The brand's streams of `status`, created if there are none yet.
     fn status_index(&mut self, brand_id: &str, status: StreamStatus) -> &mut Ordered {
-        if !self.streams_by_status.contains_key(brand_id) {
-            self.streams_by_status
-                .insert(brand_id.to_owned(), HashMap::new());
-        }
+        // Writes only: copying the id here keeps reads (below) free of it.
         self.streams_by_status
-            .get_mut(brand_id)
-            .expect("inserted above")
+            .entry(brand_id.to_owned())
+            .or_default()
             .entry(status)
             .or_default()
     }

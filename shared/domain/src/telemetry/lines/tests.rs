@@ -113,16 +113,19 @@ where
     }
 }
 
-/// The lines of [`log_everything`] through `format`.
-fn logged<E>(format: E) -> Vec<String>
+/// The lines of [`log_everything`] through `format`, with `fields` formatting a span's fields
+/// (the JSON format needs its own).
+fn logged_with<N, E>(fields: N, format: E) -> Vec<String>
 where
-    E: FormatEvent<tracing_subscriber::Registry, format::DefaultFields> + Send + Sync + 'static,
+    N: for<'a> FormatFields<'a> + Send + Sync + 'static,
+    E: FormatEvent<tracing_subscriber::Registry, N> + Send + Sync + 'static,
 {
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(Level::TRACE)
         .with_ansi(false)
+        .fmt_fields(fields)
         .event_format(format)
         .with_writer(move || writer.clone())
         .finish();
@@ -130,22 +133,18 @@ where
     captured.lines()
 }
 
-/// [`logged`], with the JSON field formatter (for a span's fields).
+fn logged<E>(format: E) -> Vec<String>
+where
+    E: FormatEvent<tracing_subscriber::Registry, format::DefaultFields> + Send + Sync + 'static,
+{
+    logged_with(format::DefaultFields::new(), format)
+}
+
 fn logged_json<E>(format: E) -> Vec<String>
 where
     E: FormatEvent<tracing_subscriber::Registry, JsonFields> + Send + Sync + 'static,
 {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(Level::TRACE)
-        .with_ansi(false)
-        .fmt_fields(JsonFields::new())
-        .event_format(format)
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, log_everything);
-    captured.lines()
+    logged_with(JsonFields::new(), format)
 }
 
 fn compact() -> format::Format<format::Compact> {
