@@ -25,15 +25,28 @@ impl RateLimitStore for MemoryStore {
         // Windows before the current minute can no longer be counted into: drop them once
         // per minute, not on every request.
         if state.rate_windows_pruned_at < window_start {
-            state
-                .rate_windows
-                .retain(|(_, start), _| *start >= window_start);
+            state.rate_windows.retain(|_, windows| {
+                windows.retain(|(start, _)| *start >= window_start);
+                !windows.is_empty()
+            });
             state.rate_windows_pruned_at = window_start;
         }
-        let count = state
+        // Found by the brand's id as it is: a counted request copies nothing.
+        if !state.rate_windows.contains_key(brand_id) {
+            state.rate_windows.insert(brand_id.to_owned(), Vec::new());
+        }
+        let windows = state
             .rate_windows
-            .entry((brand_id.to_owned(), window_start))
-            .or_insert(0);
+            .get_mut(brand_id)
+            .expect("inserted above");
+        let at = match windows.iter().position(|(start, _)| *start == window_start) {
+            Some(at) => at,
+            None => {
+                windows.push((window_start, 0));
+                windows.len() - 1
+            }
+        };
+        let count = &mut windows[at].1;
         *count += 1;
         Ok(*count)
     }

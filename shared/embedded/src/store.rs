@@ -31,16 +31,11 @@ pub(super) struct State {
     pub(super) keys: HashMap<String, ApiKey>,
     pub(super) creators: HashMap<String, Creator>,
     pub(super) streams: HashMap<Uuid, Stream>,
-    /// Per brand, and per brand and status, in creation order: what the DynamoDB store's
-    /// positions give.
-    streams_by_brand: HashMap<String, Ordered>,
-    /// Per brand, then per status: looked up by the brand's id without copying it.
-    streams_by_status: HashMap<String, HashMap<StreamStatus, Ordered>>,
+    /// Each brand's indexes of its streams, found with one lookup of the brand's id.
+    brand_streams: HashMap<String, BrandStreams>,
     streams_by_room: HashMap<String, Uuid>,
-    /// Analytics aggregates per brand and minute of creation: every stream's creation figures,
-    /// and the final figures of those that finished (see [`StreamStore::analytics_window`]).
-    aggregates: HashMap<String, Aggregates>,
-    pub(super) rate_windows: HashMap<(String, DateTime<Utc>), u64>,
+    /// Requests counted per brand and rate-limit window: (window start, count).
+    pub(super) rate_windows: HashMap<String, Vec<(DateTime<Utc>, u64)>>,
     pub(super) rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
@@ -62,6 +57,35 @@ pub(super) struct State {
     pub(super) idempotency: HashMap<String, KeyEntry>,
 }
 
+/// One brand's indexes of its streams, held together: a page or an analytics window looks
+/// the brand up once and finds them side by side in memory, not in a structure per index
+/// spread over every brand's (BENCHMARKS.md, "What one request costs").
+#[derive(Default)]
+struct BrandStreams {
+    /// In creation order: what the DynamoDB store's positions give.
+    all: Ordered,
+    /// Per status (at [`status_slot`]), in creation order.
+    by_status: [Ordered; StreamStatus::ALL.len()],
+    /// Analytics aggregates per minute of creation: every stream's creation figures, and the
+    /// final figures of those that finished (see [`StreamStore::analytics_window`]).
+    aggregates: Aggregates,
+}
+
+/// Where a status's index sits in [`BrandStreams::by_status`].
+fn status_slot(status: StreamStatus) -> usize {
+    status as usize
+}
+
+impl BrandStreams {
+    fn of_status(&self, status: StreamStatus) -> &Ordered {
+        &self.by_status[status_slot(status)]
+    }
+
+    fn of_status_mut(&mut self, status: StreamStatus) -> &mut Ordered {
+        &mut self.by_status[status_slot(status)]
+    }
+}
+
 impl State {
     /// Stores a new stream and indexes it; its script apart, as on DynamoDB: the stored
     /// stream never carries it.
@@ -74,12 +98,25 @@ impl State {
         self.streams.insert(kept.id, kept);
     }
 
+    /// The indexes of `brand_id`'s streams, created if it has none yet.
+    fn brand_streams_mut(&mut self, brand_id: &str) -> &mut BrandStreams {
+        // Looked up first: the id is copied only for a brand's first stream.
+        if !self.brand_streams.contains_key(brand_id) {
+            self.brand_streams
+                .insert(brand_id.to_owned(), BrandStreams::default());
+        }
+        self.brand_streams
+            .get_mut(brand_id)
+            .expect("inserted above")
+    }
+
     /// Adds `figures` (or takes them out) to the minute of `stream`'s creation.
     fn aggregate(&mut self, stream: &Stream, figures: &Figures, add: bool) {
-        self.aggregates
-            .entry(stream.brand_id.clone())
-            .or_default()
-            .add(minute_of(stream.created_at), figures, add);
+        self.brand_streams_mut(&stream.brand_id).aggregates.add(
+            minute_of(stream.created_at),
+            figures,
+            add,
+        );
     }
 
     /// What a stream as stored adds to the aggregates: its creation figures, and its final
@@ -93,14 +130,15 @@ impl State {
     }
 
     fn index_stream(&mut self, stream: &Stream) {
-        self.aggregate(stream, &Self::stored_figures(stream), true);
         let key = (stream.created_at, stream.id);
-        self.streams_by_brand
-            .entry(stream.brand_id.clone())
-            .or_default()
-            .insert(key);
-        self.status_index(&stream.brand_id, stream.status)
-            .insert(key);
+        let brand = self.brand_streams_mut(&stream.brand_id);
+        brand.aggregates.add(
+            minute_of(stream.created_at),
+            &Self::stored_figures(stream),
+            true,
+        );
+        brand.all.insert(key);
+        brand.of_status_mut(stream.status).insert(key);
         if let Some(room) = &stream.room_name {
             self.streams_by_room.insert(room.clone(), stream.id);
         }
@@ -110,13 +148,15 @@ impl State {
     }
 
     pub(super) fn unindex_stream(&mut self, stream: &Stream) {
-        self.aggregate(stream, &Self::stored_figures(stream), false);
         let key = (stream.created_at, stream.id);
-        if let Some(ordered) = self.streams_by_brand.get_mut(&stream.brand_id) {
-            ordered.remove(&key);
-        }
-        if let Some(ordered) = self.status_index_mut(&stream.brand_id, stream.status) {
-            ordered.remove(&key);
+        if let Some(brand) = self.brand_streams.get_mut(&stream.brand_id) {
+            brand.aggregates.add(
+                minute_of(stream.created_at),
+                &Self::stored_figures(stream),
+                false,
+            );
+            brand.all.remove(&key);
+            brand.of_status_mut(stream.status).remove(&key);
         }
         if let Some(room) = &stream.room_name {
             self.streams_by_room.remove(room);
@@ -132,29 +172,9 @@ impl State {
     /// Moves a stream between the per-status indexes.
     fn reindex_status(&mut self, stream: &Stream, from: StreamStatus) {
         let key = (stream.created_at, stream.id);
-        if let Some(ordered) = self.status_index_mut(&stream.brand_id, from) {
-            ordered.remove(&key);
-        }
-        self.status_index(&stream.brand_id, stream.status)
-            .insert(key);
-    }
-
-    /// The brand's streams of `status`, created if there are none yet.
-    fn status_index(&mut self, brand_id: &str, status: StreamStatus) -> &mut Ordered {
-        // Writes only: copying the id here keeps reads (below) free of it.
-        self.streams_by_status
-            .entry(brand_id.to_owned())
-            .or_default()
-            .entry(status)
-            .or_default()
-    }
-
-    fn status_index_mut(&mut self, brand_id: &str, status: StreamStatus) -> Option<&mut Ordered> {
-        self.streams_by_status.get_mut(brand_id)?.get_mut(&status)
-    }
-
-    fn streams_of_status(&self, brand_id: &str, status: StreamStatus) -> Option<&Ordered> {
-        self.streams_by_status.get(brand_id)?.get(&status)
+        let brand = self.brand_streams_mut(&stream.brand_id);
+        brand.of_status_mut(from).remove(&key);
+        brand.of_status_mut(stream.status).insert(key);
     }
 
     /// Moves a stream in the due index from `old` to `new` ([`Stream::next_due`]).
@@ -325,9 +345,9 @@ impl StreamStore for MemoryStore {
         *active += 1;
         let mut stored = stream.clone();
         if let Some((newest_at, newest_id)) = state
-            .streams_by_brand
+            .brand_streams
             .get(&stream.brand_id)
-            .and_then(Ordered::last)
+            .and_then(|brand| brand.all.last())
         {
             stored.place_after(newest_at, newest_id);
         }
@@ -366,15 +386,15 @@ impl StreamStore for MemoryStore {
     ) -> StoreResult<StreamPage> {
         admission::admitted().await;
         let state = self.lock()?;
-        let ordered = match status {
-            None => state.streams_by_brand.get(brand_id),
-            Some(status) => state.streams_of_status(brand_id, status),
-        };
-        let Some(ordered) = ordered else {
+        let Some(brand) = state.brand_streams.get(brand_id) else {
             return Ok(StreamPage {
                 streams: Vec::new(),
                 total: 0,
             });
+        };
+        let ordered = match status {
+            None => &brand.all,
+            Some(status) => brand.of_status(status),
         };
         Ok(StreamPage {
             streams: ordered
@@ -401,30 +421,28 @@ impl StreamStore for MemoryStore {
                 window.live_now += 1;
             }
         };
+        let Some(brand) = state.brand_streams.get(brand_id) else {
+            return Ok(window);
+        };
         // Whole minutes from the aggregates: every stream's creation, finished streams' final
         // figures.
-        if let Some(aggregates) = state.aggregates.get(brand_id) {
-            window.figures = aggregates.since(minute_of(whole));
+        window.figures = brand.aggregates.since(minute_of(whole));
+        // The partial minute, one by one.
+        for id in brand.all.between(since, whole) {
+            let stream = &state.streams[id];
+            count(&mut window, stream, Figures::of(stream));
         }
-        if let Some(ordered) = state.streams_by_brand.get(brand_id) {
-            // The partial minute, one by one.
-            for id in ordered.between(since, whole) {
-                let stream = &state.streams[id];
-                count(&mut window, stream, Figures::of(stream));
-            }
-            window.streams = ordered
-                .since(since)
-                .take(MAX_LISTED_STREAMS)
-                .map(|id| state.streams[id].clone())
-                .collect();
-        }
+        window.streams = brand
+            .all
+            .since(since)
+            .take(MAX_LISTED_STREAMS)
+            .map(|id| state.streams[id].clone())
+            .collect();
         // Active streams of the whole minutes: their viewers and time as they are now.
         for status in [StreamStatus::Preparing, StreamStatus::Live] {
-            if let Some(ordered) = state.streams_of_status(brand_id, status) {
-                for id in ordered.since(whole) {
-                    let stream = &state.streams[id];
-                    count(&mut window, stream, Figures::finished(stream));
-                }
+            for id in brand.of_status(status).since(whole) {
+                let stream = &state.streams[id];
+                count(&mut window, stream, Figures::finished(stream));
             }
         }
         Ok(window)
