@@ -5,7 +5,8 @@
 use lambda_runtime::{LambdaEvent, service_fn};
 use serde_json::{Value, json};
 
-#[tokio::main]
+// The functions' runtime: one thread (hosting_runtime::lambda).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(service_fn(|_: LambdaEvent<Value>| async {
         Ok::<_, lambda_runtime::Error>(json!({

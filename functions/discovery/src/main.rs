@@ -1,7 +1,8 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
+// One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), hosting_runtime::lambda::Error> {
     hosting_runtime::lambda::run_http(discovery_api::router).await
 }

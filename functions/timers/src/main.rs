@@ -3,7 +3,8 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
+// One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_runtime::Error> {
     let runtime = hosting_runtime::lambda::runtime_from_env().await?;
     let app = &runtime.app;
