@@ -3,17 +3,21 @@ local Lambda Runtime API emulator, with configuration and AWS clients included. 
 gets its sample event from events/; the store is DynamoDB served by moto (the table holds
 events/seed.json). Each function gets the environment Lambda gives it: the variables the
 template sets for it (the four that call LiveKit name its URL, key and the SSM parameter
-holding the secret, which they read at start-up; the others get none of it), the Lambda
+holding the secret, which they read while they start serving; the others get none of it), the Lambda
 variables, and one certificate bundle file as Amazon Linux has (not the directory of
 certificates the benchmark machine's environment names, a variable Lambda does not set). A
 Python handler doing the same set-up with boto3 is measured side by side, and so is the floor:
 a Rust function that only answers (local-api/examples/hello_lambda.rs), on the same runtime
-crate and build profile.
+crate, async runtime and build profile.
 
 Two figures per API function: "set-up", its sample request without the API key, answered 401
 by the pipeline before any store request (the same work as the Python handler: start,
 configuration, clients, one answer); and "first request", the sample request itself, which
 adds the store round trips of a cold instance to moto.
+
+The machine is noisy, so the figures are measured in rounds: each round starts every function
+(set-up, then first request), both Python handlers and the floor once, and each figure is the
+median over the rounds, with the range.
 
 Usage: python3 bench/cold_start.py RUNS  (bench/cold_start.sh sets up moto and the binaries)
 """
@@ -56,6 +60,9 @@ class Emulator(http.server.BaseHTTPRequestHandler):
 
     event = b"{}"
     answered = None
+    # Set once the first answer came: the measuring thread sleeps on it instead of polling,
+    # which would take CPU from the function being measured on a 2-core machine.
+    done = threading.Event()
     # Invocations still to serve in this process; the next one after that never comes.
     remaining = 1
     count = 0
@@ -89,6 +96,7 @@ class Emulator(http.server.BaseHTTPRequestHandler):
             Emulator.count += 1
             if Emulator.answered is None or "/error" in self.path:
                 Emulator.answered = (time.perf_counter(), self.path, body)
+                Emulator.done.set()
         self.send_response(202)
         self.end_headers()
 
@@ -125,7 +133,7 @@ def environment(port, livekit):
     return env
 
 
-SETUP_PHASES = ["configuration_ms", "sdk_config_ms", "secret_and_clients_ms"]
+SETUP_PHASES = ["configuration_ms", "sdk_config_ms", "clients_ms"]
 
 
 def setup_phases(command, event_name, livekit):
@@ -134,13 +142,12 @@ def setup_phases(command, event_name, livekit):
     phases = {name: [] for name in SETUP_PHASES}
     for _ in range(RUNS):
         Emulator.answered, Emulator.remaining = None, 1
+        Emulator.done.clear()
         server = serve()
         env = environment(server.server_address[1], livekit)
         env["LOG_LEVEL"] = "info"
         process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        start = time.perf_counter()
-        while Emulator.answered is None and time.perf_counter() - start < 10:
-            time.sleep(0.0002)
+        Emulator.done.wait(10)
         process.kill()
         stdout, _ = process.communicate()
         server.shutdown()
@@ -188,39 +195,52 @@ def is_api_event(event_name):
     return "authorization" in json.loads(load_event(event_name)).get("headers", {})
 
 
-def measure(command, event_name, livekit, without_key=False):
+def sample(command, event_name, livekit, without_key=False):
+    """One start of `command`: ms from exec to its first answer."""
     Emulator.event = load_event(event_name, without_key)
-    samples = []
-    for _ in range(RUNS):
-        Emulator.answered, Emulator.remaining = None, 1
-        server = serve()
-        start = time.perf_counter()
-        process = subprocess.Popen(command, env=environment(server.server_address[1], livekit),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        while Emulator.answered is None and time.perf_counter() - start < 10:
-            time.sleep(0.0002)
-        answered = Emulator.answered
-        process.kill()
-        _, stderr = process.communicate()
-        server.shutdown()
-        if answered is None or "/error" in answered[1]:
-            raise SystemExit(f"{command[-1]}: no answer ({answered}); stderr: {stderr.decode()[-500:]}")
-        samples.append((answered[0] - start) * 1000)
-    return statistics.median(samples), min(samples), max(samples)
+    Emulator.answered, Emulator.remaining = None, 1
+    Emulator.done.clear()
+    server = serve()
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=environment(server.server_address[1], livekit),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    Emulator.done.wait(10)
+    answered = Emulator.answered
+    process.kill()
+    _, stderr = process.communicate()
+    server.shutdown()
+    if answered is None or "/error" in answered[1]:
+        raise SystemExit(f"{command[-1]}: no answer ({answered}); stderr: {stderr.decode()[-500:]}")
+    return (answered[0] - start) * 1000
 
 
 def main():
-    rows = []
+    # Every figure is measured once per round, rounds interleaved, so that the machine's load
+    # weighs on the functions and the references alike.
+    handler = [PYTHON, "bench/python_handler.py"]
+    cases = {}
     for binary, event, livekit in FUNCTIONS:
         command = [f"{TARGET}/{binary}"]
-        setup = measure(command, event, livekit, without_key=True) if is_api_event(event) else None
-        first = measure(command, event, livekit)
-        rss, served = peak_rss(command, event, livekit)
-        rows.append((binary, event, livekit, setup or first, first, rss, served))
-    handler = [PYTHON, "bench/python_handler.py"]
-    python = measure(handler, "discovery-root", False)
-    python_with_secret = measure(handler, "discovery-root", True)
-    floor = measure([FLOOR], "discovery-root", False)
+        if is_api_event(event):
+            cases[(binary, "setup")] = (command, event, livekit, True)
+        cases[(binary, "first")] = (command, event, livekit, False)
+    cases[("python", "no")] = (handler, "discovery-root", False, False)
+    cases[("python", "yes")] = (handler, "discovery-root", True, False)
+    cases[("floor", "")] = ([FLOOR], "discovery-root", False, False)
+    samples = {case: [] for case in cases}
+    for _ in range(RUNS):
+        for case, arguments in cases.items():
+            samples[case].append(sample(*arguments))
+    figures = {case: (statistics.median(values), min(values), max(values))
+               for case, values in samples.items()}
+    rows = []
+    for binary, event, livekit in FUNCTIONS:
+        first = figures[(binary, "first")]
+        setup = figures.get((binary, "setup"), first)
+        rss, served = peak_rss([f"{TARGET}/{binary}"], event, livekit)
+        rows.append((binary, event, livekit, setup, first, rss, served))
+    python, python_with_secret = figures[("python", "no")], figures[("python", "yes")]
+    floor = figures[("floor", "")]
     print("| function | event | reads the secret | set-up median ms (min-max) "
           "| first request median ms (min-max) | peak RSS after N invocations |")
     print("|---|---|---|---|---|---|")

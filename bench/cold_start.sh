@@ -28,7 +28,8 @@ export STORE=dynamodb TABLE_NAME=bench
 queue=$("$moto/bin/python" -c "import boto3; print(boto3.client('sqs').create_queue(QueueName='bench')['QueueUrl'])")
 dlq=$("$moto/bin/python" -c "import boto3; print(boto3.client('sqs').create_queue(QueueName='bench-dlq')['QueueUrl'])")
 export DELIVERY_QUEUE_URL="$queue" DELIVERY_DLQ_URL="$dlq"
-# In Lambda the LiveKit secret is read from SSM at start-up, so the cold start includes it.
+# In Lambda the LiveKit secret is read from SSM while an instance starts serving: what needs it
+# (a start, LiveKit's webhooks) waits for that round trip, so the first request includes it.
 "$moto/bin/python" -c "import boto3; boto3.client('ssm').put_parameter(Name='/bench/livekit-api-secret', Type='SecureString', Value='sample-livekit-secret-for-local-events-only')"
 export LIVEKIT_API_SECRET_PARAMETER=/bench/livekit-api-secret
 python3 bench/cold_start.py "$runs"

@@ -27,6 +27,7 @@ QueueUrl, and to an SSM request when it is a substring of the parameter's Name. 
 
 Rules (all optional; probabilities between 0 and 1, drawn per request):
     fail_ops: [op, ...]          those operations answer the service's internal error
+    slow_ops: {op: ms, ...}      those operations are forwarded after waiting ms (a slow service)
     throttling                   DynamoDB and SSM: 400 ThrottlingException
     provisioned_throughput       DynamoDB: 400 ProvisionedThroughputExceededException
     internal_error               DynamoDB and SSM: 500 InternalServerError
@@ -100,7 +101,9 @@ PROBABILISTIC = (
     "sqs_500",
     "gsi_stale",
 )
-RULE_KEYS = frozenset({"fail_ops", "table_creating_ms", "refuse_bodies_containing", *PROBABILISTIC})
+RULE_KEYS = frozenset(
+    {"fail_ops", "slow_ops", "table_creating_ms", "refuse_bodies_containing", *PROBABILISTIC}
+)
 
 SINGLE_ITEM_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 WRITES = {
@@ -277,6 +280,11 @@ def validate_rules(rules):
     ops = rules.get("fail_ops", [])
     if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
         return "fail_ops must be a list of operation names"
+    slow = rules.get("slow_ops", {})
+    if not isinstance(slow, dict) or not all(
+        isinstance(ms, int) and not isinstance(ms, bool) and 0 <= ms <= 60_000 for ms in slow.values()
+    ):
+        return "slow_ops must map operation names to milliseconds (0 to 60000)"
     for kind in PROBABILISTIC:
         p = rules.get(kind, 0)
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
@@ -665,6 +673,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         service, op, payload = request.service, request.op, request.payload
         scope = self.faults.match(resource_names(service, payload))
         kind = self.faults.draw(scope, service, op, payload) if scope else None
+        delay_ms = scope.rules.get("slow_ops", {}).get(op) if scope else None
+        if delay_ms:
+            # Only this connection's thread waits: other requests pass meanwhile.
+            self._inject(scope, "slow_ops", request, detail=f" {delay_ms} ms")
+            time.sleep(delay_ms / 1000)
 
         if kind == "fail_ops" or kind == "sqs_500":
             self._inject(scope, kind, request)

@@ -370,6 +370,21 @@ def ssm_reads():
     set_rules(name, {"fail_ops": ["GetParameter"]})
     expect_error(lambda: ssm.get_parameter(Name=name, WithDecryption=True), "InternalServerError", 500)
     assert stats(name)["injected"] == {"fail_ops": 1}, stats(name)
+    # A slow read is answered, after the wait, while other requests pass meanwhile.
+    set_rules(name, {"slow_ops": {"GetParameter": 1500}})
+    slow = {}
+    reader = threading.Thread(
+        target=lambda: slow.update(value=client("ssm").get_parameter(Name=name, WithDecryption=True))
+    )
+    started = time.monotonic()
+    reader.start()
+    time.sleep(0.2)
+    assert ssm.get_parameter(Name=other, WithDecryption=True)["Parameter"]["Value"] == "s3cret"
+    assert reader.is_alive(), "the slow read was answered before its wait"
+    reader.join()
+    assert time.monotonic() - started >= 1.5
+    assert slow["value"]["Parameter"]["Value"] == "s3cret"
+    assert stats(name)["injected"] == {"slow_ops": 1}, stats(name)
     clear_rules(name)
     assert ssm.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"] == "s3cret"
 
@@ -601,7 +616,8 @@ def stats_endpoint():
     assert stats(scope) == {"requests": 1, "injected": {}}, stats(scope)
     clear_rules(scope)
     assert http_request(servers.port, "GET", f"/__faults/{scope}")[0] == 404
-    for bad in ({"throttle": 1}, {"throttling": 2}, {"fail_ops": "PutItem"}, {"table_creating_ms": -1}, []):
+    for bad in ({"throttle": 1}, {"throttling": 2}, {"fail_ops": "PutItem"}, {"table_creating_ms": -1},
+                {"slow_ops": ["GetParameter"]}, {"slow_ops": {"GetParameter": -1}}, []):
         status, _ = http_request(servers.port, "PUT", f"/__faults/{scope}", json.dumps(bad).encode())
         assert status == 400, f"rules {bad!r} accepted"
     status, _ = http_request(servers.port, "PUT", f"/__faults/{scope}", b"{not json")

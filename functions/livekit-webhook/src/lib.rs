@@ -30,7 +30,14 @@ async fn receive(
         .ok_or(ApiError::Unauthorized)?;
     let body = hosting_http::body::read_limited(body).await?;
     let body = std::str::from_utf8(&body).map_err(|_| ApiError::Unauthorized)?;
+    // Nor without the secret: it never comes only when its read gave up, and the instance
+    // stops then (LiveKit retries the webhook on another).
     let event = LiveKitWebhooks::new(livekit)
+        .await
+        .map_err(|err| {
+            tracing::error!(error = %err, "LiveKit webhook not verified");
+            ApiError::Unauthorized
+        })?
         .verify(body, authorization)
         .map_err(|err| {
             tracing::warn!(error = %err, "LiveKit webhook refused");

@@ -8,9 +8,12 @@ pub mod scheduler;
 pub mod sqs;
 pub mod ssm;
 
+/// The SDK's shared configuration, as the functions load it.
+pub use aws_config::SdkConfig;
+
 /// The SDK configuration from the environment (`AWS_REGION`, credentials, and
 /// `AWS_ENDPOINT_URL` for a local emulator).
-pub async fn sdk_config() -> aws_config::SdkConfig {
+pub async fn sdk_config() -> SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
         .load()
         .await

@@ -2,7 +2,10 @@
 //! validated once at start-up. The same variable names hold in Lambda, the local server and tests.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::watch;
 
 /// The streams function's timeout: `StreamsFunction`'s `Timeout` in template.yaml (a test
 /// reads both). A start must answer inside it, or the client gets the gateway's bare 5xx.
@@ -25,8 +28,67 @@ pub struct LiveKitConfig {
     /// As configured; `ws_url` is derived from it.
     pub url: String,
     pub api_key: String,
-    pub api_secret: String,
+    pub api_secret: ApiSecret,
     pub agent_name: String,
+}
+
+/// The LiveKit API secret: known from the start (the local server, tests), or still being read
+/// while the instance already serves (in Lambda, from SSM). What signs or verifies with it
+/// waits for it; nothing else does.
+#[derive(Clone)]
+pub struct ApiSecret(watch::Receiver<Option<Arc<str>>>);
+
+/// Delivers a pending [`ApiSecret`] to everything waiting for it.
+pub struct SecretArrival(watch::Sender<Option<Arc<str>>>);
+
+/// The secret will never come: its read gave up (the instance stops then, see
+/// docs/configuration.md).
+#[derive(Debug, thiserror::Error)]
+#[error("the LiveKit API secret could not be read")]
+pub struct SecretUnavailable;
+
+impl ApiSecret {
+    pub fn known(secret: impl Into<Arc<str>>) -> Self {
+        let (_, receiver) = watch::channel(Some(secret.into()));
+        Self(receiver)
+    }
+
+    /// A secret to be delivered through the returned [`SecretArrival`].
+    pub fn pending() -> (SecretArrival, Self) {
+        let (sender, receiver) = watch::channel(None);
+        (SecretArrival(sender), Self(receiver))
+    }
+
+    /// The secret, once it is known.
+    pub async fn get(&self) -> Result<Arc<str>, SecretUnavailable> {
+        let mut receiver = self.0.clone();
+        let known = receiver
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| SecretUnavailable)?;
+        known.clone().ok_or(SecretUnavailable)
+    }
+}
+
+impl SecretArrival {
+    pub fn deliver(self, secret: impl Into<Arc<str>>) {
+        self.0.send_replace(Some(secret.into()));
+    }
+}
+
+impl PartialEq for ApiSecret {
+    fn eq(&self, other: &Self) -> bool {
+        *self.0.borrow() == *other.0.borrow()
+    }
+}
+
+impl Eq for ApiSecret {}
+
+impl fmt::Debug for ApiSecret {
+    // The secret never reaches a log line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
 }
 
 impl fmt::Debug for LiveKitConfig {
@@ -149,13 +211,15 @@ impl Config {
                     url,
                     api_key: get("LIVEKIT_API_KEY")
                         .ok_or_else(|| error("LIVEKIT_API_KEY", "required with LIVEKIT_URL"))?,
-                    api_secret: get("LIVEKIT_API_SECRET").ok_or_else(|| {
-                        error(
-                            "LIVEKIT_API_SECRET",
-                            "required with LIVEKIT_URL (in Lambda, through \
+                    api_secret: get("LIVEKIT_API_SECRET").map(ApiSecret::known).ok_or_else(
+                        || {
+                            error(
+                                "LIVEKIT_API_SECRET",
+                                "required with LIVEKIT_URL (in Lambda, through \
                                  LIVEKIT_API_SECRET_PARAMETER)",
-                        )
-                    })?,
+                            )
+                        },
+                    )?,
                     agent_name: get("LIVEKIT_AGENT_NAME")
                         .unwrap_or_else(|| DEFAULT_AGENT_NAME.to_owned()),
                 })

@@ -537,7 +537,7 @@ pub trait RoomProvider: Send + Sync {
     /// Dispatches the host agent explicitly; `metadata` is handed to the agent.
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError>;
     /// A subscribe-only token for viewers, valid for `valid_for`.
-    fn viewer_access(
+    async fn viewer_access(
         &self,
         room_name: &str,
         valid_for: Duration,

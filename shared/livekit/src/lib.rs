@@ -12,7 +12,7 @@ use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_api::webhooks::{WebhookError, WebhookReceiver};
 use livekit_protocol as proto;
 
-use hosting_domain::config::LiveKitConfig;
+use hosting_domain::config::{LiveKitConfig, SecretUnavailable};
 use hosting_domain::error::RoomError;
 use hosting_domain::ports::{ProviderEvent, ProviderEventKind, RoomProvider, ViewerAccess};
 
@@ -29,9 +29,10 @@ pub fn websocket_url(url: &str) -> String {
 
 pub struct LiveKitRooms {
     /// Built on the first call to LiveKit, not at start-up: building its HTTP client loads the
-    /// system's root certificates (milliseconds), and most requests a function serves never
-    /// call LiveKit. One client serves rooms and dispatch, so they share one connection pool.
-    api: std::sync::OnceLock<LiveKitApi>,
+    /// system's root certificates (milliseconds), the secret may still be on its way, and most
+    /// requests a function serves never call LiveKit. One client serves rooms and dispatch, so
+    /// they share one connection pool.
+    api: tokio::sync::OnceCell<LiveKitApi>,
     config: LiveKitConfig,
     ws_url: String,
 }
@@ -39,21 +40,28 @@ pub struct LiveKitRooms {
 impl LiveKitRooms {
     pub fn new(config: &LiveKitConfig) -> Self {
         Self {
-            api: std::sync::OnceLock::new(),
+            api: tokio::sync::OnceCell::new(),
             config: config.clone(),
             ws_url: websocket_url(&config.url),
         }
     }
 
-    fn api(&self) -> &LiveKitApi {
-        self.api.get_or_init(|| {
-            LiveKitApi::with_api_key(
-                &self.config.url,
-                &self.config.api_key,
-                &self.config.api_secret,
-            )
-        })
+    async fn api(&self) -> Result<&LiveKitApi, RoomError> {
+        self.api
+            .get_or_try_init(|| async {
+                let secret = self.config.api_secret.get().await.map_err(secret_error)?;
+                Ok(LiveKitApi::with_api_key(
+                    &self.config.url,
+                    &self.config.api_key,
+                    &secret,
+                ))
+            })
+            .await
     }
+}
+
+fn secret_error(err: SecretUnavailable) -> RoomError {
+    RoomError(err.to_string())
 }
 
 fn room_error(step: &str) -> impl FnOnce(livekit_api::services::ServiceError) -> RoomError + '_ {
@@ -70,6 +78,7 @@ impl RoomProvider for LiveKitRooms {
             ..Default::default()
         };
         self.api()
+            .await?
             .room()
             .create_room(room_name, options)
             .await
@@ -79,6 +88,7 @@ impl RoomProvider for LiveKitRooms {
 
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError> {
         self.api()
+            .await?
             .agent_dispatch()
             .create_dispatch(proto::CreateAgentDispatchRequest {
                 agent_name: self.config.agent_name.clone(),
@@ -91,13 +101,14 @@ impl RoomProvider for LiveKitRooms {
             .map_err(room_error("CreateDispatch"))
     }
 
-    fn viewer_access(
+    async fn viewer_access(
         &self,
         room_name: &str,
         valid_for: Duration,
     ) -> Result<ViewerAccess, RoomError> {
+        let secret = self.config.api_secret.get().await.map_err(secret_error)?;
         let identity = format!("viewer-{}", uuid::Uuid::new_v4().simple());
-        let token = AccessToken::with_api_key(&self.config.api_key, &self.config.api_secret)
+        let token = AccessToken::with_api_key(&self.config.api_key, &secret)
             .with_identity(&identity)
             .with_ttl(valid_for)
             .with_grants(VideoGrants {
@@ -118,7 +129,7 @@ impl RoomProvider for LiveKitRooms {
     }
 
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError> {
-        match self.api().room().delete_room(room_name).await {
+        match self.api().await?.room().delete_room(room_name).await {
             Ok(()) => Ok(()),
             // Gone already: what the deletion was for.
             Err(ServiceError::Twirp(ServerError::Twirp(code)))
@@ -138,13 +149,12 @@ pub struct LiveKitWebhooks {
 }
 
 impl LiveKitWebhooks {
-    pub fn new(config: &LiveKitConfig) -> Self {
-        Self {
-            receiver: WebhookReceiver::new(TokenVerifier::with_api_key(
-                &config.api_key,
-                &config.api_secret,
-            )),
-        }
+    /// Waits for the secret if it is still being read.
+    pub async fn new(config: &LiveKitConfig) -> Result<Self, SecretUnavailable> {
+        let secret = config.api_secret.get().await?;
+        Ok(Self {
+            receiver: WebhookReceiver::new(TokenVerifier::with_api_key(&config.api_key, &secret)),
+        })
     }
 
     pub fn verify(&self, body: &str, authorization: &str) -> Result<ProviderEvent, WebhookError> {

@@ -1,7 +1,7 @@
 //! A function binary run as Lambda runs it: it asks the Lambda Runtime API (served here) for
 //! invocations, and reaches DynamoDB, SQS and SSM at `AWS_ENDPOINT_URL` (moto behind the fault
 //! proxy) and a LiveKit server (faked here). In Lambda the LiveKit API secret comes only from an
-//! SSM `SecureString` parameter, read once at start-up.
+//! SSM `SecureString` parameter, read once per instance while it starts serving.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -357,6 +357,69 @@ async fn dynamodb_only_the_streams_function_signs_viewer_tokens_with_the_secret_
         stats["requests"].as_u64().unwrap() >= 1,
         "the secret was read through the fault proxy: {stats}"
     );
+}
+
+/// `GET /api/v1/streams` with brand A's live key: a request that needs no LiveKit secret.
+fn list_streams_event() -> Value {
+    let path = format!("{}/../events/streams-list.json", env!("CARGO_MANIFEST_DIR"));
+    let mut event: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    event["headers"]["authorization"] = format!("Bearer {}", crate::common::Keys::live_a()).into();
+    event
+}
+
+#[tokio::test]
+#[ignore = "needs moto: runs in scripts/test.sh's DynamoDB stage"]
+async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_is_read() {
+    let backend = backend().await;
+    let (parameter, scope) = put_secret_parameter(API_SECRET).await;
+    // SSM answers the read after 4 s: far longer than the list takes.
+    crate::common::faults::set(&scope, json!({"slow_ops": {"GetParameter": 4000}})).await;
+    let livekit = FakeLiveKit::start().await;
+    let mut runtime_api = RuntimeApi::start(vec![list_streams_event(), start_stream_event()]).await;
+    let mut environment = lambda_environment(&backend, &runtime_api.address, &livekit.url);
+    environment.push(("LIVEKIT_API_SECRET_PARAMETER".into(), parameter));
+
+    let mut child = spawn(&environment);
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        let reply = tokio::time::timeout(Duration::from_secs(60), runtime_api.replies.recv())
+            .await
+            .expect("the function answers its invocations")
+            .expect("a reply");
+        replies.push(reply);
+    }
+    child.start_kill().unwrap();
+    let logs = printed(&child.wait_with_output().await.unwrap());
+
+    let status = |reply: &Reply| reply.body["statusCode"].as_u64();
+    assert_eq!(
+        (replies[0].kind, status(&replies[0])),
+        ("response", Some(200)),
+        "{replies:?}\n{logs}"
+    );
+    // The list was answered before the secret arrived; the start waited for it.
+    let position = |needles: &[&str]| {
+        logs.lines()
+            .position(|line| needles.iter().all(|needle| line.contains(needle)))
+            .unwrap_or_else(|| panic!("no line with {needles:?}:\n{logs}"))
+    };
+    let listed = position(&["\"method\":\"GET\"", "\"route\":\"/api/v1/streams\""]);
+    assert!(listed < position(&["LiveKit secret read"]), "{logs}");
+    assert_eq!(
+        (replies[1].kind, status(&replies[1])),
+        ("response", Some(201)),
+        "{replies:?}\n{logs}"
+    );
+    let body: Value = serde_json::from_str(replies[1].body["body"].as_str().unwrap()).unwrap();
+    TokenVerifier::with_api_key(API_KEY, API_SECRET)
+        .verify(body["viewer_token"].as_str().expect("a viewer token"))
+        .expect("signed with the secret read from SSM");
+    assert_eq!(
+        crate::common::faults::stats(&scope).await["injected"]["slow_ops"],
+        1,
+        "one read, through the slow SSM"
+    );
+    assert!(!logs.contains(API_SECRET), "the secret reached a log line");
 }
 
 #[tokio::test]

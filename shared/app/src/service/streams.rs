@@ -91,6 +91,7 @@ async fn rebuild(app: &App, caller: &Caller, key_id: &str, stream_id: &str) -> A
                 (false, Some(rooms), Some(room)) => Some(
                     rooms
                         .viewer_access(room, viewer_token_lifetime(app, &stream))
+                        .await
                         .map_err(ApiError::LaunchFailed)?,
                 ),
                 _ => None,
@@ -301,7 +302,9 @@ async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<Viewer
     rooms
         .dispatch_agent(room_name, &agent_metadata(stream, stream.script.as_deref()))
         .await?;
-    rooms.viewer_access(room_name, viewer_token_lifetime(app, stream))
+    rooms
+        .viewer_access(room_name, viewer_token_lifetime(app, stream))
+        .await
 }
 
 /// What the agent is handed with each dispatch: the stream and its script.
