@@ -70,7 +70,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: hosting_runtime::Allocator = hosting_runtime::Allocator;
 
 #[tokio::main]
 async fn main() -> ExitCode {

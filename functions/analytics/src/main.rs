@@ -1,5 +1,5 @@
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: hosting_runtime::Allocator = hosting_runtime::Allocator;
 
 // One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
 #[tokio::main(flavor = "current_thread")]

@@ -1,7 +1,7 @@
 use lambda_runtime::{LambdaEvent, service_fn};
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: hosting_runtime::Allocator = hosting_runtime::Allocator;
 
 // One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
 #[tokio::main(flavor = "current_thread")]

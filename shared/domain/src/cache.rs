@@ -18,14 +18,16 @@ const MAX_ENTRIES: usize = 100_000;
 
 pub struct TtlCache<K, V> {
     ttl: TimeDelta,
-    entries: Mutex<HashMap<K, (DateTime<Utc>, V)>>,
+    /// Hashed with foldhash: every request looks its key up, and the keys (key digests, brand
+    /// ids) are not chosen by a caller.
+    entries: Mutex<HashMap<K, (DateTime<Utc>, V), foldhash::fast::RandomState>>,
 }
 
 impl<K: Eq + Hash + Clone, V: Clone> TtlCache<K, V> {
     pub fn new(ttl: TimeDelta) -> Self {
         Self {
             ttl,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(HashMap::default()),
         }
     }
 

@@ -54,27 +54,43 @@ pub fn format_timestamp(at: DateTime<Utc>) -> String {
 }
 
 /// Displays as [`format_timestamp`] writes, without allocating: every answer carries a few
-/// timestamps, and serializers take it with `collect_str`.
+/// timestamps ([`timestamp`] serializes them).
 pub struct Rfc3339Millis(pub DateTime<Utc>);
 
-impl fmt::Display for Rfc3339Millis {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = self.0;
-        let nanos = at.timestamp_subsec_nanos();
-        // A leap second (nanoseconds past one second) and years outside 0 to 9999 are left
-        // to chrono.
-        let seconds = (nanos < 1_000_000_000)
-            .then(|| utc_seconds_text(at.timestamp()))
-            .flatten();
-        let Some(seconds) = seconds else {
-            return f.write_str(&at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-        };
+impl Rfc3339Millis {
+    /// The text, written without a formatter; `None` for a leap second (nanoseconds past one
+    /// second) and years outside 0 to 9999, which are left to chrono.
+    fn text(&self) -> Option<[u8; 24]> {
+        let nanos = self.0.timestamp_subsec_nanos();
+        if nanos >= 1_000_000_000 {
+            return None;
+        }
+        let seconds = utc_seconds_text(self.0.timestamp())?;
         let mut text = [0u8; 24];
         text[..19].copy_from_slice(&seconds);
         text[19] = b'.';
         write_digits(&mut text[20..23], nanos / 1_000_000);
         text[23] = b'Z';
-        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        Some(text)
+    }
+
+    /// Writes the text as a string: serializers then skip the formatting machinery that
+    /// `collect_str` goes through.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error as _;
+        match self.text() {
+            Some(text) => s.serialize_str(std::str::from_utf8(&text).map_err(S::Error::custom)?),
+            None => s.collect_str(self),
+        }
+    }
+}
+
+impl fmt::Display for Rfc3339Millis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.text() {
+            Some(text) => f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?),
+            None => f.write_str(&self.0.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        }
     }
 }
 
@@ -133,7 +149,7 @@ pub mod timestamp {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&super::Rfc3339Millis(*at))
+        super::Rfc3339Millis(*at).serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
@@ -149,7 +165,7 @@ pub mod timestamp {
             s: S,
         ) -> Result<S::Ok, S::Error> {
             match at {
-                Some(at) => s.collect_str(&super::super::Rfc3339Millis(*at)),
+                Some(at) => super::super::Rfc3339Millis(*at).serialize(s),
                 None => s.serialize_none(),
             }
         }

@@ -20,41 +20,45 @@ use hosting_domain::domain::{
 };
 use hosting_domain::ports::*;
 
+/// The store's maps. Hashed with foldhash rather than SipHash: every request looks up a few
+/// (its brand's indexes, its rate-limit count), and their keys are the product's own ids.
+pub(super) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// How long provider event ids are remembered for deduplication.
 const PROVIDER_EVENT_TTL: Duration = Duration::hours(24);
 
 #[derive(Default)]
 pub(super) struct State {
-    pub(super) brands: HashMap<String, Brand>,
+    pub(super) brands: Map<String, Brand>,
     /// Streams in `preparing` or `live`, per brand: the concurrency slots in use.
-    pub(super) active: HashMap<String, u32>,
-    pub(super) keys: HashMap<String, ApiKey>,
-    pub(super) creators: HashMap<String, Creator>,
-    pub(super) streams: HashMap<Uuid, Stream>,
+    pub(super) active: Map<String, u32>,
+    pub(super) keys: Map<String, ApiKey>,
+    pub(super) creators: Map<String, Creator>,
+    pub(super) streams: Map<Uuid, Stream>,
     /// Each brand's indexes of its streams, found with one lookup of the brand's id.
-    brand_streams: HashMap<String, BrandStreams>,
-    streams_by_room: HashMap<String, Uuid>,
+    brand_streams: Map<String, BrandStreams>,
+    streams_by_room: Map<String, Uuid>,
     /// Requests counted per brand and rate-limit window: (window start, count).
-    pub(super) rate_windows: HashMap<String, Vec<(DateTime<Utc>, u64)>>,
+    pub(super) rate_windows: Map<String, Vec<(DateTime<Utc>, u64)>>,
     pub(super) rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
     /// Pending room cleanups by stream, and by when they are due.
-    room_cleanups: HashMap<Uuid, RoomCleanup>,
+    room_cleanups: Map<Uuid, RoomCleanup>,
     room_cleanups_due: BTreeSet<(DateTime<Utc>, Uuid)>,
     /// Streams' scripts, apart from the streams.
-    scripts: HashMap<Uuid, String>,
-    pub(super) webhooks: HashMap<Uuid, Webhook>,
+    scripts: Map<Uuid, String>,
+    pub(super) webhooks: Map<Uuid, Webhook>,
     /// Each webhook's delivery log.
-    pub(super) delivery_logs: HashMap<Uuid, super::webhooks::DeliveryLogState>,
+    pub(super) delivery_logs: Map<Uuid, super::webhooks::DeliveryLogState>,
     /// Delivery slots held, by (brand, slot): (holder, held until).
-    pub(super) delivery_slots: HashMap<(String, u32), (String, DateTime<Utc>)>,
+    pub(super) delivery_slots: Map<(String, u32), (String, DateTime<Utc>)>,
     /// Events not yet relayed (and those set aside), by id.
     pub(super) outbox: BTreeMap<String, OutboxEntry>,
     /// Every event ever emitted, for tests and the local server's log.
     emitted: Vec<StreamEvent>,
-    provider_events: HashMap<String, DateTime<Utc>>,
-    pub(super) idempotency: HashMap<String, KeyEntry>,
+    provider_events: Map<String, DateTime<Utc>>,
+    pub(super) idempotency: Map<String, KeyEntry>,
 }
 
 /// One brand's indexes of its streams, held together: a page or an analytics window looks

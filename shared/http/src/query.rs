@@ -8,20 +8,18 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
+use std::borrow::Cow;
 use std::convert::Infallible;
 
 use super::endpoints::Parameter;
 
+/// A query's pairs, decoded; borrowed from the query string unless decoding changed them.
 #[derive(Debug, Clone, Default)]
-pub struct QueryParams(pub Vec<(String, String)>);
+pub struct QueryParams<'a>(pub Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
-impl QueryParams {
-    pub fn parse(query: &str) -> Self {
-        Self(
-            url::form_urlencoded::parse(query.as_bytes())
-                .into_owned()
-                .collect(),
-        )
+impl<'a> QueryParams<'a> {
+    pub fn parse(query: &'a str) -> Self {
+        Self(url::form_urlencoded::parse(query.as_bytes()).collect())
     }
 
     /// The first value of `name`.
@@ -29,15 +27,7 @@ impl QueryParams {
         self.0
             .iter()
             .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for QueryParams {
-    type Rejection = Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
-        Ok(Self::parse(parts.uri.query().unwrap_or("")))
+            .map(|(_, value)| value.as_ref())
     }
 }
 
@@ -48,7 +38,7 @@ pub trait QueryParameters: Sized {
 
     /// The type from the query: the first value of each declared parameter, anything else
     /// ignored.
-    fn from_query(query: &QueryParams) -> Self;
+    fn from_query(query: &QueryParams<'_>) -> Self;
 }
 
 /// A handler's typed query: `Query(query): Query<ListStreamsParams>`. Never rejects.
@@ -57,8 +47,8 @@ pub struct Query<T>(pub T);
 impl<S: Send + Sync, T: QueryParameters> FromRequestParts<S> for Query<T> {
     type Rejection = Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Infallible> {
-        let query = QueryParams::from_request_parts(parts, state).await?;
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
+        let query = QueryParams::parse(parts.uri.query().unwrap_or(""));
         Ok(Self(T::from_query(&query)))
     }
 }
@@ -93,7 +83,7 @@ macro_rules! query_parameters {
                 }, )*
             ];
 
-            fn from_query(query: &$crate::query::QueryParams) -> Self {
+            fn from_query(query: &$crate::query::QueryParams<'_>) -> Self {
                 Self { $( $field: query.get(stringify!($field)).map(str::to_owned), )* }
             }
         }

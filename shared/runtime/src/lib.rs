@@ -8,8 +8,11 @@
 //! wiring, with no fallback ([`lambda`]), and the SQS batch handler that the delivery function
 //! and the local worker share ([`sqs_worker`]).
 
+mod allocator;
 pub mod lambda;
 pub mod sqs_worker;
+
+pub use allocator::Allocator;
 
 use std::sync::Arc;
 use std::time::Duration;
