@@ -16,8 +16,8 @@ configuration, clients, one answer); and "first request", the sample request its
 adds the store round trips of a cold instance to moto.
 
 The machine is noisy, so the figures are measured in rounds: each round starts every function
-(set-up, then first request), both Python handlers and the floor once, and each figure is the
-median over the rounds, with the range.
+(set-up and first request), both Python handlers and the floor once, in an order shuffled
+from round to round, and each figure is the median over the rounds, with the range.
 
 Usage: python3 bench/cold_start.py RUNS  (bench/cold_start.sh sets up moto and the binaries)
 """
@@ -25,6 +25,7 @@ Usage: python3 bench/cold_start.py RUNS  (bench/cold_start.sh sets up moto and t
 import http.server
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -228,8 +229,12 @@ def main():
     cases[("python", "yes")] = (handler, "discovery-root", True, False)
     cases[("floor", "")] = ([FLOOR], "discovery-root", False, False)
     samples = {case: [] for case in cases}
-    for _ in range(RUNS):
-        for case, arguments in cases.items():
+    for round_number in range(RUNS):
+        # In a different order each round, so that no figure always follows the same one
+        # (a Python handler's exit, say).
+        order = list(cases.items())
+        random.Random(round_number).shuffle(order)
+        for case, arguments in order:
             samples[case].append(sample(*arguments))
     figures = {case: (statistics.median(values), min(values), max(values))
                for case, values in samples.items()}
