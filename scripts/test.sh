@@ -16,6 +16,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/build-dir.sh
 
+# The `openssl` command makes the certificates of the AWS clients' TLS test
+# (shared/aws/tests/trust.rs).
+if ! command -v openssl > /dev/null; then
+    echo "installing Debian's openssl (once)" >&2
+    sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
+    $sudo_ apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq openssl > /dev/null
+fi
+
 # The Stripe and Standard Webhooks libraries that receivers use to verify signatures.
 WEBHOOK_VERIFIER_PYTHON="$(scripts/venv.sh verifiers)/bin/python"
 export WEBHOOK_VERIFIER_PYTHON

@@ -159,7 +159,7 @@ async fn dynamo() -> Result<DynamoStore, String> {
     if config.store != StoreKind::DynamoDb {
         return Err("admin works on the DynamoDB store: unset STORE, or set STORE=dynamodb".into());
     }
-    let sdk = hosting_aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await.map_err(|e| e.to_string())?;
     Ok(DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table))
 }
 
@@ -178,7 +178,7 @@ async fn delivery_queues() -> Result<hosting_aws::sqs::SqsQueue, String> {
             .ok_or(format!("{name} is not set: deliveries-replay needs the delivery queue and its dead-letter queue (see admin --help)"))
     };
     let (queue, dlq) = (var("DELIVERY_QUEUE_URL")?, var("DELIVERY_DLQ_URL")?);
-    let sdk = hosting_aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await.map_err(|e| e.to_string())?;
     Ok(hosting_aws::sqs::SqsQueue::new(
         aws_sdk_sqs::Client::new(&sdk),
         queue,

@@ -31,7 +31,7 @@ fn ok(table: &str, args: &[&str]) -> String {
 async fn dynamodb_only_operator_commands() {
     let table = format!("admin-{}", uuid::Uuid::new_v4().simple());
     let store = DynamoStore::new(
-        hosting_aws::dynamodb_client(&hosting_aws::sdk_config().await),
+        hosting_aws::dynamodb_client(&hosting_aws::sdk_config().await.expect("SDK configuration")),
         table.clone(),
     );
     ok(&table, &["create-table"]);
@@ -251,7 +251,8 @@ async fn dynamodb_only_deliveries_replay_moves_dead_letters_back() {
     use hosting_domain::domain::EventType;
     use hosting_domain::ports::{DeadLetter, Delivery};
 
-    let sqs = aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await);
+    let sqs =
+        aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await.expect("SDK configuration"));
     let mut urls = Vec::new();
     for name in ["replay", "replay-dlq"] {
         let name = format!("{name}-{}", uuid::Uuid::new_v4().simple());

@@ -186,7 +186,7 @@ async fn runtime(
     match backend {
         "memory" => Runtime::embedded(config, clock, None),
         "dynamodb" => {
-            let sdk = hosting_aws::sdk_config().await;
+            let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
             let client = aws_sdk_dynamodb::Client::from_conf(
                 aws_sdk_dynamodb::config::Builder::from(&sdk)
                     .interceptor(items_read.clone())

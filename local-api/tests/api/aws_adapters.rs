@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::common::*;
 
 async fn sdk() -> aws_config::SdkConfig {
-    hosting_aws::sdk_config().await
+    hosting_aws::sdk_config().await.expect("SDK configuration")
 }
 
 const DLQ: &str = "arn:aws:sqs:us-east-1:123456789012:stack-timers-dlq";

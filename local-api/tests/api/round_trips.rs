@@ -31,7 +31,7 @@ type Case = (
 #[tokio::test]
 #[ignore = "needs DynamoDB (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
-    let sdk = hosting_aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
     let recorder = Recorder::default();
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)

@@ -30,7 +30,7 @@ const RETRY_ATTEMPTS: i32 = 185;
 
 #[derive(Clone)]
 pub struct SchedulerTimers {
-    client: Client,
+    client: crate::LazyClient<Client>,
     group: String,
     target_arn: String,
     role_arn: String,
@@ -60,14 +60,14 @@ fn backend<E: std::error::Error>(err: E) -> StoreError {
 
 impl SchedulerTimers {
     pub fn new(
-        client: Client,
+        client: impl Into<crate::LazyClient<Client>>,
         group: String,
         target_arn: String,
         role_arn: String,
         dead_letter_arn: String,
     ) -> Self {
         Self {
-            client,
+            client: client.into(),
             group,
             target_arn,
             role_arn,

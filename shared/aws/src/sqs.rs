@@ -55,7 +55,7 @@ fn ascii_json(json: &str) -> String {
 
 #[derive(Clone)]
 pub struct SqsQueue {
-    client: Client,
+    client: crate::LazyClient<Client>,
     queue_url: String,
     dlq_url: String,
 }
@@ -96,9 +96,13 @@ where
 }
 
 impl SqsQueue {
-    pub fn new(client: Client, queue_url: impl Into<String>, dlq_url: impl Into<String>) -> Self {
+    pub fn new(
+        client: impl Into<crate::LazyClient<Client>>,
+        queue_url: impl Into<String>,
+        dlq_url: impl Into<String>,
+    ) -> Self {
         Self {
-            client,
+            client: client.into(),
             queue_url: queue_url.into(),
             dlq_url: dlq_url.into(),
         }

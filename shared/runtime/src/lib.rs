@@ -123,7 +123,7 @@ impl Runtime {
         if config.store == StoreKind::Memory {
             return Ok(Self::embedded(config, clock, rooms));
         }
-        let sdk = hosting_aws::sdk_config().await;
+        let sdk = hosting_aws::sdk_config().await.map_err(|e| e.to_string())?;
         let table = config
             .table_name
             .clone()

@@ -46,7 +46,7 @@ impl aws_sdk_dynamodb::config::Intercept for ItemsRead {
 #[ignore = "needs DynamoDB (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
     use hosting_runtime::{LocalQueue, Parts, Runtime};
-    let sdk = hosting_aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
     let recorder = ItemsRead::default();
     let client = aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::config::Builder::from(&sdk)

@@ -26,7 +26,7 @@ async fn sdk() -> aws_config::SdkConfig {
         std::env::var("AWS_ENDPOINT_URL").is_ok(),
         "TEST_BACKEND=dynamodb needs AWS_ENDPOINT_URL (scripts/test.sh starts moto server)"
     );
-    hosting_aws::sdk_config().await
+    hosting_aws::sdk_config().await.expect("SDK configuration")
 }
 
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.

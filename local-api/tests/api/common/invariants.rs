@@ -119,7 +119,7 @@ async fn check(subject: Subject) -> Vec<String> {
                 if std::env::var_os("FAULT_PROXY_URL").is_some() {
                     faults::clear(&table).await;
                 }
-                let sdk = hosting_aws::sdk_config().await;
+                let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
                 let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
                 let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), queue_url, dlq_url);
                 let events = backend::scan_events(&store).await;

@@ -192,7 +192,7 @@ async fn backend() -> Backend {
 
 /// The parameter's name, and the fault proxy's scope for its requests.
 async fn put_secret_parameter(secret: &str) -> (String, String) {
-    let sdk = hosting_aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
     let scope = format!("test-{}", uuid::Uuid::new_v4().simple());
     let name = format!("/live-stream-hosting/{scope}/livekit-api-secret");
     aws_sdk_ssm::Client::new(&sdk)
@@ -466,6 +466,18 @@ async fn dynamodb_only_a_secret_in_the_environment_or_an_unreadable_parameter_st
         8,
         "every attempt the client makes"
     );
+
+    // A certificate bundle named for the AWS clients that cannot be read: the function stops
+    // before any AWS call, naming the variable and the file.
+    let mut bad_bundle = missing.clone();
+    bad_bundle.push(("AWS_CA_BUNDLE".into(), "/nonexistent/ca-bundle.pem".into()));
+    let (status, logs) = run_until_exit(&bad_bundle).await;
+    assert!(!status.success());
+    assert!(
+        logs.contains("AWS_CA_BUNDLE: cannot read /nonexistent/ca-bundle.pem"),
+        "{logs}"
+    );
+    assert!(!logs.contains("SSM parameter"), "{logs}");
 
     // LiveKit configured with no secret at all.
     let (status, logs) = run_until_exit(&environment).await;

@@ -263,7 +263,7 @@ async fn sqs_queue(runtime: &Runtime) -> hosting_aws::sqs::SqsQueue {
         LocalQueue::Sqs(queue) => queue.clone(),
         // Nothing is sent for a message that is already due.
         LocalQueue::Memory(_) => hosting_aws::sqs::SqsQueue::new(
-            aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await),
+            aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await.expect("SDK configuration")),
             "http://127.0.0.1:9/unused",
             "http://127.0.0.1:9/unused-dlq",
         ),

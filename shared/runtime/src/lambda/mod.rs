@@ -65,7 +65,9 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     .and_then(|config| config.check_for_lambda().map(|()| config))
     .inspect_err(|err| report(err))?;
     let configured = started.elapsed();
-    let sdk = hosting_aws::sdk_config().await;
+    let sdk = hosting_aws::sdk_config()
+        .await
+        .inspect_err(|err| report(err))?;
     let sdk_loaded = started.elapsed();
     let (store, queue, timers) = build_clients(&config, &sdk).inspect_err(|err| report(err))?;
     // The secret's round trip to SSM runs while the instance starts serving: only what signs
@@ -114,13 +116,17 @@ fn build_clients(
 ) -> Result<(DynamoStore, SqsQueue, SchedulerTimers), ConfigError> {
     let required = |name| config.required(name).map(str::to_owned);
     let store = DynamoStore::new(hosting_aws::dynamodb_client(sdk), required("TABLE_NAME")?);
+    // Built on first use (hosting_aws::LazyClient): most requests of most functions neither
+    // queue nor schedule.
+    let sqs_config = sdk.clone();
     let queue = SqsQueue::new(
-        aws_sdk_sqs::Client::new(sdk),
+        hosting_aws::LazyClient::new(move || aws_sdk_sqs::Client::new(&sqs_config)),
         required("DELIVERY_QUEUE_URL")?,
         required("DELIVERY_DLQ_URL")?,
     );
+    let scheduler_config = sdk.clone();
     let timers = SchedulerTimers::new(
-        aws_sdk_scheduler::Client::new(sdk),
+        hosting_aws::LazyClient::new(move || aws_sdk_scheduler::Client::new(&scheduler_config)),
         required("SCHEDULER_GROUP")?,
         required("SCHEDULER_TARGET_ARN")?,
         required("SCHEDULER_ROLE_ARN")?,
