@@ -94,3 +94,35 @@ pub fn describe<E: std::error::Error>(err: &E) -> String {
     }
     parts.join(": ")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn a_lazy_client_is_built_once_on_first_use_and_shared_by_its_clones() {
+        let builds = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&builds);
+        let client = LazyClient::new(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            String::from("client")
+        });
+        let clone = client.clone();
+        assert_eq!(
+            builds.load(Ordering::SeqCst),
+            0,
+            "built before its first use"
+        );
+        assert_eq!(clone.as_str(), "client");
+        assert_eq!(client.len(), 6);
+        assert_eq!(builds.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_built_client_is_used_as_it_is() {
+        let client = LazyClient::from(String::from("built"));
+        assert_eq!(&*client, "built");
+    }
+}

@@ -45,6 +45,8 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::AttributeValue;
 use uuid::Uuid;
 
+use crate::LazyClient;
+
 mod accounts;
 mod analytics;
 mod brand_index;
@@ -72,7 +74,9 @@ type ErrorSetCache = HashMap<(String, u64, u64), Arc<Vec<u64>>>;
 
 #[derive(Clone)]
 pub struct DynamoStore {
-    client: Client,
+    /// Built on the first request that reaches the table: an instance whose first answers need
+    /// no store (a request without a key, the discovery document, a 404) does not build it.
+    client: LazyClient<Client>,
     table: String,
     error_sets: Arc<Mutex<ErrorSetCache>>,
     /// Positions of the streams this instance read or wrote: a transition updates the stream's
@@ -84,9 +88,9 @@ pub struct DynamoStore {
 const POSITIONS_CACHED: usize = 100_000;
 
 impl DynamoStore {
-    pub fn new(client: Client, table: impl Into<String>) -> Self {
+    pub fn new(client: impl Into<LazyClient<Client>>, table: impl Into<String>) -> Self {
         Self {
-            client,
+            client: client.into(),
             table: table.into(),
             error_sets: Arc::default(),
             positions: Arc::default(),

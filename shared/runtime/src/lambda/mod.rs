@@ -115,9 +115,13 @@ fn build_clients(
     sdk: &hosting_aws::SdkConfig,
 ) -> Result<(DynamoStore, SqsQueue, SchedulerTimers), ConfigError> {
     let required = |name| config.required(name).map(str::to_owned);
-    let store = DynamoStore::new(hosting_aws::dynamodb_client(sdk), required("TABLE_NAME")?);
-    // Built on first use (hosting_aws::LazyClient): most requests of most functions neither
-    // queue nor schedule.
+    // Each client is built on its first use (hosting_aws::LazyClient): most requests of most
+    // functions neither queue nor schedule, and some answers need no store at all.
+    let dynamodb_config = sdk.clone();
+    let store = DynamoStore::new(
+        hosting_aws::LazyClient::new(move || hosting_aws::dynamodb_client(&dynamodb_config)),
+        required("TABLE_NAME")?,
+    );
     let sqs_config = sdk.clone();
     let queue = SqsQueue::new(
         hosting_aws::LazyClient::new(move || aws_sdk_sqs::Client::new(&sqs_config)),
