@@ -19,6 +19,13 @@ The machine is noisy, so the figures are measured in rounds: each round starts e
 (set-up and first request), both Python handlers and the floor once, in an order shuffled
 from round to round, and each figure is the median over the rounds, with the range.
 
+With BENCH_FUNCTION_CPU=N, every function and reference runs on CPU N alone, as in an
+instance with one vCPU, and the emulator on the other CPUs: what a function does on a second
+thread then competes with its own first answer. moto keeps every CPU: kept off the function's,
+its answer to the secret's read (milliseconds of Python) would hold up the emulator's own
+answer, a cost no Lambda instance has; on it, it takes from the function instead, which
+counts against the function.
+
 Usage: python3 bench/cold_start.py RUNS  (bench/cold_start.sh sets up moto and the binaries)
 """
 
@@ -36,6 +43,24 @@ RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 TARGET = os.environ["BENCH_TARGET"]
 FLOOR = os.environ["BENCH_FLOOR"]
 PYTHON = os.environ["BENCH_BOTO3_PYTHON"]
+
+FUNCTION_CPU = os.environ.get("BENCH_FUNCTION_CPU")
+
+
+def spawn(command, **options):
+    """Starts `command`, on the function CPU if one is named. The child takes the CPUs of the
+    thread that starts it, so this thread moves there for the start and back: a `preexec_fn`
+    would make every start a full fork of this process, and slower, and `taskset` an extra
+    exec."""
+    if FUNCTION_CPU is None:
+        return subprocess.Popen(command, **options)
+    own = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {int(FUNCTION_CPU)})
+    try:
+        return subprocess.Popen(command, **options)
+    finally:
+        os.sched_setaffinity(0, own)
+
 
 # (binary, sample event, whether the template gives it LiveKit and the secret's parameter)
 FUNCTIONS = [
@@ -149,7 +174,7 @@ def setup_phases(command, event_name, livekit):
         server = serve()
         env = environment(server.server_address[1], livekit)
         env["LOG_LEVEL"] = "info"
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        process = spawn(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         Emulator.done.wait(10)
         process.kill()
         stdout, _ = process.communicate()
@@ -171,8 +196,8 @@ def peak_rss(command, event_name, livekit, invocations=300):
         Emulator.event = f.read()
     Emulator.answered, Emulator.remaining, Emulator.count = None, invocations, 0
     server = serve()
-    process = subprocess.Popen(command, env=environment(server.server_address[1], livekit),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = spawn(command, env=environment(server.server_address[1], livekit),
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     start = time.perf_counter()
     while Emulator.count < invocations and time.perf_counter() - start < 60:
         time.sleep(0.005)
@@ -205,8 +230,8 @@ def sample(command, event_name, livekit, without_key=False):
     Emulator.done.clear()
     server = serve()
     start = time.perf_counter()
-    process = subprocess.Popen(command, env=environment(server.server_address[1], livekit),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = spawn(command, env=environment(server.server_address[1], livekit),
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     Emulator.done.wait(10)
     answered = Emulator.answered
     process.kill()
@@ -218,6 +243,8 @@ def sample(command, event_name, livekit, without_key=False):
 
 
 def main():
+    if FUNCTION_CPU is not None:
+        os.sched_setaffinity(0, os.sched_getaffinity(0) - {int(FUNCTION_CPU)})
     # Every figure is measured once per round, rounds interleaved, so that the machine's load
     # weighs on the functions and the references alike.
     handler = [PYTHON, "bench/python_handler.py"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every function (release), starts moto with the sample table, and runs
-# bench/cold_start.py. Usage: bench/cold_start.sh [runs per function, default 20]
+# bench/cold_start.py. Usage: [BENCH_FUNCTION_CPU=N] bench/cold_start.sh [runs per function, default 20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/build-dir.sh

@@ -4,18 +4,25 @@
 
 use std::time::Duration;
 
+use crate::trust::CaBundleError;
+
 /// An SSM client that outlasts throttling: every instance reads its secret at start-up, so a
 /// burst of cold starts meets SSM's request-rate limit, and a throttled read retried for a few
 /// seconds beats an instance that fails to start.
-pub fn client(sdk: &aws_config::SdkConfig) -> aws_sdk_ssm::Client {
+///
+/// Its connections are its own, not pooled with the instance's other clients: the secret is
+/// read on a thread and runtime of its own, which drive those connections and end with the
+/// read. Fails only as [`crate::sdk_config`] would have, on the bundle `AWS_CA_BUNDLE` names.
+pub fn client(sdk: &aws_config::SdkConfig) -> Result<aws_sdk_ssm::Client, CaBundleError> {
     let retry = aws_sdk_ssm::config::retry::RetryConfig::standard()
         .with_max_attempts(8)
         .with_initial_backoff(Duration::from_millis(50))
         .with_max_backoff(Duration::from_secs(1));
     let config = aws_sdk_ssm::config::Builder::from(sdk)
+        .http_client(crate::trust::http_client(crate::trust::trusted_roots()?))
         .retry_config(retry)
         .build();
-    aws_sdk_ssm::Client::from_conf(config)
+    Ok(aws_sdk_ssm::Client::from_conf(config))
 }
 
 /// Why a secret parameter could not be read. Never carries the value.

@@ -367,6 +367,32 @@ fn list_streams_event() -> Value {
     event
 }
 
+/// Linux's `SCHED_IDLE` scheduling policy.
+#[cfg(target_os = "linux")]
+const SCHED_IDLE: u32 = 5;
+
+/// The scheduling policy of process `pid`'s thread named `name`, while it runs (proc(5)).
+#[cfg(target_os = "linux")]
+fn thread_policy(pid: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+        .find_map(|task| {
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            if comm.trim() != name {
+                return None;
+            }
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            // `policy` is the stat line's 41st field, the 39th after the command's `)`.
+            stat.rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(38)?
+                .parse()
+                .ok()
+        })
+}
+
 #[tokio::test]
 #[ignore = "needs moto: runs in scripts/test.sh's DynamoDB stage"]
 async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_is_read() {
@@ -380,6 +406,7 @@ async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_
     environment.push(("LIVEKIT_API_SECRET_PARAMETER".into(), parameter));
 
     let mut child = spawn(&environment);
+    let pid = child.id().expect("the function runs");
     let mut replies = Vec::new();
     for _ in 0..2 {
         let reply = tokio::time::timeout(Duration::from_secs(60), runtime_api.replies.recv())
@@ -387,6 +414,15 @@ async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_
             .expect("the function answers its invocations")
             .expect("a reply");
         replies.push(reply);
+        if replies.len() == 1 {
+            // The read is still waiting on the slow SSM, on its own thread at idle priority.
+            #[cfg(target_os = "linux")]
+            assert_eq!(
+                thread_policy(pid, "livekit-secret"),
+                Some(SCHED_IDLE),
+                "the secret's reader runs at idle priority"
+            );
+        }
     }
     child.start_kill().unwrap();
     let logs = printed(&child.wait_with_output().await.unwrap());

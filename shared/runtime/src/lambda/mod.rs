@@ -8,6 +8,8 @@
 //! nothing but their start and a hand-over between threads for every wake-up: measured on the
 //! floor's hello-world, 2.1 ms of CPU from exec to the first answer instead of 2.9 to 6.3, and
 //! 5 to 9 context switches instead of 30 to 47 (BENCHMARKS.md, "Cold start").
+//! The one other thread is the LiveKit secret's reader ([`read_secret_aside`]), which ends
+//! with its read.
 
 use std::sync::Arc;
 
@@ -15,7 +17,7 @@ use hosting_app::app::{App, AppParts};
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::scheduler::SchedulerTimers;
 use hosting_aws::sqs::SqsQueue;
-use hosting_domain::config::{ApiSecret, Config, ConfigError, StoreKind};
+use hosting_domain::config::{ApiSecret, Config, ConfigError, SecretArrival, StoreKind};
 use hosting_domain::telemetry;
 
 /// Reports a failure that stops the instance: in its log, and on stderr, which Lambda shows
@@ -71,23 +73,11 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     let sdk_loaded = started.elapsed();
     let (store, queue, timers) = build_clients(&config, &sdk).inspect_err(|err| report(err))?;
     // The secret's round trip to SSM runs while the instance starts serving: only what signs
-    // or verifies with it (LiveKit's calls and tokens, its webhooks) waits for it. A read that
-    // fails for good stops the instance, naming the parameter, as a failed start-up would.
+    // or verifies with it (LiveKit's calls and tokens, its webhooks) waits for it.
     if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), secret_parameter) {
         livekit.api_secret = api_secret;
-        let ssm = hosting_aws::ssm::client(&sdk);
-        tokio::spawn(async move {
-            match hosting_aws::ssm::read_secure_string(&ssm, &parameter).await {
-                Ok(secret) => {
-                    arrival.deliver(secret);
-                    tracing::info!(secret_ms = ms(started.elapsed()), "LiveKit secret read");
-                }
-                Err(err) => {
-                    report(&err);
-                    std::process::exit(1);
-                }
-            }
-        });
+        read_secret_aside(sdk.clone(), parameter, arrival, started)
+            .inspect_err(|err| report(err))?;
     }
     // LiveKit's client is built on its first call (hosting_livekit::LiveKitRooms).
     let rooms = hosting_livekit::rooms_from_config(&config);
@@ -107,6 +97,76 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         rooms,
     });
     Ok(LambdaRuntime { app, queue })
+}
+
+/// Reads the LiveKit secret from SSM on a thread of its own at idle priority, and delivers it
+/// to whatever waits for it. The read's own work (its SSM client, the connection, signing:
+/// about 0.9 ms of CPU) then runs only while the instance's thread has nothing to do, instead
+/// of ahead of the first answer on the one thread (BENCHMARKS.md, "Cold start"). A read that
+/// fails for good stops the instance, naming the parameter, as a failed start-up would.
+fn read_secret_aside(
+    sdk: hosting_aws::SdkConfig,
+    parameter: String,
+    arrival: SecretArrival,
+    started: std::time::Instant,
+) -> Result<(), Error> {
+    let read = move || -> Result<(), SecretReadError> {
+        lower_to_idle_priority();
+        // A runtime of the thread's own: the read's connection and timers live and end with it.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(SecretReadError::Runtime)?;
+        let secret = runtime.block_on(async {
+            let ssm = hosting_aws::ssm::client(&sdk)?;
+            Ok::<_, SecretReadError>(hosting_aws::ssm::read_secure_string(&ssm, &parameter).await?)
+        })?;
+        arrival.deliver(secret);
+        tracing::info!(secret_ms = ms(started.elapsed()), "LiveKit secret read");
+        Ok(())
+    };
+    std::thread::Builder::new()
+        .name("livekit-secret".into())
+        .spawn(move || {
+            if let Err(err) = read() {
+                report(&err);
+                std::process::exit(1);
+            }
+        })
+        .map(drop)
+        .map_err(|err| SecretReadError::Thread(err).into())
+}
+
+/// Why the LiveKit secret could not be read; the instance stops with it. Never the value.
+#[derive(Debug, thiserror::Error)]
+enum SecretReadError {
+    #[error("the LiveKit secret's reader did not start: {0}")]
+    Thread(std::io::Error),
+    #[error("the LiveKit secret's reader has no runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error(transparent)]
+    CaBundle(#[from] hosting_aws::trust::CaBundleError),
+    #[error(transparent)]
+    Parameter(#[from] hosting_aws::ssm::ParameterError),
+}
+
+/// Puts the calling thread in `SCHED_IDLE`: it runs only when no other thread of the instance
+/// wants the CPU. Lowering one's own priority needs no privilege; where it is refused anyway,
+/// the read runs at normal priority and only its timing changes.
+fn lower_to_idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: `param` is a valid `sched_param` for the call's duration; pid 0 is the
+        // calling thread.
+        let refused = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0;
+        if refused {
+            tracing::debug!(
+                error = %std::io::Error::last_os_error(),
+                "the LiveKit secret's reader keeps its priority"
+            );
+        }
+    }
 }
 
 /// The instance's AWS clients: DynamoDB, SQS and EventBridge Scheduler.
