@@ -630,22 +630,10 @@ fn check_head(bytes: &[u8]) -> Result<Option<(usize, Framing)>, ApiError> {
 /// any query) of letters, digits and `-._~!$&'()*+,;=:@/%?` only, as every API request's is.
 /// Parsing it a second time would copy it for every request; anything else is parsed.
 fn plainly_valid_target(target: &str) -> bool {
-    const PLAIN: [bool; 256] = {
-        let mut plain = [false; 256];
-        let mut byte = 0;
-        while byte < 256 {
-            plain[byte] = (byte as u8).is_ascii_alphanumeric();
-            byte += 1;
-        }
-        let punctuation = b"-._~!$&'()*+,;=:@/%?";
-        let mut i = 0;
-        while i < punctuation.len() {
-            plain[punctuation[i] as usize] = true;
-            i += 1;
-        }
-        plain
-    };
-    target.starts_with('/') && target.bytes().all(|byte| PLAIN[usize::from(byte)])
+    target.starts_with('/')
+        && target
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%?".contains(&byte))
 }
 
 /// The framing of the body after `request`'s head, as RFC 9112 section 6.3 and hyper read it.

@@ -144,8 +144,10 @@ fn transport_limits_answer_with_the_envelope() {
 
     // Over the limits: the status HTTP prescribes, the envelope, and the connection closed.
     let long_query = |bytes: usize| format!("/streams?q={}", "a".repeat(bytes));
-    let refused: [(Vec<u8>, u16); 6] = [
+    let refused: [(Vec<u8>, u16); 7] = [
         (keyed_get("/streams", &key, 1_000), 431),
+        // A head that parses, with a target that is no URI (`<` and `>` are not path bytes).
+        (keyed_get("/streams/<id>", &key, 0), 400),
         (keyed_get(&long_query(70 * 1024), &key, 0), 414),
         (keyed_get(&long_query(1024 * 1024), &key, 0), 414),
         (
