@@ -149,8 +149,6 @@ def environment(port, livekit):
         "SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-scheduler",
         "SCHEDULER_DLQ_ARN": "arn:aws:sqs:us-east-1:123456789012:bench-timers-dlq",
         "LOG_LEVEL": "warn",
-        # As the template sets it for every function (README, "Set-up line").
-        "MIMALLOC_ALLOW_THP": "0",
     })
     if livekit:
         env.update({

@@ -1,6 +1,3 @@
-#[global_allocator]
-static ALLOCATOR: hosting_runtime::Allocator = hosting_runtime::Allocator;
-
 // One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), hosting_runtime::lambda::Error> {

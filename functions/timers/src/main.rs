@@ -1,8 +1,5 @@
 use lambda_runtime::{LambdaEvent, service_fn};
 
-#[global_allocator]
-static ALLOCATOR: hosting_runtime::Allocator = hosting_runtime::Allocator;
-
 // One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -6,24 +6,26 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 pub mod dynamodb;
+pub mod lambda_config;
 pub mod scheduler;
 pub mod sqs;
 pub mod ssm;
 pub mod trust;
 
-/// The SDK's shared configuration, as the functions load it.
-pub use aws_config::SdkConfig;
+/// The SDK's shared configuration, from which every client is built.
+pub use aws_types::SdkConfig;
+pub use lambda_config::{LambdaSdkConfigError, lambda_sdk_config};
 
-/// The SDK configuration from the environment (`AWS_REGION`, credentials, and
-/// `AWS_ENDPOINT_URL` for a local emulator), its clients sharing one HTTP client that trusts
-/// the roots of [`trust`]. Fails only on a bundle named by `AWS_CA_BUNDLE` that cannot be used.
+/// The SDK configuration through `aws-config`'s chains (environment, profile files, single
+/// sign-on, instance metadata), for the local server, the admin tool and tests: its clients
+/// share one HTTP client that trusts the roots of [`trust`]. Fails only on a bundle named by
+/// `AWS_CA_BUNDLE` that cannot be used. Lambda functions use [`lambda_sdk_config`].
 pub async fn sdk_config() -> Result<SdkConfig, trust::CaBundleError> {
     let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
         .http_client(trust::http_client(trust::trusted_roots()?));
-    // Lambda gives a function its role's credentials in these variables. The SDK's default
-    // chain would take them too, but only after building its other providers (web identity
-    // with an STS client, container, instance metadata), each a client of its own: about a
-    // millisecond of every cold start for providers a function never asks.
+    // Credentials in these variables (as the test scripts and emulators set them) are taken as
+    // they are. The SDK's default chain would take them too, but only after building its other
+    // providers (web identity with an STS client, container, instance metadata).
     if std::env::var_os("AWS_ACCESS_KEY_ID").is_some()
         && std::env::var_os("AWS_SECRET_ACCESS_KEY").is_some()
     {
@@ -69,7 +71,7 @@ impl<C: Send + 'static> From<C> for LazyClient<C> {
 /// A DynamoDB client whose SDK retries are quick: the store retries throttling and conflicts
 /// itself with longer backoff ([`dynamodb`]'s request layer), and a request must settle well
 /// inside a function's timeout.
-pub fn dynamodb_client(sdk: &aws_config::SdkConfig) -> aws_sdk_dynamodb::Client {
+pub fn dynamodb_client(sdk: &SdkConfig) -> aws_sdk_dynamodb::Client {
     let retry = aws_sdk_dynamodb::config::retry::RetryConfig::standard()
         .with_max_attempts(3)
         .with_initial_backoff(Duration::from_millis(20))

@@ -12,8 +12,9 @@ use crate::trust::CaBundleError;
 ///
 /// Its connections are its own, not pooled with the instance's other clients: the secret is
 /// read on a thread and runtime of its own, which drive those connections and end with the
-/// read. Fails only as [`crate::sdk_config`] would have, on the bundle `AWS_CA_BUNDLE` names.
-pub fn client(sdk: &aws_config::SdkConfig) -> Result<aws_sdk_ssm::Client, CaBundleError> {
+/// read. Fails only as [`crate::lambda_sdk_config`] would have, on the bundle `AWS_CA_BUNDLE`
+/// names.
+pub fn client(sdk: &crate::SdkConfig) -> Result<aws_sdk_ssm::Client, CaBundleError> {
     let retry = aws_sdk_ssm::config::retry::RetryConfig::standard()
         .with_max_attempts(8)
         .with_initial_backoff(Duration::from_millis(50))

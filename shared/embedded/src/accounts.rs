@@ -10,35 +10,32 @@ use hosting_domain::ports::{AccountStore, CreatorStore, RateLimitStore, StoreRes
 #[async_trait]
 impl AccountStore for MemoryStore {
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKey>> {
-        Ok(self.lock()?.keys.get(key_hash).cloned())
+        Ok(self.read()?.keys.get(key_hash).cloned())
     }
 
     async fn get_brand(&self, brand_id: &str) -> StoreResult<Option<Brand>> {
-        Ok(self.lock()?.brands.get(brand_id).cloned())
+        Ok(self.read()?.brands.get(brand_id).cloned())
     }
 }
 
 #[async_trait]
 impl RateLimitStore for MemoryStore {
     async fn count_request(&self, brand_id: &str, window_start: DateTime<Utc>) -> StoreResult<u64> {
-        let mut state = self.lock()?;
+        let mut windows = self.lock_rate_windows()?;
         // Windows before the current minute can no longer be counted into: drop them once
         // per minute, not on every request.
-        if state.rate_windows_pruned_at < window_start {
-            state.rate_windows.retain(|_, windows| {
-                windows.retain(|(start, _)| *start >= window_start);
-                !windows.is_empty()
+        if windows.pruned_at < window_start {
+            windows.counts.retain(|_, counts| {
+                counts.retain(|(start, _)| *start >= window_start);
+                !counts.is_empty()
             });
-            state.rate_windows_pruned_at = window_start;
+            windows.pruned_at = window_start;
         }
         // Found by the brand's id as it is: a counted request copies nothing.
-        if !state.rate_windows.contains_key(brand_id) {
-            state.rate_windows.insert(brand_id.to_owned(), Vec::new());
+        if !windows.counts.contains_key(brand_id) {
+            windows.counts.insert(brand_id.to_owned(), Vec::new());
         }
-        let windows = state
-            .rate_windows
-            .get_mut(brand_id)
-            .expect("inserted above");
+        let windows = windows.counts.get_mut(brand_id).expect("inserted above");
         let at = match windows.iter().position(|(start, _)| *start == window_start) {
             Some(at) => at,
             None => {
@@ -55,10 +52,10 @@ impl RateLimitStore for MemoryStore {
 #[async_trait]
 impl CreatorStore for MemoryStore {
     async fn list_creators(&self) -> StoreResult<Vec<Creator>> {
-        Ok(self.lock()?.creators.values().cloned().collect())
+        Ok(self.read()?.creators.values().cloned().collect())
     }
 
     async fn get_creator(&self, creator_id: &str) -> StoreResult<Option<Creator>> {
-        Ok(self.lock()?.creators.get(creator_id).cloned())
+        Ok(self.read()?.creators.get(creator_id).cloned())
     }
 }

@@ -24,7 +24,7 @@ impl Outbox for MemoryStore {
         due_by: DateTime<Utc>,
         limit: usize,
     ) -> StoreResult<Vec<StreamEvent>> {
-        let state = self.lock()?;
+        let state = self.read()?;
         let mut due: Vec<&OutboxEntry> = state
             .outbox
             .values()
@@ -97,7 +97,7 @@ impl Outbox for MemoryStore {
     }
 
     async fn set_aside_events(&self, limit: usize) -> StoreResult<Vec<SetAsideEvent>> {
-        let state = self.lock()?;
+        let state = self.read()?;
         let mut set_aside: Vec<SetAsideEvent> = state
             .outbox
             .values()

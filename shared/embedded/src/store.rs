@@ -1,5 +1,5 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
@@ -38,9 +38,6 @@ pub(super) struct State {
     /// Each brand's indexes of its streams, found with one lookup of the brand's id.
     brand_streams: Map<String, BrandStreams>,
     streams_by_room: Map<String, Uuid>,
-    /// Requests counted per brand and rate-limit window: (window start, count).
-    pub(super) rate_windows: Map<String, Vec<(DateTime<Utc>, u64)>>,
-    pub(super) rate_windows_pruned_at: DateTime<Utc>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
     /// Pending room cleanups by stream, and by when they are due.
@@ -262,10 +259,22 @@ impl State {
     }
 }
 
+/// Requests counted per brand and rate-limit window: (window start, count).
+#[derive(Default)]
+pub(super) struct RateWindows {
+    pub(super) counts: Map<String, Vec<(DateTime<Utc>, u64)>>,
+    pub(super) pruned_at: DateTime<Utc>,
+}
+
 /// The in-memory store.
+///
+/// Reads share the state's lock and writes hold it alone, so concurrent reads never wait on
+/// each other. The rate-limit counts, which every request writes, have a lock of their own:
+/// counting a read does not hold up the reads of other requests (BENCHMARKS.md, "Throughput").
 #[derive(Clone, Default)]
 pub struct MemoryStore {
-    state: Arc<Mutex<State>>,
+    state: Arc<RwLock<State>>,
+    pub(super) rate_windows: Arc<Mutex<RateWindows>>,
     pub(super) outbox_ready: Arc<Notify>,
     fail: Arc<std::sync::atomic::AtomicBool>,
     requests: Arc<std::sync::atomic::AtomicU64>,
@@ -276,7 +285,8 @@ impl MemoryStore {
         Self::default()
     }
 
-    pub(super) fn lock(&self) -> StoreResult<MutexGuard<'_, State>> {
+    /// Counts one store request, and refuses it while the store is set to fail.
+    fn admit(&self) -> StoreResult<()> {
         self.requests
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
@@ -284,10 +294,40 @@ impl MemoryStore {
                 "the embedded store is set to fail".into(),
             ));
         }
+        Ok(())
+    }
+
+    /// The state, for a request that changes it.
+    pub(super) fn lock(&self) -> StoreResult<RwLockWriteGuard<'_, State>> {
+        self.admit()?;
+        Ok(self.write_state())
+    }
+
+    /// The state, for a request that only reads it.
+    pub(super) fn read(&self) -> StoreResult<RwLockReadGuard<'_, State>> {
+        self.admit()?;
+        Ok(self.read_state())
+    }
+
+    /// The rate-limit counts, for one count.
+    pub(super) fn lock_rate_windows(&self) -> StoreResult<MutexGuard<'_, RateWindows>> {
+        self.admit()?;
         Ok(self
-            .state
+            .rate_windows
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    fn read_state(&self) -> RwLockReadGuard<'_, State> {
+        self.state
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write_state(&self) -> RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Store requests made so far: each call of a port method is one (tests of the work a
@@ -309,22 +349,12 @@ impl MemoryStore {
 
     /// Every event emitted so far, oldest first.
     pub fn emitted_events(&self) -> Vec<StreamEvent> {
-        self.state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .emitted
-            .clone()
+        self.read_state().emitted.clone()
     }
 
     /// Active slots in use for `brand_id`.
     pub fn active_streams(&self, brand_id: &str) -> u32 {
-        self.state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .active
-            .get(brand_id)
-            .copied()
-            .unwrap_or(0)
+        self.read_state().active.get(brand_id).copied().unwrap_or(0)
     }
 }
 
@@ -365,15 +395,15 @@ impl StreamStore for MemoryStore {
     }
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
-        Ok(self.lock()?.streams.get(&stream_id).cloned())
+        Ok(self.read()?.streams.get(&stream_id).cloned())
     }
 
     async fn stream_script(&self, stream_id: Uuid) -> StoreResult<Option<String>> {
-        Ok(self.lock()?.scripts.get(&stream_id).cloned())
+        Ok(self.read()?.scripts.get(&stream_id).cloned())
     }
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
-        let state = self.lock()?;
+        let state = self.read()?;
         Ok(state
             .streams_by_room
             .get(room_name)
@@ -389,7 +419,7 @@ impl StreamStore for MemoryStore {
         offset: usize,
     ) -> StoreResult<StreamPage> {
         admission::admitted().await;
-        let state = self.lock()?;
+        let state = self.read()?;
         let Some(brand) = state.brand_streams.get(brand_id) else {
             return Ok(StreamPage {
                 streams: Vec::new(),
@@ -416,7 +446,7 @@ impl StreamStore for MemoryStore {
         _now: DateTime<Utc>,
     ) -> StoreResult<Window> {
         admission::admitted().await;
-        let state = self.lock()?;
+        let state = self.read()?;
         let whole = next_whole_minute(since);
         let mut window = Window::default();
         let count = |window: &mut Window, stream: &Stream, figures: Figures| {
@@ -550,7 +580,7 @@ impl StreamStore for MemoryStore {
     }
 
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {
-        let state = self.lock()?;
+        let state = self.read()?;
         Ok(state
             .deadlines
             .iter()
@@ -565,7 +595,7 @@ impl StreamStore for MemoryStore {
         now: DateTime<Utc>,
         limit: usize,
     ) -> StoreResult<Vec<RoomCleanup>> {
-        let state = self.lock()?;
+        let state = self.read()?;
         Ok(state
             .room_cleanups_due
             .iter()

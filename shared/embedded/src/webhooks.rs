@@ -46,7 +46,7 @@ impl WebhookStore for MemoryStore {
     async fn list_webhooks(&self, brand_id: &str) -> StoreResult<Vec<Webhook>> {
         admission::admitted().await;
         let mut webhooks: Vec<Webhook> = self
-            .lock()?
+            .read()?
             .webhooks
             .values()
             .filter(|w| w.brand_id == brand_id)
@@ -58,7 +58,7 @@ impl WebhookStore for MemoryStore {
 
     async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>> {
         Ok(self
-            .lock()?
+            .read()?
             .webhooks
             .get(&webhook_id)
             .filter(|w| w.brand_id == brand_id)
@@ -136,7 +136,7 @@ impl WebhookStore for MemoryStore {
         limit: usize,
     ) -> StoreResult<Vec<DeliveryAttempt>> {
         admission::admitted().await;
-        let state = self.lock()?;
+        let state = self.read()?;
         let Some(log) = state.delivery_logs.get(&webhook_id) else {
             return Ok(Vec::new());
         };
@@ -152,7 +152,7 @@ impl WebhookStore for MemoryStore {
         event_id: &str,
         since: DateTime<Utc>,
     ) -> StoreResult<Option<DeliveredEvent>> {
-        let state = self.lock()?;
+        let state = self.read()?;
         Ok(state
             .delivery_logs
             .get(&webhook_id)

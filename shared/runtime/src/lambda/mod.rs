@@ -10,6 +10,12 @@
 //! 5 to 9 context switches instead of 30 to 47 (BENCHMARKS.md, "Cold start").
 //! The one other thread is the LiveKit secret's reader ([`read_secret_aside`]), which ends
 //! with its read.
+//!
+//! The functions allocate with glibc's allocator, not the local server's mimalloc
+//! ([`crate::Allocator`]). mimalloc pays off under many threads; an instance has one, and
+//! mimalloc's start (its options read from the environment, a fresh page per size class: about
+//! 100 more page faults) cost a cold start 0.4 to 0.8 ms of CPU, against 20 to 50 us more per
+//! warm invocation with glibc's (BENCHMARKS.md, "Cold start").
 
 use std::sync::Arc;
 
@@ -67,9 +73,7 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     .and_then(|config| config.check_for_lambda().map(|()| config))
     .inspect_err(|err| report(err))?;
     let configured = started.elapsed();
-    let sdk = hosting_aws::sdk_config()
-        .await
-        .inspect_err(|err| report(err))?;
+    let sdk = hosting_aws::lambda_sdk_config().inspect_err(|err| report(err))?;
     let sdk_loaded = started.elapsed();
     let (store, queue, timers) = build_clients(&config, &sdk).inspect_err(|err| report(err))?;
     // The secret's round trip to SSM runs while the instance starts serving: only what signs
