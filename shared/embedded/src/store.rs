@@ -274,7 +274,7 @@ pub(super) struct RateWindows {
 #[derive(Clone, Default)]
 pub struct MemoryStore {
     state: Arc<RwLock<State>>,
-    pub(super) rate_windows: Arc<Mutex<RateWindows>>,
+    rate_windows: Arc<Mutex<RateWindows>>,
     pub(super) outbox_ready: Arc<Notify>,
     fail: Arc<std::sync::atomic::AtomicBool>,
     requests: Arc<std::sync::atomic::AtomicU64>,
