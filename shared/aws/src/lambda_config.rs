@@ -158,16 +158,20 @@ mod tests {
             .or_else(|| config.endpoint_url().map(str::to_owned))
     }
 
-    #[tokio::test]
-    async fn the_region_and_the_roles_credentials_come_from_lambdas_variables() {
-        let config = config(lambda_variables()).expect("configuration");
-        assert_eq!(config.region().map(Region::as_ref), Some("eu-west-1"));
-        let credentials = config
+    async fn credentials_of(config: &SdkConfig) -> Credentials {
+        config
             .credentials_provider()
             .expect("credentials")
             .provide_credentials()
             .await
-            .expect("credentials");
+            .expect("credentials")
+    }
+
+    #[tokio::test]
+    async fn the_region_and_the_roles_credentials_come_from_lambdas_variables() {
+        let config = config(lambda_variables()).expect("configuration");
+        assert_eq!(config.region().map(Region::as_ref), Some("eu-west-1"));
+        let credentials = credentials_of(&config).await;
         assert_eq!(credentials.access_key_id(), "ASIAEXAMPLE");
         assert_eq!(credentials.secret_access_key(), "secret");
         assert_eq!(credentials.session_token(), Some("token"));
@@ -210,12 +214,7 @@ mod tests {
         let mut variables = lambda_variables();
         variables.remove(AWS_SESSION_TOKEN);
         let config = config(variables).expect("configuration");
-        let credentials = config
-            .credentials_provider()
-            .expect("credentials")
-            .provide_credentials()
-            .await
-            .expect("credentials");
+        let credentials = credentials_of(&config).await;
         assert_eq!(credentials.session_token(), None);
     }
 

@@ -35,15 +35,18 @@ impl RateLimitStore for MemoryStore {
         if !windows.counts.contains_key(brand_id) {
             windows.counts.insert(brand_id.to_owned(), Vec::new());
         }
-        let windows = windows.counts.get_mut(brand_id).expect("inserted above");
-        let at = match windows.iter().position(|(start, _)| *start == window_start) {
+        let brand_counts = windows.counts.get_mut(brand_id).expect("inserted above");
+        let at = match brand_counts
+            .iter()
+            .position(|(start, _)| *start == window_start)
+        {
             Some(at) => at,
             None => {
-                windows.push((window_start, 0));
-                windows.len() - 1
+                brand_counts.push((window_start, 0));
+                brand_counts.len() - 1
             }
         };
-        let count = &mut windows[at].1;
+        let count = &mut brand_counts[at].1;
         *count += 1;
         Ok(*count)
     }
