@@ -11,9 +11,13 @@ use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app, Function::Analytics)
-        .serve(&GET_ANALYTICS, get_analytics)
-        .into_router()
+    routes(Routes::new(app, Function::Analytics)).into_router()
+}
+
+/// This function's endpoints, added to `routes` (its own router, or the gateway's of every
+/// function).
+pub fn routes(routes: Routes) -> Routes {
+    routes.serve(&GET_ANALYTICS, get_analytics)
 }
 
 async fn get_analytics(

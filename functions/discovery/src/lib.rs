@@ -17,12 +17,17 @@ use hosting_http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, Function, dis
 use hosting_http::routes::Routes;
 
 pub fn router(app: App) -> Router {
-    Routes::new(app, Function::Discovery)
+    routes(Routes::new(app, Function::Discovery)).into_router()
+}
+
+/// This function's endpoints, added to `routes` (its own router, or the gateway's of every
+/// function).
+pub fn routes(routes: Routes) -> Routes {
+    routes
         .serve(&endpoints::DISCOVERY, discovery)
         .serve(&endpoints::LIST_CREATORS, list_creators)
         .serve(&endpoints::OPENAPI, openapi)
         .serve(&endpoints::DOCS, docs)
-        .into_router()
 }
 
 async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<Discovery> {
@@ -65,7 +70,7 @@ async fn list_creators(State(app): State<App>) -> ApiResult<impl IntoResponse> {
             HeaderValue::from_static("public, max-age=60"),
         )],
         Json(CreatorList {
-            creators: creators.as_ref().clone(),
+            creators: creators.creators().to_vec(),
         }),
     ))
 }

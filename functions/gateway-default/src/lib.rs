@@ -4,12 +4,13 @@
 
 use axum::Router;
 use hosting_app::App;
+use hosting_http::routes::Routes;
 
 pub fn router(app: App) -> Router {
-    Router::new()
-        .merge(discovery_api::router(app.clone()))
-        .merge(streams_api::router(app.clone()))
-        .merge(analytics_api::router(app.clone()))
-        .merge(webhooks_api::router(app.clone()))
-        .merge(livekit_webhook::router(app))
+    let routes = Routes::every_function(app);
+    let routes = discovery_api::routes(routes);
+    let routes = streams_api::routes(routes);
+    let routes = analytics_api::routes(routes);
+    let routes = webhooks_api::routes(routes);
+    livekit_webhook::routes(routes).into_router()
 }

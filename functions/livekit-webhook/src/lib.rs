@@ -9,12 +9,18 @@ use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::provider_events;
 use hosting_domain::{ApiError, ApiResult};
+use hosting_http::routes::Routes;
 use hosting_livekit::LiveKitWebhooks;
 
 pub const PATH: &str = "/livekit/webhook";
 
 pub fn router(app: App) -> Router {
     Router::new().route(PATH, post(receive)).with_state(app)
+}
+
+/// The receiver, added to the gateway's router of every function.
+pub fn routes(routes: Routes) -> Routes {
+    routes.route_outside_the_api(PATH, post(receive))
 }
 
 async fn receive(

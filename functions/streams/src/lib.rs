@@ -20,7 +20,13 @@ use hosting_http::routes::{Admitted, Routes};
 use hosting_http::{CreateAnswer, idempotency_key};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app, Function::Streams)
+    routes(Routes::new(app, Function::Streams)).into_router()
+}
+
+/// This function's endpoints, added to `routes` (its own router, or the gateway's of every
+/// function).
+pub fn routes(routes: Routes) -> Routes {
+    routes
         .serve(&START_STREAM, start)
         .serve(&LIST_STREAMS, list)
         .serve(&GET_STREAM, get_one)
@@ -28,7 +34,6 @@ pub fn router(app: App) -> Router {
         .serve(&SET_TEST_STREAM_VIEWERS, set_viewers)
         .serve(&FINISH_TEST_STREAM, finish)
         .serve(&FAIL_TEST_STREAM, fail)
-        .into_router()
 }
 
 async fn start(

@@ -25,7 +25,13 @@ use hosting_http::routes::{Admitted, Routes};
 use hosting_http::{CreateAnswer, idempotency_key};
 
 pub fn router(app: App) -> Router {
-    Routes::new(app, Function::Webhooks)
+    routes(Routes::new(app, Function::Webhooks)).into_router()
+}
+
+/// This function's endpoints, added to `routes` (its own router, or the gateway's of every
+/// function).
+pub fn routes(routes: Routes) -> Routes {
+    routes
         .serve(&REGISTER_WEBHOOK, register)
         .serve(&LIST_WEBHOOKS, list)
         .serve(&DELETE_WEBHOOK, delete)
@@ -35,7 +41,6 @@ pub fn router(app: App) -> Router {
         .serve(&TEST_WEBHOOK, send_test)
         .serve(&LIST_DELIVERIES, deliveries)
         .serve(&REDELIVER, redeliver)
-        .into_router()
 }
 
 async fn register(

@@ -5,11 +5,12 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use crate::ratelimit::Refusals;
+use crate::service::creators::Catalog;
 use hosting_domain::cache::{CREATORS_TTL, KEY_TTL, TtlCache};
 use hosting_domain::clock::Clock;
 use hosting_domain::config::Config;
 use hosting_domain::domain::account::KeyDigest;
-use hosting_domain::domain::{ApiKey, Brand, Creator};
+use hosting_domain::domain::{ApiKey, Brand};
 use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
 
 pub struct AppParts {
@@ -31,7 +32,7 @@ pub struct Caches {
     /// warm request takes them without copying; keyed by the digest's bytes, so that a warm
     /// request never writes its hex text.
     pub keys: TtlCache<KeyDigest, Option<KeyAndBrand>>,
-    pub creators: TtlCache<(), Arc<Vec<Creator>>>,
+    pub creators: TtlCache<(), Arc<Catalog>>,
     /// Brands refused by the rate limit in the current minute.
     pub refusals: Refusals,
 }

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::store::MemoryStore;
+use super::store::{BrandKey, MemoryStore};
 use hosting_domain::domain::{ApiKey, Brand, Creator};
 use hosting_domain::ports::{AccountStore, CreatorStore, RateLimitStore, StoreResult};
 
@@ -33,7 +33,9 @@ impl RateLimitStore for MemoryStore {
         }
         // Found by the brand's id as it is: a counted request copies nothing.
         if !windows.counts.contains_key(brand_id) {
-            windows.counts.insert(brand_id.to_owned(), Vec::new());
+            windows
+                .counts
+                .insert(BrandKey::new(brand_id), Default::default());
         }
         let brand_counts = windows.counts.get_mut(brand_id).expect("inserted above");
         let at = match brand_counts

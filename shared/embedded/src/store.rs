@@ -11,7 +11,9 @@ use super::idempotency::KeyEntry;
 use super::ordered::Ordered;
 use super::outbox::OutboxEntry;
 use hosting_domain::admission;
-use hosting_domain::domain::analytics::{Figures, MAX_LISTED_STREAMS, Window, next_whole_minute};
+use hosting_domain::domain::analytics::{
+    AnalyticsStream, Figures, MAX_LISTED_STREAMS, Window, next_whole_minute,
+};
 use hosting_domain::domain::idempotency::RETENTION;
 use hosting_domain::domain::room_cleanup::RoomCleanup;
 use hosting_domain::domain::stream::Transition;
@@ -23,6 +25,11 @@ use hosting_domain::ports::*;
 /// The store's maps. Hashed with foldhash rather than SipHash: every request looks up a few
 /// (its brand's indexes, its rate-limit count), and their keys are the product's own ids.
 pub(super) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// A brand's id as the key of a map every request looks up: held inline up to 24 bytes, so
+/// comparing it with the id looked up reads the map's entry and not a second allocation as
+/// well (over many brands, each one more cache miss: BENCHMARKS.md, "What one request costs").
+pub(super) type BrandKey = compact_str::CompactString;
 
 /// How long provider event ids are remembered for deduplication.
 const PROVIDER_EVENT_TTL: Duration = Duration::hours(24);
@@ -36,7 +43,7 @@ pub(super) struct State {
     pub(super) creators: Map<String, Creator>,
     pub(super) streams: Map<Uuid, Stream>,
     /// Each brand's indexes of its streams, found with one lookup of the brand's id.
-    brand_streams: Map<String, BrandStreams>,
+    brand_streams: Map<BrandKey, BrandStreams>,
     streams_by_room: Map<String, Uuid>,
     /// Active streams by deadline, as the DynamoDB store's deadline index holds them.
     deadlines: BTreeSet<(DateTime<Utc>, Uuid)>,
@@ -104,7 +111,7 @@ impl State {
         // Looked up first: the id is copied only for a brand's first stream.
         if !self.brand_streams.contains_key(brand_id) {
             self.brand_streams
-                .insert(brand_id.to_owned(), BrandStreams::default());
+                .insert(BrandKey::new(brand_id), BrandStreams::default());
         }
         self.brand_streams
             .get_mut(brand_id)
@@ -150,7 +157,7 @@ impl State {
 
     pub(super) fn unindex_stream(&mut self, stream: &Stream) {
         let key = (stream.created_at, stream.id);
-        if let Some(brand) = self.brand_streams.get_mut(&stream.brand_id) {
+        if let Some(brand) = self.brand_streams.get_mut(stream.brand_id.as_str()) {
             brand.aggregates.add(
                 minute_of(stream.created_at),
                 &Self::stored_figures(stream),
@@ -259,10 +266,15 @@ impl State {
     }
 }
 
-/// Requests counted per brand and rate-limit window: (window start, count).
+/// One brand's counts per rate-limit window: (window start, count). Its current window, and
+/// the previous one for a request that read the clock just before the minute turned, are held
+/// inline in the map's entry.
+pub(super) type BrandWindows = smallvec::SmallVec<[(DateTime<Utc>, u64); 2]>;
+
+/// Requests counted per brand and rate-limit window.
 #[derive(Default)]
 pub(super) struct RateWindows {
-    pub(super) counts: Map<String, Vec<(DateTime<Utc>, u64)>>,
+    pub(super) counts: Map<BrandKey, BrandWindows>,
     pub(super) pruned_at: DateTime<Utc>,
 }
 
@@ -380,7 +392,7 @@ impl StreamStore for MemoryStore {
         let mut stored = stream.clone();
         if let Some((newest_at, newest_id)) = state
             .brand_streams
-            .get(&stream.brand_id)
+            .get(stream.brand_id.as_str())
             .and_then(|brand| brand.all.last())
         {
             stored.place_after(newest_at, newest_id);
@@ -470,7 +482,7 @@ impl StreamStore for MemoryStore {
             .all
             .since(since)
             .take(MAX_LISTED_STREAMS)
-            .map(|id| state.streams[id].clone())
+            .map(|id| AnalyticsStream::of(&state.streams[id]))
             .collect();
         // Active streams of the whole minutes: their viewers and time as they are now.
         for status in [StreamStatus::Preparing, StreamStatus::Live] {

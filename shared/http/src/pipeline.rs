@@ -25,12 +25,13 @@ use std::sync::Arc;
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 
 use hosting_app::app::App;
 use hosting_app::ratelimit::{self, Standing};
 use hosting_domain::admission;
 use hosting_domain::domain::account::{self, KeyEnvironment};
-use hosting_domain::domain::{Caller, Scope};
+use hosting_domain::domain::{Brand, Caller, Scope};
 use hosting_domain::error::{ApiError, ApiResult, StoreError};
 
 use crate::record::RequestRecord;
@@ -63,7 +64,10 @@ async fn authorize_with(
     slot: &RequestRecord,
     defer: bool,
 ) -> ApiResult<(Caller, Option<DeferredCount>)> {
-    let (caller, counted) = authenticate(app, headers, slot).await?;
+    // The request's time: its key's validity, its rate-limit window and any refusal
+    // remembered are all judged at the one instant, read once.
+    let now = app.clock.now();
+    let (caller, counted) = authenticate(app, headers, slot, now).await?;
     let refusal = if !caller.key.has_scope(scope) {
         Some(ApiError::InsufficientScope(scope))
     } else if caller.environment == KeyEnvironment::Live && !caller.brand.plan.allows_live_keys() {
@@ -74,19 +78,20 @@ async fn authorize_with(
     let mut deferred = None;
     if !counted {
         // 429 comes before 403 and 402.
-        if let Some(standing) = remembered_refusal(app, &caller.brand.id, slot) {
+        if let Some(standing) = remembered_refusal(app, &caller.brand.id, slot, now) {
             standing.admit()?;
         }
         match (defer, &refusal) {
             (true, None) => {
                 deferred = Some(DeferredCount {
                     app: app.clone(),
-                    brand_id: caller.brand.id.clone(),
+                    brand: caller.brand.clone(),
                     slot: slot.clone(),
+                    now,
                 })
             }
             // A refusal waits for the count.
-            _ => count_request(app, &caller.brand.id, slot).await?,
+            _ => count_request(app, &caller.brand.id, slot, now).await?,
         }
     }
     match refusal {
@@ -97,8 +102,13 @@ async fn authorize_with(
 
 /// The standing of a brand this instance saw refused earlier in the minute, recorded in
 /// `slot`: the request is refused without a count.
-fn remembered_refusal(app: &App, brand_id: &str, slot: &RequestRecord) -> Option<Standing> {
-    let standing = app.caches().refusals.standing(brand_id, app.clock.now())?;
+fn remembered_refusal(
+    app: &App,
+    brand_id: &str,
+    slot: &RequestRecord,
+    now: DateTime<Utc>,
+) -> Option<Standing> {
+    let standing = app.caches().refusals.standing(brand_id, now)?;
     slot.note_standing(standing);
     Some(standing)
 }
@@ -106,8 +116,10 @@ fn remembered_refusal(app: &App, brand_id: &str, slot: &RequestRecord) -> Option
 /// The count of a read that passed everything else, to run alongside its handler.
 pub struct DeferredCount {
     app: App,
-    brand_id: String,
+    /// Shared with the caller: the count needs only its id.
+    brand: Arc<Brand>,
     slot: RequestRecord,
+    now: DateTime<Utc>,
 }
 
 impl DeferredCount {
@@ -117,7 +129,7 @@ impl DeferredCount {
     pub async fn alongside(self, handler: impl Future<Output = Response>) -> Response {
         let (admission, gate) = admission::gate();
         let mut handler = pin!(admission::behind(gate, handler));
-        let mut count = pin!(count(&self.app, &self.brand_id));
+        let mut count = pin!(count(&self.app, &self.brand.id, self.now));
         let mut answered = None;
         // The handler goes first, up to its first gated read, so that its cheap reads leave
         // with the count.
@@ -151,11 +163,11 @@ async fn authenticate(
     app: &App,
     headers: &HeaderMap,
     slot: &RequestRecord,
+    now: DateTime<Utc>,
 ) -> ApiResult<(Caller, bool)> {
     let raw_key = bearer_token(headers).ok_or(ApiError::Unauthorized)?;
     // Malformed keys never reach the store.
     let environment = account::parse_key(raw_key).ok_or(ApiError::Unauthorized)?;
-    let now = app.clock.now();
     let key_digest = account::key_digest(raw_key);
     let cache = &app.caches().keys;
     let (key, brand, counted) = match cache.get(&key_digest, now) {
@@ -185,7 +197,9 @@ async fn authenticate(
             let counting = async {
                 match refused {
                     true => Ok(false),
-                    false => count_request(app, &key.brand_id, slot).await.map(|()| true),
+                    false => count_request(app, &key.brand_id, slot, now)
+                        .await
+                        .map(|()| true),
                 }
             };
             let (brand, counted) = tokio::join!(app.store.get_brand(&key.brand_id), counting);
@@ -203,16 +217,21 @@ async fn authenticate(
     Ok((caller, counted))
 }
 
-/// Counts the request now, recording its standing in `slot`.
-async fn count_request(app: &App, brand_id: &str, slot: &RequestRecord) -> ApiResult<()> {
-    let standing = count(app, brand_id).await?;
+/// Counts the request (made at `now`) now, recording its standing in `slot`.
+async fn count_request(
+    app: &App,
+    brand_id: &str,
+    slot: &RequestRecord,
+    now: DateTime<Utc>,
+) -> ApiResult<()> {
+    let standing = count(app, brand_id, now).await?;
     slot.note_standing(standing);
     standing.admit()
 }
 
-/// Counts one request of `brand_id`; a refusal is remembered for the rest of its minute.
-async fn count(app: &App, brand_id: &str) -> Result<Standing, StoreError> {
-    let now = app.clock.now();
+/// Counts one request of `brand_id` made at `now`; a refusal is remembered for the rest of
+/// its minute.
+async fn count(app: &App, brand_id: &str, now: DateTime<Utc>) -> Result<Standing, StoreError> {
     let standing = ratelimit::count(app.store.as_ref(), brand_id, now).await?;
     if standing.refuses() {
         app.caches().refusals.remember(brand_id, now);

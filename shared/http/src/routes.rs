@@ -9,7 +9,7 @@ use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodFilter, on};
+use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::endpoints::{Access, ENDPOINTS, Endpoint, Function};
 use super::pipeline;
@@ -19,24 +19,50 @@ use hosting_domain::API_PREFIX;
 use hosting_domain::domain::{Caller, Scope};
 use hosting_domain::error::{ApiError, StoreError};
 
-/// The handlers of one function, each mounted as its declaration says. A function serves
-/// exactly the endpoints that name it: serving another's, or leaving one of its own out, stops
-/// the router from being built (every test builds every router).
+/// The handlers of one function (or of every function), each mounted as its declaration
+/// says. A function serves exactly the endpoints that name it: serving another's, or leaving
+/// one of its own out, stops the router from being built (every test builds every router).
 pub struct Routes {
     app: App,
-    function: Function,
+    /// The functions whose endpoints this router serves.
+    functions: &'static [Function],
     served: Vec<&'static Endpoint>,
     router: Router<App>,
 }
 
 impl Routes {
     pub fn new(app: App, function: Function) -> Self {
+        let functions: &'static [Function] = match function {
+            Function::Discovery => &[Function::Discovery],
+            Function::Streams => &[Function::Streams],
+            Function::Analytics => &[Function::Analytics],
+            Function::Webhooks => &[Function::Webhooks],
+        };
         Self {
             app,
-            function,
+            functions,
             served: Vec::new(),
             router: Router::new(),
         }
+    }
+
+    /// Every function's endpoints on one router (the gateway's `$default` route and the local
+    /// server), each function adding its own. Built as one router rather than merged from one
+    /// per function: a merge inserts every route a second time, work each cold start paid.
+    pub fn every_function(app: App) -> Self {
+        Self {
+            app,
+            functions: &Function::ALL,
+            served: Vec::new(),
+            router: Router::new(),
+        }
+    }
+
+    /// Mounts a route that is not an endpoint of the API's own declarations (LiveKit's
+    /// webhook receiver): no pipeline, and in neither document.
+    pub fn route_outside_the_api(mut self, path: &str, route: MethodRouter<App>) -> Self {
+        self.router = self.router.route(path, route);
+        self
     }
 
     /// Mounts `handler` at `endpoint`'s method and path. A keyed endpoint's handler runs only
@@ -56,10 +82,11 @@ impl Routes {
             endpoint.method,
             endpoint.path
         );
-        assert_eq!(
-            endpoint.function, self.function,
+        assert!(
+            self.functions.contains(&endpoint.function),
             "{} {} is declared for another function",
-            endpoint.method, endpoint.path
+            endpoint.method,
+            endpoint.path
         );
         self.served.push(endpoint);
         let filter = MethodFilter::try_from(endpoint.method.clone())
@@ -81,13 +108,16 @@ impl Routes {
     }
 
     pub fn into_router(self) -> Router {
-        for endpoint in ENDPOINTS.iter().filter(|e| e.function == self.function) {
+        for endpoint in ENDPOINTS
+            .iter()
+            .filter(|e| self.functions.contains(&e.function))
+        {
             assert!(
                 self.served
                     .iter()
                     .any(|served| std::ptr::eq(*served, *endpoint)),
                 "{:?} does not serve {} {}, declared for it",
-                self.function,
+                endpoint.function,
                 endpoint.method,
                 endpoint.path
             );

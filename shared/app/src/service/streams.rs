@@ -393,13 +393,13 @@ pub async fn list(app: &App, caller: &Caller, query: ListQuery) -> ApiResult<Str
         }
     };
     // The catalog (cached when warm) is read alongside the page, not after it.
-    let (page, existing) = tokio::join!(page, creators::existing_ids(app));
-    let (page, existing) = (page?, existing?);
+    let (page, catalog) = tokio::join!(page, creators::catalog(app));
+    let (page, catalog) = (page?, catalog?);
     let (streams, total) = page;
     let streams = streams
         .into_iter()
         .map(|mut stream| {
-            let creator_id = stream.creator_id.take().filter(|id| existing.contains(id));
+            let creator_id = stream.creator_id.take().filter(|id| catalog.contains(id));
             StreamSummary::new(stream, creator_id)
         })
         .collect();
@@ -443,10 +443,7 @@ pub(crate) async fn detail(app: &App, stream: &Stream) -> ApiResult<StreamDetail
         tracing::error!(error = %err, "creator lookup failed");
         ApiError::NotFound
     })?;
-    let creator_id = stream
-        .creator_id
-        .clone()
-        .filter(|id| catalog.iter().any(|c| &c.id == id));
+    let creator_id = stream.creator_id.clone().filter(|id| catalog.contains(id));
     Ok(StreamDetail::new(stream, creator_id))
 }
 
@@ -459,10 +456,7 @@ pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDe
         tracing::error!(error = %err, "creator lookup failed");
         ApiError::NotFound
     })?;
-    let creator_id = stream
-        .creator_id
-        .take()
-        .filter(|id| catalog.iter().any(|c| &c.id == id));
+    let creator_id = stream.creator_id.take().filter(|id| catalog.contains(id));
     Ok(StreamDetail::from_read(stream, creator_id))
 }
 

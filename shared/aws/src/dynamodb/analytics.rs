@@ -33,7 +33,9 @@ use super::positions::BrandIndex;
 use super::requests::{UpdateSpec, backend, backoff, retrying, update};
 use super::{DynamoStore, Item};
 use hosting_domain::admission;
-use hosting_domain::domain::analytics::{Figures, MAX_LISTED_STREAMS, Window, next_whole_minute};
+use hosting_domain::domain::analytics::{
+    AnalyticsStream, Figures, MAX_LISTED_STREAMS, Window, next_whole_minute,
+};
 use hosting_domain::domain::{Stream, StreamStatus};
 use hosting_domain::ports::StoreResult;
 
@@ -435,6 +437,7 @@ impl DynamoStore {
             .filter_map(|position| streams.remove(position))
             .chain(partial_streams)
             .take(MAX_LISTED_STREAMS)
+            .map(AnalyticsStream::from_read)
             .collect();
         Ok(window)
     }

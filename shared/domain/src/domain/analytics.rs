@@ -65,6 +65,36 @@ pub struct AnalyticsStream {
     pub vertical: String,
 }
 
+impl AnalyticsStream {
+    /// The row of a stored stream, copying only the two strings the row shows.
+    pub fn of(stream: &Stream) -> Self {
+        Self {
+            id: stream.id,
+            status: stream.status,
+            viewer_count: stream.viewer_count,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            platform: stream.platform_or_unknown().to_owned(),
+            vertical: stream.vertical.clone(),
+        }
+    }
+
+    /// The row of a stream read for it alone: its strings are moved, not copied.
+    pub fn from_read(stream: Stream) -> Self {
+        Self {
+            id: stream.id,
+            status: stream.status,
+            viewer_count: stream.viewer_count,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            platform: stream
+                .platform
+                .unwrap_or_else(|| super::stream::UNKNOWN_PLATFORM.to_owned()),
+            vertical: stream.vertical,
+        }
+    }
+}
+
 /// Response of `GET /analytics`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Analytics {
@@ -163,12 +193,12 @@ fn completed_ms(stream: &Stream) -> i64 {
 
 /// What a store reads for one analytics window: the totals over every stream of the window,
 /// how many of them are live now, and the newest of them (at most [`MAX_LISTED_STREAMS`],
-/// newest first).
+/// newest first) as the answer lists them.
 #[derive(Debug, Clone, Default)]
 pub struct Window {
     pub figures: Figures,
     pub live_now: u64,
-    pub streams: Vec<Stream>,
+    pub streams: Vec<AnalyticsStream>,
 }
 
 impl Window {
@@ -181,8 +211,11 @@ impl Window {
                 window.live_now += 1;
             }
         }
-        window.streams = streams;
-        window.streams.truncate(MAX_LISTED_STREAMS);
+        window.streams = streams
+            .into_iter()
+            .take(MAX_LISTED_STREAMS)
+            .map(AnalyticsStream::from_read)
+            .collect();
         window
     }
 }
@@ -198,6 +231,8 @@ pub fn next_whole_minute(since: DateTime<Utc>) -> DateTime<Utc> {
 /// The answer for `window`.
 pub fn answer(period: Period, brand_id: &str, window: Window) -> Analytics {
     let figures = window.figures;
+    let mut streams = window.streams;
+    streams.truncate(MAX_LISTED_STREAMS);
     let total_streams = figures.streams.max(0) as u64;
     let total_viewers = figures.viewers.max(0) as u64;
     let avg_viewers_per_stream = if total_streams == 0 {
@@ -220,22 +255,7 @@ pub fn answer(period: Period, brand_id: &str, window: Window) -> Analytics {
             .filter(|(_, count)| *count > 0)
             .map(|(platform, count)| (platform, count as u64))
             .collect(),
-        streams: window
-            .streams
-            .into_iter()
-            .take(MAX_LISTED_STREAMS)
-            .map(|s| AnalyticsStream {
-                id: s.id,
-                status: s.status,
-                viewer_count: s.viewer_count,
-                started_at: s.started_at,
-                ended_at: s.ended_at,
-                platform: s
-                    .platform
-                    .unwrap_or_else(|| super::stream::UNKNOWN_PLATFORM.to_owned()),
-                vertical: s.vertical,
-            })
-            .collect(),
+        streams,
     }
 }
 
