@@ -28,7 +28,7 @@ pub(super) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A brand's id as the key of a map every request looks up: held inline up to 24 bytes, so
 /// comparing it with the id looked up reads the map's entry and not a second allocation as
-/// well (over many brands, each one more cache miss: BENCHMARKS.md, "What one request costs").
+/// well (over many brands, each one more cache miss: BENCHMARKS.md, "Throughput").
 pub(super) type BrandKey = compact_str::CompactString;
 
 /// How long provider event ids are remembered for deduplication.
