@@ -24,23 +24,17 @@ use hosting_domain::error::{ApiError, StoreError};
 /// one of its own out, stops the router from being built (every test builds every router).
 pub struct Routes {
     app: App,
-    /// The functions whose endpoints this router serves.
-    functions: &'static [Function],
+    /// The function whose endpoints this router serves; `None`: every function's.
+    function: Option<Function>,
     served: Vec<&'static Endpoint>,
     router: Router<App>,
 }
 
 impl Routes {
     pub fn new(app: App, function: Function) -> Self {
-        let functions: &'static [Function] = match function {
-            Function::Discovery => &[Function::Discovery],
-            Function::Streams => &[Function::Streams],
-            Function::Analytics => &[Function::Analytics],
-            Function::Webhooks => &[Function::Webhooks],
-        };
         Self {
             app,
-            functions,
+            function: Some(function),
             served: Vec::new(),
             router: Router::new(),
         }
@@ -52,7 +46,7 @@ impl Routes {
     pub fn every_function(app: App) -> Self {
         Self {
             app,
-            functions: &Function::ALL,
+            function: None,
             served: Vec::new(),
             router: Router::new(),
         }
@@ -83,7 +77,7 @@ impl Routes {
             endpoint.path
         );
         assert!(
-            self.functions.contains(&endpoint.function),
+            self.serves(endpoint.function),
             "{} {} is declared for another function",
             endpoint.method,
             endpoint.path
@@ -107,11 +101,12 @@ impl Routes {
         self
     }
 
+    fn serves(&self, function: Function) -> bool {
+        self.function.is_none_or(|own| own == function)
+    }
+
     pub fn into_router(self) -> Router {
-        for endpoint in ENDPOINTS
-            .iter()
-            .filter(|e| self.functions.contains(&e.function))
-        {
+        for endpoint in ENDPOINTS.iter().filter(|e| self.serves(e.function)) {
             assert!(
                 self.served
                     .iter()

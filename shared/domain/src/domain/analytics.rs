@@ -68,29 +68,29 @@ pub struct AnalyticsStream {
 impl AnalyticsStream {
     /// The row of a stored stream, copying only the two strings the row shows.
     pub fn of(stream: &Stream) -> Self {
-        Self {
-            id: stream.id,
-            status: stream.status,
-            viewer_count: stream.viewer_count,
-            started_at: stream.started_at,
-            ended_at: stream.ended_at,
-            platform: stream.platform_or_unknown().to_owned(),
-            vertical: stream.vertical.clone(),
-        }
+        let platform = stream.platform_or_unknown().to_owned();
+        Self::with_strings(stream, platform, stream.vertical.clone())
     }
 
     /// The row of a stream read for it alone: its strings are moved, not copied.
-    pub fn from_read(stream: Stream) -> Self {
+    pub fn from_read(mut stream: Stream) -> Self {
+        let platform = stream
+            .platform
+            .take()
+            .unwrap_or_else(|| super::stream::UNKNOWN_PLATFORM.to_owned());
+        let vertical = std::mem::take(&mut stream.vertical);
+        Self::with_strings(&stream, platform, vertical)
+    }
+
+    fn with_strings(stream: &Stream, platform: String, vertical: String) -> Self {
         Self {
             id: stream.id,
             status: stream.status,
             viewer_count: stream.viewer_count,
             started_at: stream.started_at,
             ended_at: stream.ended_at,
-            platform: stream
-                .platform
-                .unwrap_or_else(|| super::stream::UNKNOWN_PLATFORM.to_owned()),
-            vertical: stream.vertical,
+            platform,
+            vertical,
         }
     }
 }
