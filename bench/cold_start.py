@@ -17,7 +17,8 @@ adds the store round trips of a cold instance to moto.
 
 The machine is noisy, so the figures are measured in rounds: each round starts every function
 (set-up and first request), both Python handlers and the floor once, in an order shuffled
-from round to round, and each figure is the median over the rounds, with the range.
+from round to round (a new seed on every run, BENCH_SEED to repeat one), and each figure is
+the median over the rounds, with the range.
 
 With BENCH_FUNCTION_CPU=N, every function and reference runs on CPU N alone, as in an
 instance with one vCPU, and the emulator on the other CPUs: what a function does on a second
@@ -45,6 +46,9 @@ FLOOR = os.environ["BENCH_FLOOR"]
 PYTHON = os.environ["BENCH_BOTO3_PYTHON"]
 
 FUNCTION_CPU = os.environ.get("BENCH_FUNCTION_CPU")
+# The rounds' orders come from this seed, new on every run unless BENCH_SEED repeats one: with
+# one fixed seed every run would give each figure the same neighbours, and the same bias.
+SEED = int(os.environ.get("BENCH_SEED", random.randrange(2**32)))
 
 
 def spawn(command, **options):
@@ -81,28 +85,38 @@ PASSED_THROUGH = ["PATH", "LANG", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT
 CERTIFICATE_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
 
+class Invocations:
+    """What one emulator serves one process: its event, the invocations still to serve, and
+    the answers. Each start gets its own, so that a call a killed process made late (a second
+    `next` racing its kill) can never take the next process's invocation."""
+
+    def __init__(self, event, remaining):
+        self.event = event
+        self.remaining = remaining
+        self.answered = None
+        self.count = 0
+        self.lock = threading.Lock()
+        # Set once the first answer came: the measuring thread sleeps on it instead of
+        # polling, which would take CPU from the function being measured on a 2-core machine.
+        self.done = threading.Event()
+
+
 class Emulator(http.server.BaseHTTPRequestHandler):
     """The two Runtime API calls a function makes for one invocation."""
-
-    event = b"{}"
-    answered = None
-    # Set once the first answer came: the measuring thread sleeps on it instead of polling,
-    # which would take CPU from the function being measured on a 2-core machine.
-    done = threading.Event()
-    # Invocations still to serve in this process; the next one after that never comes.
-    remaining = 1
-    count = 0
 
     def log_message(self, *args):
         pass
 
     def do_GET(self):
+        state = self.server.invocations
         if self.path.endswith("/runtime/invocation/next"):
-            if Emulator.remaining <= 0:
+            with state.lock:
+                serve = state.remaining > 0
+                state.remaining -= serve
+            if not serve:
                 # No more invocations for this process; it is killed while waiting.
                 time.sleep(30)
                 return
-            Emulator.remaining -= 1
             self.send_response(200)
             self.send_header("Lambda-Runtime-Aws-Request-Id", "bench-request")
             self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 30000))
@@ -110,27 +124,35 @@ class Emulator(http.server.BaseHTTPRequestHandler):
             self.send_header("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
             self.send_header("Content-Type", "application/json")
             self.end_headers()
-            self.wfile.write(Emulator.event)
+            self.wfile.write(state.event)
         else:
             self.send_response(404)
             self.end_headers()
 
     def do_POST(self):
+        state = self.server.invocations
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
         if "/response" in self.path or "/error" in self.path:
-            Emulator.count += 1
-            if Emulator.answered is None or "/error" in self.path:
-                Emulator.answered = (time.perf_counter(), self.path, body)
-                Emulator.done.set()
+            with state.lock:
+                state.count += 1
+                if state.answered is None or "/error" in self.path:
+                    state.answered = (time.perf_counter(), self.path, body)
+            state.done.set()
         self.send_response(202)
         self.end_headers()
 
 
-def serve():
+def serve(invocations):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Emulator)
+    server.invocations = invocations
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+def stop(server):
+    server.shutdown()
+    server.server_close()
 
 
 def environment(port, livekit):
@@ -164,19 +186,18 @@ SETUP_PHASES = ["configuration_ms", "sdk_config_ms", "clients_ms"]
 
 def setup_phases(command, event_name, livekit):
     """Median of each phase of the function's `instance set up` log line over RUNS starts."""
-    Emulator.event = load_event(event_name, without_key=True)
+    event = load_event(event_name, without_key=True)
     phases = {name: [] for name in SETUP_PHASES}
     for _ in range(RUNS):
-        Emulator.answered, Emulator.remaining = None, 1
-        Emulator.done.clear()
-        server = serve()
+        invocations = Invocations(event, 1)
+        server = serve(invocations)
         env = environment(server.server_address[1], livekit)
         env["LOG_LEVEL"] = "info"
         process = spawn(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        Emulator.done.wait(10)
+        invocations.done.wait(10)
         process.kill()
         stdout, _ = process.communicate()
-        server.shutdown()
+        stop(server)
         for line in stdout.decode().splitlines():
             try:
                 fields = json.loads(line).get("fields", {})
@@ -191,20 +212,19 @@ def setup_phases(command, event_name, livekit):
 def peak_rss(command, event_name, livekit, invocations=300):
     """Peak resident memory (kB) of one process after serving many invocations."""
     with open(f"events/{event_name}.json", "rb") as f:
-        Emulator.event = f.read()
-    Emulator.answered, Emulator.remaining, Emulator.count = None, invocations, 0
-    server = serve()
+        state = Invocations(f.read(), invocations)
+    server = serve(state)
     process = spawn(command, env=environment(server.server_address[1], livekit),
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     start = time.perf_counter()
-    while Emulator.count < invocations and time.perf_counter() - start < 60:
+    while state.count < invocations and time.perf_counter() - start < 60:
         time.sleep(0.005)
     with open(f"/proc/{process.pid}/status") as status:
         peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
     process.kill()
     process.communicate()
-    server.shutdown()
-    return peak, Emulator.count
+    stop(server)
+    return peak, state.count
 
 
 def load_event(event_name, without_key=False):
@@ -223,18 +243,16 @@ def is_api_event(event_name):
 
 def sample(command, event_name, livekit, without_key=False):
     """One start of `command`: ms from exec to its first answer."""
-    Emulator.event = load_event(event_name, without_key)
-    Emulator.answered, Emulator.remaining = None, 1
-    Emulator.done.clear()
-    server = serve()
+    invocations = Invocations(load_event(event_name, without_key), 1)
+    server = serve(invocations)
     start = time.perf_counter()
     process = spawn(command, env=environment(server.server_address[1], livekit),
                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    Emulator.done.wait(10)
-    answered = Emulator.answered
+    invocations.done.wait(10)
+    answered = invocations.answered
     process.kill()
     _, stderr = process.communicate()
-    server.shutdown()
+    stop(server)
     if answered is None or "/error" in answered[1]:
         raise SystemExit(f"{command[-1]}: no answer ({answered}); stderr: {stderr.decode()[-500:]}")
     return (answered[0] - start) * 1000
@@ -260,7 +278,7 @@ def main():
         # In a different order each round, so that no figure always follows the same one
         # (a Python handler's exit, say).
         order = list(cases.items())
-        random.Random(round_number).shuffle(order)
+        random.Random(SEED * RUNS + round_number).shuffle(order)
         for case, arguments in order:
             samples[case].append(sample(*arguments))
     figures = {case: (statistics.median(values), min(values), max(values))
@@ -273,6 +291,7 @@ def main():
         rows.append((binary, event, livekit, setup, first, rss, served))
     python, python_with_secret = figures[("python", "no")], figures[("python", "yes")]
     floor = figures[("floor", "")]
+    print(f"orders from BENCH_SEED={SEED}\n")
     print("| function | event | reads the secret | set-up median ms (min-max) "
           "| first request median ms (min-max) | peak RSS after N invocations |")
     print("|---|---|---|---|---|---|")

@@ -21,28 +21,55 @@ fn ceil_div(value: i64, by: i64) -> i64 {
 /// epoch), so a window sums at most a day's hours, an hour's minutes and its days.
 #[derive(Default)]
 pub(super) struct Aggregates {
-    days: BTreeMap<i64, Figures>,
-    hours: BTreeMap<i64, Figures>,
-    minutes: BTreeMap<i64, Figures>,
+    days: Level,
+    hours: Level,
+    minutes: Level,
+}
+
+/// One level of the aggregates: figures per unit (day, hour or minute).
+#[derive(Default)]
+struct Level {
+    units: BTreeMap<i64, Figures>,
+    /// The latest unit with figures, kept beside the map: a window that starts after it skips
+    /// the map without reading it. A brand's aggregates are cold memory on most reads, and a
+    /// brand that streamed a while ago has nothing in its window's first hour or day.
+    latest: Option<i64>,
+}
+
+impl Level {
+    fn add(&mut self, unit: i64, figures: &Figures, add: bool) {
+        let entry = self.units.entry(unit).or_default();
+        if add {
+            entry.add(figures);
+        } else {
+            entry.subtract(figures);
+        }
+        if entry.is_empty() {
+            self.units.remove(&unit);
+        }
+        self.latest = self.units.last_key_value().map(|(unit, _)| *unit);
+    }
+
+    /// Adds the figures of the units from `from` on, and before `to` when given, to `sum`.
+    fn sum_into(&self, from: i64, to: Option<i64>, sum: &mut Figures) {
+        if self.latest.is_none_or(|latest| latest < from) || to.is_some_and(|to| to <= from) {
+            return;
+        }
+        let units = match to {
+            Some(to) => self.units.range(from..to),
+            None => self.units.range(from..),
+        };
+        for (_, figures) in units {
+            sum.add(figures);
+        }
+    }
 }
 
 impl Aggregates {
     pub(super) fn add(&mut self, minute: i64, figures: &Figures, add: bool) {
-        for (map, unit) in [
-            (&mut self.days, minute.div_euclid(24 * 60)),
-            (&mut self.hours, minute.div_euclid(60)),
-            (&mut self.minutes, minute),
-        ] {
-            let entry = map.entry(unit).or_default();
-            if add {
-                entry.add(figures);
-            } else {
-                entry.subtract(figures);
-            }
-            if entry.is_empty() {
-                map.remove(&unit);
-            }
-        }
+        self.days.add(minute.div_euclid(24 * 60), figures, add);
+        self.hours.add(minute.div_euclid(60), figures, add);
+        self.minutes.add(minute, figures, add);
     }
 
     /// The figures of every minute from `minute` on.
@@ -50,14 +77,9 @@ impl Aggregates {
         let hour = ceil_div(minute, 60);
         let day = ceil_div(hour, 24);
         let mut figures = Figures::default();
-        for (_, f) in self
-            .minutes
-            .range(minute..hour * 60)
-            .chain(self.hours.range(hour..day * 24))
-            .chain(self.days.range(day..))
-        {
-            figures.add(f);
-        }
+        self.minutes.sum_into(minute, Some(hour * 60), &mut figures);
+        self.hours.sum_into(hour, Some(day * 24), &mut figures);
+        self.days.sum_into(day, None, &mut figures);
         figures
     }
 }
@@ -81,21 +103,26 @@ mod tests {
             };
             aggregates.add(*minute, &figures, true);
         }
-        // One taken out again.
-        aggregates.add(
-            minutes[10],
-            &Figures {
+        // Two taken out again: one in the middle, and the latest, which moves the levels'
+        // latest units back.
+        let latest = (0..minutes.len()).max_by_key(|i| minutes[*i]).unwrap();
+        let taken_out = [10, latest];
+        for i in taken_out {
+            let figures = Figures {
                 streams: 1,
-                viewers: 10,
+                viewers: i as i64,
                 ..Figures::default()
-            },
-            false,
-        );
-        for start in (minutes[0] - 5..minutes[399] + 5).step_by(13) {
+            };
+            aggregates.add(minutes[i], &figures, false);
+        }
+        let starts = (minutes[0] - 5..minutes[latest] + 5)
+            .step_by(13)
+            .chain(minutes[latest] - 70..minutes[latest] + 2);
+        for start in starts {
             let expected: Vec<i64> = minutes
                 .iter()
                 .enumerate()
-                .filter(|(i, m)| **m >= start && *i != 10)
+                .filter(|(i, m)| **m >= start && !taken_out.contains(i))
                 .map(|(i, _)| i as i64)
                 .collect();
             let figures = aggregates.since(start);

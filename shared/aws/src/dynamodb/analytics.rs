@@ -80,8 +80,8 @@ fn attributes(unit: &str, figures: &Figures) -> Vec<(String, i64)> {
         (format!("{unit}_{VIEWERS}"), figures.viewers),
         (format!("{unit}_{COMPLETED}"), figures.completed_ms),
     ];
-    for (platform, count) in &figures.platforms {
-        attributes.push((format!("{unit}_{PLATFORM}{platform}"), *count));
+    for (platform, count) in figures.platforms.iter() {
+        attributes.push((format!("{unit}_{PLATFORM}{platform}"), count));
     }
     attributes.retain(|(_, delta)| *delta != 0);
     attributes
@@ -109,7 +109,7 @@ fn units(item: &Item) -> BTreeMap<u32, Figures> {
                 if let Some(platform) = figure.strip_prefix(PLATFORM)
                     && value != 0
                 {
-                    *figures.platforms.entry(platform.to_owned()).or_default() += value;
+                    figures.platforms.add(platform, value);
                 }
             }
         }
@@ -447,6 +447,7 @@ impl DynamoStore {
 mod tests {
     use super::*;
     use aws_sdk_dynamodb::types::AttributeValue;
+    use hosting_domain::domain::analytics::PlatformCounts;
 
     #[test]
     fn attributes_read_back_as_units() {
@@ -454,7 +455,11 @@ mod tests {
             streams: 2,
             viewers: 7,
             completed_ms: 61_000,
-            platforms: BTreeMap::from([("kick".to_owned(), 1), ("tik_tok".to_owned(), 1)]),
+            platforms: {
+                let mut platforms = PlatformCounts::one("kick");
+                platforms.add("tik_tok", 1);
+                platforms
+            },
         };
         let mut item: Item = attributes(&minute_unit(5), &figures)
             .into_iter()

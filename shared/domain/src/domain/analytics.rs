@@ -1,6 +1,7 @@
 //! Analytics (docs/analytics.md): the window, the figures summed
 //! over its streams and their representation.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -8,9 +9,11 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use uuid::Uuid;
 
+use super::stream::UNKNOWN_PLATFORM;
 use super::{Stream, StreamStatus};
 use crate::clock::timestamp;
 use crate::error::{ApiError, ApiResult};
+use crate::validation::PLATFORMS;
 
 /// At most this many streams are listed; the totals always cover the whole window.
 pub const MAX_LISTED_STREAMS: usize = 1_000;
@@ -109,7 +112,7 @@ pub struct Analytics {
     #[schemars(range(min = 0))]
     pub avg_viewers_per_stream: f64,
     /// Streams per platform (`unknown` when none was recorded).
-    pub by_platform: BTreeMap<String, u64>,
+    pub by_platform: BTreeMap<Cow<'static, str>, u64>,
     /// Newest first, at most 1,000; the totals cover every stream of the window.
     #[schemars(length(max = MAX_LISTED_STREAMS))]
     pub streams: Vec<AnalyticsStream>,
@@ -124,7 +127,7 @@ pub struct Figures {
     /// Sum of `ended_at - started_at` over the streams that have both.
     pub completed_ms: i64,
     /// Streams per platform (`unknown` when none was recorded).
-    pub platforms: BTreeMap<String, i64>,
+    pub platforms: PlatformCounts,
 }
 
 impl Figures {
@@ -139,7 +142,7 @@ impl Figures {
     pub fn created(stream: &Stream) -> Self {
         Figures {
             streams: 1,
-            platforms: BTreeMap::from([(stream.platform_or_unknown().to_owned(), 1)]),
+            platforms: PlatformCounts::one(stream.platform_or_unknown()),
             ..Figures::default()
         }
     }
@@ -166,21 +169,105 @@ impl Figures {
         self.streams += sign * other.streams;
         self.viewers += sign * other.viewers;
         self.completed_ms += sign * other.completed_ms;
-        for (platform, count) in &other.platforms {
-            // The platform's name is copied only the first time it is counted.
-            let entry = match self.platforms.get_mut(platform) {
-                Some(entry) => entry,
-                None => self.platforms.entry(platform.clone()).or_insert(0),
-            };
-            *entry += sign * count;
-            if *entry == 0 {
-                self.platforms.remove(platform);
-            }
-        }
+        self.platforms.add_signed(&other.platforms, sign);
     }
 
     pub fn is_empty(&self) -> bool {
         *self == Figures::default()
+    }
+}
+
+/// The names counted in fixed slots: every platform a stream can start on, then `unknown`.
+const COUNTED_PLATFORMS: [&str; PLATFORMS.len() + 1] = {
+    let mut names = [UNKNOWN_PLATFORM; PLATFORMS.len() + 1];
+    let mut i = 0;
+    while i < PLATFORMS.len() {
+        names[i] = PLATFORMS[i];
+        i += 1;
+    }
+    names
+};
+
+/// Streams per platform. Summing them is what every analytics read does over a brand's
+/// aggregates, so the names a stream can carry are counted in fixed slots: a sum allocates
+/// nothing and touches one small array. A stored stream with any other name (none is accepted
+/// today) is counted by name beside them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlatformCounts {
+    counted: [i64; COUNTED_PLATFORMS.len()],
+    /// Sorted by name and never holding a zero count, so that equal counts compare equal.
+    others: Vec<(String, i64)>,
+}
+
+impl PlatformCounts {
+    /// One stream on `platform`.
+    pub fn one(platform: &str) -> Self {
+        let mut counts = Self::default();
+        counts.add(platform, 1);
+        counts
+    }
+
+    pub fn add(&mut self, platform: &str, count: i64) {
+        match COUNTED_PLATFORMS.iter().position(|name| *name == platform) {
+            Some(slot) => self.counted[slot] += count,
+            None => self.add_other(platform, count),
+        }
+    }
+
+    fn add_other(&mut self, platform: &str, count: i64) {
+        match self
+            .others
+            .binary_search_by(|(name, _)| name.as_str().cmp(platform))
+        {
+            Ok(at) => {
+                self.others[at].1 += count;
+                if self.others[at].1 == 0 {
+                    self.others.remove(at);
+                }
+            }
+            Err(at) if count != 0 => self.others.insert(at, (platform.to_owned(), count)),
+            Err(_) => {}
+        }
+    }
+
+    fn add_signed(&mut self, other: &PlatformCounts, sign: i64) {
+        for (mine, theirs) in self.counted.iter_mut().zip(other.counted) {
+            *mine += sign * theirs;
+        }
+        for (platform, count) in &other.others {
+            self.add_other(platform, sign * count);
+        }
+    }
+
+    /// Every platform with a count other than zero, and its count.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {
+        COUNTED_PLATFORMS
+            .iter()
+            .zip(self.counted)
+            .map(|(name, count)| (*name, count))
+            .chain(
+                self.others
+                    .iter()
+                    .map(|(name, count)| (name.as_str(), *count)),
+            )
+            .filter(|(_, count)| *count != 0)
+    }
+
+    /// The answer's `by_platform`: the platforms with streams, the counted names borrowed.
+    fn positive(&self) -> BTreeMap<Cow<'static, str>, u64> {
+        let counted = COUNTED_PLATFORMS
+            .iter()
+            .zip(self.counted)
+            .map(|(name, count)| (Cow::Borrowed(*name), count));
+        let others = self
+            .others
+            .iter()
+            .map(|(name, count)| (Cow::Owned(name.clone()), *count));
+        counted
+            .chain(others)
+            .filter(|(_, count)| *count > 0)
+            .map(|(name, count)| (name, count as u64))
+            .collect()
     }
 }
 
@@ -248,13 +335,7 @@ pub fn answer(period: Period, brand_id: &str, window: Window) -> Analytics {
         total_minutes: (figures.completed_ms.max(0) / 60_000) as u64,
         live_now: window.live_now,
         avg_viewers_per_stream,
-        // Moved out of the window, not copied: it was read for this answer alone.
-        by_platform: figures
-            .platforms
-            .into_iter()
-            .filter(|(_, count)| *count > 0)
-            .map(|(platform, count)| (platform, count as u64))
-            .collect(),
+        by_platform: figures.platforms.positive(),
         streams,
     }
 }
@@ -292,14 +373,36 @@ mod tests {
             streams: 1,
             viewers: 4,
             completed_ms: 61_000,
-            platforms: BTreeMap::from([("kick".to_owned(), 1)]),
+            platforms: PlatformCounts::one("kick"),
         };
         let other = figures.clone();
         figures.add(&other);
         assert_eq!(figures.streams, 2);
-        assert_eq!(figures.platforms["kick"], 2);
+        assert_eq!(figures.platforms.iter().collect::<Vec<_>>(), [("kick", 2)]);
         figures.subtract(&other);
         figures.subtract(&other);
         assert!(figures.is_empty());
+    }
+
+    #[test]
+    fn platforms_outside_the_slots_count_by_name() {
+        let mut counts = PlatformCounts::one("tiktok");
+        counts.add("legacy", 2);
+        counts.add(UNKNOWN_PLATFORM, 1);
+        let mut sum = PlatformCounts::default();
+        sum.add_signed(&counts, 1);
+        sum.add_signed(&PlatformCounts::one("legacy"), -1);
+        assert_eq!(
+            sum.positive(),
+            BTreeMap::from([
+                (Cow::Borrowed("legacy"), 1),
+                (Cow::Borrowed("tiktok"), 1),
+                (Cow::Borrowed("unknown"), 1),
+            ])
+        );
+        sum.add_signed(&counts, -1);
+        sum.add_signed(&PlatformCounts::one("legacy"), 1);
+        assert_eq!(sum, PlatformCounts::default());
+        assert_eq!(sum.iter().count(), 0);
     }
 }
