@@ -80,7 +80,7 @@ impl AnalyticsStream {
         let platform = stream
             .platform
             .take()
-            .unwrap_or_else(|| super::stream::UNKNOWN_PLATFORM.to_owned());
+            .unwrap_or_else(|| UNKNOWN_PLATFORM.to_owned());
         let vertical = std::mem::take(&mut stream.vertical);
         Self::with_strings(&stream, platform, vertical)
     }
