@@ -30,10 +30,11 @@ pub(super) struct Aggregates {
 #[derive(Default)]
 struct Level {
     units: BTreeMap<i64, Figures>,
-    /// The latest unit with figures, kept beside the map: a window that starts after it skips
-    /// the map without reading it. A brand's aggregates are cold memory on most reads, and a
-    /// brand that streamed a while ago has nothing in its window's first hour or day.
-    latest: Option<i64>,
+    /// The earliest and latest units with figures, kept beside the map: a window part that
+    /// ends before the first or starts after the last skips the map without reading it. A
+    /// brand's aggregates are cold memory on most reads, and a brand that streamed a while ago,
+    /// or began within the window, has nothing in its window's first hour or day.
+    span: Option<(i64, i64)>,
 }
 
 impl Level {
@@ -47,12 +48,19 @@ impl Level {
         if entry.is_empty() {
             self.units.remove(&unit);
         }
-        self.latest = self.units.last_key_value().map(|(unit, _)| *unit);
+        self.span = self
+            .units
+            .first_key_value()
+            .zip(self.units.last_key_value())
+            .map(|((earliest, _), (latest, _))| (*earliest, *latest));
     }
 
     /// Adds the figures of the units from `from` on, and before `to` when given, to `sum`.
     fn sum_into(&self, from: i64, to: Option<i64>, sum: &mut Figures) {
-        if self.latest.is_none_or(|latest| latest < from) || to.is_some_and(|to| to <= from) {
+        let Some((earliest, latest)) = self.span else {
+            return;
+        };
+        if latest < from || to.is_some_and(|to| to <= from.max(earliest)) {
             return;
         }
         let units = match to {
@@ -95,7 +103,8 @@ mod tests {
         let minutes: Vec<i64> = (0..400)
             .map(|i| 29_000_000 + i * 37 + (i % 7) * 300)
             .collect();
-        for (i, minute) in minutes.iter().enumerate() {
+        // Added in reverse, so that each level's earliest unit moves back as they come.
+        for (i, minute) in minutes.iter().enumerate().rev() {
             let figures = Figures {
                 streams: 1,
                 viewers: i as i64,
@@ -103,10 +112,11 @@ mod tests {
             };
             aggregates.add(*minute, &figures, true);
         }
-        // Two taken out again: one in the middle, and the latest, which moves the levels'
-        // latest units back.
+        // Three taken out again: the latest and the earliest, which move the levels' spans
+        // in, then one in the middle, which leaves them.
         let latest = (0..minutes.len()).max_by_key(|i| minutes[*i]).unwrap();
-        let taken_out = [10, latest];
+        let earliest = (0..minutes.len()).min_by_key(|i| minutes[*i]).unwrap();
+        let taken_out = [latest, earliest, 10];
         for i in taken_out {
             let figures = Figures {
                 streams: 1,

@@ -148,7 +148,13 @@ impl DeferredCount {
         if let Err(refusal) = standing.admit() {
             return refusal.into_response();
         }
-        admission.admit();
+        // Admitted from this task, which polls the handler next itself: its waits are not
+        // woken (`Admission::admit`).
+        std::future::poll_fn(|cx| {
+            admission.admit(cx.waker());
+            std::task::Poll::Ready(())
+        })
+        .await;
         match answered {
             Some(response) => response,
             None => handler.await,
