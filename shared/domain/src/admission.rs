@@ -22,7 +22,7 @@ tokio::task_local! {
 }
 
 /// The gate's state: whether it is open, and who waits for it (one small allocation per
-/// request).
+/// request, and one more for the wakers once a read waits).
 #[derive(Default)]
 struct Opened(Mutex<Waiting>);
 
