@@ -150,6 +150,28 @@ impl Receiver {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+
+    /// Waits until at least `n` requests carried event `event_id` (panics after `limit`). Other
+    /// deliveries may arrive meanwhile, in any order, so a count of all requests cannot stand in.
+    pub async fn wait_for_event(&self, event_id: &str, n: usize, limit: Duration) -> Vec<Hit> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let carrying: Vec<Hit> = self
+                .hits()
+                .into_iter()
+                .filter(|hit| hit.header("x-service-event-id") == event_id)
+                .collect();
+            if carrying.len() >= n {
+                return carrying;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "expected {n} deliveries of {event_id}, got {}",
+                carrying.len()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 pub fn verifier_python() -> String {
