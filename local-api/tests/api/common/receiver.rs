@@ -136,39 +136,46 @@ impl Receiver {
 
     /// Waits until at least `n` requests arrived (panics after `limit`).
     pub async fn wait_for(&self, n: usize, limit: Duration) -> Vec<Hit> {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            let hits = self.hits();
-            if hits.len() >= n {
-                return hits;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "expected {n} deliveries, got {}",
-                hits.len()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        self.wait_until(limit, |hits| (hits.len() >= n).then(|| hits.to_vec()))
+            .await
+            .unwrap_or_else(|hits| panic!("expected {n} deliveries, got {}", hits.len()))
     }
 
     /// Waits until at least `n` requests carried event `event_id` (panics after `limit`). Other
     /// deliveries may arrive meanwhile, in any order, so a count of all requests cannot stand in.
     pub async fn wait_for_event(&self, event_id: &str, n: usize, limit: Duration) -> Vec<Hit> {
+        let carrying = |hits: &[Hit]| -> Vec<Hit> {
+            hits.iter()
+                .filter(|hit| hit.header("x-service-event-id") == event_id)
+                .cloned()
+                .collect()
+        };
+        self.wait_until(limit, |hits| Some(carrying(hits)).filter(|c| c.len() >= n))
+            .await
+            .unwrap_or_else(|hits| {
+                panic!(
+                    "expected {n} deliveries of {event_id}, got {}",
+                    carrying(&hits).len()
+                )
+            })
+    }
+
+    /// Polls the requests so far until `found` finds something in them; after `limit`, the
+    /// requests it last saw, for the caller's message.
+    pub async fn wait_until<T>(
+        &self,
+        limit: Duration,
+        found: impl Fn(&[Hit]) -> Option<T>,
+    ) -> Result<T, Vec<Hit>> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
-            let carrying: Vec<Hit> = self
-                .hits()
-                .into_iter()
-                .filter(|hit| hit.header("x-service-event-id") == event_id)
-                .collect();
-            if carrying.len() >= n {
-                return carrying;
+            let hits = self.hits();
+            if let Some(result) = found(&hits) {
+                return Ok(result);
             }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "expected {n} deliveries of {event_id}, got {}",
-                carrying.len()
-            );
+            if tokio::time::Instant::now() >= deadline {
+                return Err(hits);
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -98,23 +98,19 @@ async fn next_delivery(api: &TestApp, receiver: &Receiver) -> Hit {
     let seen = receiver.hits().len();
     let stream = api.start_test_stream(&Keys::test_a()).await;
     // The previous stream's end or a late redelivery may arrive first: pick this stream's start.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let hit = loop {
-        let hits = receiver.hits();
-        let started = hits[seen..].iter().find(|hit| {
-            let event: Value = serde_json::from_str(&hit.body).unwrap_or_default();
-            event["type"] == "stream.started"
-                && event["data"]["stream"]["stream_id"] == stream.as_str()
-        });
-        if let Some(hit) = started {
-            break hit.clone();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no stream.started for {stream}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    let hit = receiver
+        .wait_until(WAIT, |hits| {
+            hits[seen..]
+                .iter()
+                .find(|hit| {
+                    let event: Value = serde_json::from_str(&hit.body).unwrap_or_default();
+                    event["type"] == "stream.started"
+                        && event["data"]["stream"]["stream_id"] == stream.as_str()
+                })
+                .cloned()
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no stream.started for {stream}"));
     api.delete(&format!("/streams/{stream}"), &Keys::test_a())
         .await
         .assert_status(200);
