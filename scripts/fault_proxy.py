@@ -36,6 +36,32 @@ Rules (all optional; probabilities between 0 and 1, drawn per request):
     lost_response                writes are applied, then the connection drops without an answer
     sqs_500                      SQS: 500 InternalError
     gsi_stale                    Query/Scan on an index answers no items
+    stale_index                  Query on an index answers the last answer forwarded for the same
+                                 request (same payload: table, index, key condition, values,
+                                 start key, ...), as an index that lags behind its table; a
+                                 request with no recorded answer yet is forwarded. Answers are
+                                 recorded while the rule is on, and forgotten when the scope's
+                                 rules are replaced
+    unprocessed                  BatchGetItem/BatchWriteItem: each key or write request is left
+                                 unprocessed with this probability (drawn per entry, so at 1 none
+                                 is ever processed). The unprocessed ones are answered under
+                                 UnprocessedKeys (each table's entry as requested, with its
+                                 ProjectionExpression, ConsistentRead, ExpressionAttributeNames)
+                                 or UnprocessedItems; only the rest is forwarded, nothing when
+                                 none is left. Batches over the service's limits are forwarded
+                                 as they are, for the service's own error
+    conflicts: {"hold_ms": N}    DynamoDB's optimistic concurrency: each TransactWriteItems holds
+                                 the items it touches for N ms before it is forwarded, until its
+                                 answer. Meanwhile a TransactWriteItems touching a held item is
+                                 cancelled (400 TransactionCanceledException, reason
+                                 TransactionConflict at the conflicting actions, None at the
+                                 others) and a PutItem/UpdateItem/DeleteItem of a held item
+                                 answers 400 TransactionConflictException; neither is forwarded,
+                                 and neither holds anything. An item is its table name and key:
+                                 the Key of Update, Delete and ConditionCheck as sent, the `pk`
+                                 and `sk` attributes of a Put's Item (the product's tables key
+                                 on those two strings). Transactions with the same
+                                 ClientRequestToken do not conflict (the token's replay applies)
     table_creating_ms: N         for N ms after CreateTable the table is CREATING
     refuse_bodies_containing: S  SQS SendMessage whose body contains S: 400 InvalidMessageContents
                                  (one message that can never be sent, among others that can)
@@ -43,8 +69,10 @@ Rules (all optional; probabilities between 0 and 1, drawn per request):
 Always on, whatever the scopes: SQS refuses message bodies and string attributes with
 characters outside the XML range, and TransactWriteItems honours ClientRequestToken.
 
-Stats count injected faults by rule name, plus invalid_message_contents (one per refused
-message or batch entry), idempotent_replay and idempotent_mismatch for the always-on rules.
+Stats count injected faults by rule name (unprocessed: one per key or write request left
+unprocessed; conflicts: under `conflict`, one per refused write or cancelled transaction), plus
+invalid_message_contents (one per refused message or batch entry), idempotent_replay and
+idempotent_mismatch for the always-on rules.
 Each injected fault is logged as one line on stderr.
 """
 
@@ -100,12 +128,28 @@ PROBABILISTIC = (
     "lost_response",
     "sqs_500",
     "gsi_stale",
+    "stale_index",
 )
+# Probabilities drawn per batch entry rather than per request.
+PER_ENTRY = ("unprocessed",)
 RULE_KEYS = frozenset(
-    {"fail_ops", "slow_ops", "table_creating_ms", "refuse_bodies_containing", *PROBABILISTIC}
+    {
+        "fail_ops",
+        "slow_ops",
+        "table_creating_ms",
+        "refuse_bodies_containing",
+        "conflicts",
+        *PROBABILISTIC,
+        *PER_ENTRY,
+    }
 )
 
 SINGLE_ITEM_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+# op: (the key of its unprocessed entries in the answer, the most entries the service takes)
+BATCH_OPS = {"BatchGetItem": ("UnprocessedKeys", 100), "BatchWriteItem": ("UnprocessedItems", 25)}
+# The key attributes of a Put's Item: the product's tables key on these two strings.
+KEY_ATTRIBUTES = ("pk", "sk")
+MAX_HOLD_MS = 60_000
 WRITES = {
     "dynamodb": SINGLE_ITEM_WRITES | {"TransactWriteItems", "BatchWriteItem"},
     "sqs": frozenset({"SendMessage", "SendMessageBatch", "DeleteMessage"}),
@@ -132,6 +176,7 @@ GSI_THROTTLING_REASON = {
     "Message": "Throughput exceeds the current capacity for one or more global secondary indexes. "
     "DynamoDB is automatically scaling your index so please try again shortly.",
 }
+CONFLICT_REASON = {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
 
 INVALID_MESSAGE_CONTENTS = (
     "Invalid characters found. Valid unicode characters are "
@@ -199,6 +244,16 @@ def dynamodb_error(status, code, message, **extra):
     )
 
 
+def transaction_canceled(reasons):
+    codes = ", ".join(r["Code"] for r in reasons)
+    return dynamodb_error(
+        400,
+        "TransactionCanceledException",
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+        CancellationReasons=reasons,
+    )
+
+
 def ssm_error(status, code, message):
     return json_response(status, {"__type": code, "message": message})
 
@@ -253,7 +308,83 @@ def fault_applies(kind, service, op, payload):
         return service == "sqs"
     if kind == "gsi_stale":
         return service == "dynamodb" and op in ("Query", "Scan") and bool(payload.get("IndexName"))
+    if kind == "stale_index":
+        return is_index_query(service, op, payload)
     return False
+
+
+def is_index_query(service, op, payload):
+    return service == "dynamodb" and op == "Query" and bool(payload.get("IndexName"))
+
+
+def request_signature(payload):
+    """Equal for requests that would be answered alike: the whole payload, keys sorted."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+def item_id(table, key):
+    """One item, as the key of its holds; None when the request names it in no usable way."""
+    if not isinstance(table, str) or not isinstance(key, dict) or not key:
+        return None
+    return f"{table}\n{request_signature(key)}"
+
+
+def put_key(item):
+    return {k: item[k] for k in KEY_ATTRIBUTES if k in item} if isinstance(item, dict) else None
+
+
+def action_item(action):
+    """The item one TransactItems action ({"Put" | "Update" | "Delete" | "ConditionCheck": ...})
+    touches."""
+    if not isinstance(action, dict) or len(action) != 1:
+        return None
+    [(kind, part)] = action.items()
+    if not isinstance(part, dict):
+        return None
+    key = put_key(part.get("Item")) if kind == "Put" else part.get("Key")
+    return item_id(part.get("TableName"), key)
+
+
+def written_items(op, payload):
+    """The items a write touches, one per action in order (None where it names none)."""
+    if op in SINGLE_ITEM_WRITES:
+        key = put_key(payload.get("Item")) if op == "PutItem" else payload.get("Key")
+        return [item_id(payload.get("TableName"), key)]
+    actions = payload.get("TransactItems")
+    return [action_item(a) for a in actions] if isinstance(actions, list) else []
+
+
+def batch_entries(op, requested):
+    """The keys (BatchGetItem) or write requests (BatchWriteItem) of RequestItems by table,
+    or None when malformed (then the service's own validation answers)."""
+    if not isinstance(requested, dict):
+        return None
+    entries = {}
+    for table, spec in requested.items():
+        listed = spec.get("Keys") if op == "BatchGetItem" and isinstance(spec, dict) else spec
+        if not isinstance(listed, list):
+            return None
+        entries[table] = listed
+    return entries
+
+
+def with_entries(op, requested, table, listed):
+    """A table's RequestItems entry with only these keys or write requests, its options kept."""
+    return {**requested[table], "Keys": listed} if op == "BatchGetItem" else listed
+
+
+def merge_unprocessed(op, answered, added):
+    """The upstream's own unprocessed entries (if any) plus the ones left out on purpose."""
+    merged = dict(answered) if isinstance(answered, dict) else {}
+    for table, spec in added.items():
+        before = merged.get(table)
+        if op == "BatchGetItem" and isinstance(before, dict):
+            merged[table] = {**before, "Keys": list(before.get("Keys") or []) + spec["Keys"]}
+        elif op == "BatchWriteItem" and isinstance(before, list):
+            merged[table] = before + spec
+        else:
+            merged[table] = spec
+    return merged
 
 
 def invalid_text(value):
@@ -285,7 +416,7 @@ def validate_rules(rules):
         isinstance(ms, int) and not isinstance(ms, bool) and 0 <= ms <= 60_000 for ms in slow.values()
     ):
         return "slow_ops must map operation names to milliseconds (0 to 60000)"
-    for kind in PROBABILISTIC:
+    for kind in (*PROBABILISTIC, *PER_ENTRY):
         p = rules.get(kind, 0)
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
             return f"{kind} must be a probability between 0 and 1"
@@ -295,6 +426,16 @@ def validate_rules(rules):
     ms = rules.get("table_creating_ms", 0)
     if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
         return "table_creating_ms must be a non-negative integer"
+    conflicts = rules.get("conflicts", {"hold_ms": 0})
+    hold = conflicts.get("hold_ms") if isinstance(conflicts, dict) else None
+    if (
+        not isinstance(conflicts, dict)
+        or set(conflicts) != {"hold_ms"}
+        or isinstance(hold, bool)
+        or not isinstance(hold, int)
+        or not 0 <= hold <= MAX_HOLD_MS
+    ):
+        return f'conflicts must be {{"hold_ms": N}} with N milliseconds (0 to {MAX_HOLD_MS})'
     return None
 
 
@@ -305,6 +446,7 @@ class Scope:
     requests: int = 0
     injected: Counter = field(default_factory=Counter)
     creating: dict = field(default_factory=dict)  # table name -> monotonic deadline
+    answers: dict = field(default_factory=dict)  # index Query signature -> its last Response
 
     def stats(self):
         return {"requests": self.requests, "injected": dict(self.injected)}
@@ -323,6 +465,8 @@ class Faults:
         self._scopes = {}  # insertion order decides which of several matching scopes wins
         # Since start, whatever scopes were removed since: for the run's summary.
         self._totals = {"requests": 0, "injected": Counter()}
+        # Items held by in-flight transactions, whatever scope they matched: item id -> owner.
+        self._holds = {}
 
     def put(self, name, rules):
         with self._lock:
@@ -375,6 +519,45 @@ class Faults:
         with self._lock:
             throttled = set(self._rng.sample(range(count), self._rng.randint(1, count)))
         return [dict(GSI_THROTTLING_REASON) if i in throttled else {"Code": "None"} for i in range(count)]
+
+    def unprocessed(self, scope, count):
+        """The indexes of the batch entries to leave unprocessed, each drawn on its own."""
+        with self._lock:
+            p = scope.rules.get("unprocessed", 0)
+            return {i for i in range(count) if self._rng.random() < p}
+
+    def hold(self, ids, owner):
+        """Holds the items for a transaction unless another one holds one of them, in one step
+        so that two transactions on one item cannot both pass. Returns (the ids now held for
+        this owner, the indexes of the conflicting actions)."""
+        with self._lock:
+            conflicting = [
+                i for i, item in enumerate(ids) if item is not None and self._holds.get(item, owner) != owner
+            ]
+            if conflicting:
+                return set(), conflicting
+            # An item its owner holds already (a retry with the same token) stays with the
+            # request that took it, which releases it.
+            taken = {item for item in ids if item is not None and item not in self._holds}
+            self._holds.update(dict.fromkeys(taken, owner))
+            return taken, []
+
+    def release(self, ids):
+        with self._lock:
+            for item in ids:
+                self._holds.pop(item, None)
+
+    def held(self, ids):
+        with self._lock:
+            return any(item in self._holds for item in ids if item is not None)
+
+    def record(self, scope, signature, response):
+        with self._lock:
+            scope.answers[signature] = response
+
+    def recorded(self, scope, signature):
+        with self._lock:
+            return scope.answers.get(signature)
 
     def start_creating(self, scope, table):
         with self._lock:
@@ -696,13 +879,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._inject(scope, kind, request)
             items = payload.get("TransactItems")
             reasons = self.faults.throttled_reasons(max(len(items) if isinstance(items, list) else 0, 1))
-            codes = ", ".join(r["Code"] for r in reasons)
-            return dynamodb_error(
-                400,
-                "TransactionCanceledException",
-                f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-                CancellationReasons=reasons,
-            )
+            return transaction_canceled(reasons)
         table = payload.get("TableName") if isinstance(payload.get("TableName"), str) else None
         if scope and op == "UpdateTimeToLive" and scope.is_creating(table):
             self._inject(scope, "table_creating_ms", request)
@@ -718,8 +895,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._inject(scope, "refuse_bodies_containing", request)
             return sqs_error(400, "InvalidMessageContents", INVALID_MESSAGE_CONTENTS)
 
-        response = self._apply(request, scope)
+        signature = request_signature(payload) if is_index_query(service, op, payload) else None
+        if kind == "stale_index":
+            earlier = self.faults.recorded(scope, signature)
+            if earlier is not None:
+                self._inject(scope, kind, request)
+                return earlier.replay()
 
+        response = self._apply_rules(request, scope)
+
+        if signature and scope and scope.rules.get("stale_index") and response.status == 200:
+            # The latest answer, not the first: an index lags behind its table, but not forever.
+            self.faults.record(scope, signature, response)
         if scope and service == "dynamodb" and response.status == 200:
             if op == "CreateTable" and table and scope.rules.get("table_creating_ms"):
                 self.faults.start_creating(scope, table)
@@ -751,6 +938,70 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for index in description.get("GlobalSecondaryIndexes") or ():
             if isinstance(index, dict):
                 index["IndexStatus"] = "CREATING"
+        return response.with_json(data)
+
+    def _apply_rules(self, request, scope):
+        """Forwards a request through the rules that answer all or part of it instead."""
+        rules, op = scope.rules if scope else {}, request.op
+        if request.service == "dynamodb":
+            if "conflicts" in rules and (op == "TransactWriteItems" or op in SINGLE_ITEM_WRITES):
+                return self._apply_conflicts(request, scope)
+            if rules.get("unprocessed") and op in BATCH_OPS:
+                return self._apply_unprocessed(request, scope)
+        return self._apply(request, scope)
+
+    def _apply_conflicts(self, request, scope):
+        ids = written_items(request.op, request.payload)
+        if request.op in SINGLE_ITEM_WRITES:
+            # Only transactions hold items: a single-item write is refused, never waited for.
+            if self.faults.held(ids):
+                self._inject(scope, "conflict", request)
+                return dynamodb_error(*DYNAMODB_ERRORS["transaction_conflict"])
+            return self._apply(request, scope)
+        # A retry with the transaction's own token is the same transaction: the token's replay
+        # answers it, once the first attempt is answered.
+        token = request.payload.get("ClientRequestToken")
+        owner = token if isinstance(token, str) else uuid.uuid4().hex
+        taken, conflicting = self.faults.hold(ids, owner)
+        if conflicting:
+            self._inject(scope, "conflict", request, detail=f" at actions {conflicting}")
+            return transaction_canceled(
+                [dict(CONFLICT_REASON) if i in conflicting else {"Code": "None"} for i in range(len(ids))]
+            )
+        try:
+            # Only this connection's thread waits: other requests, and their conflicts, pass meanwhile.
+            time.sleep(scope.rules["conflicts"]["hold_ms"] / 1000)
+            return self._apply(request, scope)
+        finally:
+            self.faults.release(taken)
+
+    def _apply_unprocessed(self, request, scope):
+        op, payload = request.op, request.payload
+        answer_key, limit = BATCH_OPS[op]
+        requested = payload.get("RequestItems")
+        entries = batch_entries(op, requested)
+        flat = [(table, entry) for table, listed in (entries or {}).items() for entry in listed]
+        # A malformed or oversized batch is forwarded whole, for the service's own error.
+        left = self.faults.unprocessed(scope, len(flat)) if entries and len(flat) <= limit else set()
+        if not left:
+            return self._apply(request, scope)
+        kept, unprocessed = {}, {}
+        for i, (table, entry) in enumerate(flat):
+            (unprocessed if i in left else kept).setdefault(table, []).append(entry)
+        unprocessed = {t: with_entries(op, requested, t, listed) for t, listed in unprocessed.items()}
+        self._inject(scope, "unprocessed", request, len(left), f", {len(left)} of {len(flat)} entries")
+        if not kept:
+            nothing = {"Responses": {t: [] for t in requested}} if op == "BatchGetItem" else {}
+            return json_response(200, {**nothing, answer_key: unprocessed})
+        forwarded = {t: with_entries(op, requested, t, listed) for t, listed in kept.items()}
+        response = self._forward(request.with_payload({**payload, "RequestItems": forwarded}))
+        data = response.json()
+        if response.status != 200 or not isinstance(data, dict):
+            return response
+        data[answer_key] = merge_unprocessed(op, data.get(answer_key), unprocessed)
+        if op == "BatchGetItem" and isinstance(data.setdefault("Responses", {}), dict):
+            for table in requested:
+                data["Responses"].setdefault(table, [])
         return response.with_json(data)
 
     def _apply(self, request, scope):

@@ -442,6 +442,251 @@ def gsi_stale():
 
 
 @check
+def stale_index():
+    ddb = client("dynamodb")
+    scope = new_name()
+    create_table(ddb, scope)
+    ddb.put_item(TableName=scope, Item=item("a", email="a@example.com"))
+    set_rules(scope, {"stale_index": 1.0})
+
+    def by_email(email):
+        answer = ddb.query(
+            TableName=scope,
+            IndexName="by_email",
+            KeyConditionExpression="email = :e",
+            ExpressionAttributeValues={":e": {"S": email}},
+        )
+        return sorted(i["pk"]["S"] for i in answer["Items"])
+
+    # Nothing recorded yet: forwarded, and recorded.
+    assert by_email("a@example.com") == ["a"]
+    ddb.put_item(TableName=scope, Item=item("b", email="a@example.com"))
+    ddb.put_item(TableName=scope, Item=item("c", email="c@example.com"))
+    # The earlier answer, without the new item; another request is forwarded.
+    assert by_email("a@example.com") == ["a"], "not the recorded answer"
+    assert by_email("c@example.com") == ["c"]
+    assert stats(scope)["injected"] == {"stale_index": 1}, stats(scope)
+    # The base table is never stale.
+    base = ddb.query(
+        TableName=scope, KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": "b"}}
+    )
+    assert base["Count"] == 1, base
+    set_rules(scope, {"stale_index": 0})
+    assert by_email("a@example.com") == ["a", "b"]
+    clear_rules(scope)
+
+
+def batch_write(ddb, scope, pks):
+    requests = [{"PutRequest": {"Item": item(pk, email=f"{pk}@example.com")}} for pk in pks]
+    return ddb.batch_write_item(RequestItems={scope: requests})
+
+
+def stored_pks(ddb, table):
+    return sorted(i["pk"]["S"] for i in ddb.scan(TableName=table)["Items"])
+
+
+@check
+def unprocessed_items():
+    ddb = client("dynamodb")
+    scope = new_name()
+    create_table(ddb, scope)
+    set_rules(scope, {"unprocessed": 1.0})
+    answer = batch_write(ddb, scope, ["a", "b"])
+    assert answer["UnprocessedItems"] == {
+        scope: [{"PutRequest": {"Item": item(pk, email=f"{pk}@example.com")}} for pk in ("a", "b")]
+    }, answer
+    assert stored_pks(ddb, scope) == [], "an unprocessed write was applied"
+
+    set_rules(scope, {"unprocessed": 0.5})
+    written, left_over, partial = set(), 0, False
+    for n in range(4):
+        pks = [f"{n}-{i}" for i in range(10)]
+        answer = batch_write(ddb, scope, pks)
+        unprocessed = answer["UnprocessedItems"].get(scope, [])
+        assert set(answer["UnprocessedItems"]) <= {scope}, answer
+        left = [r["PutRequest"]["Item"]["pk"]["S"] for r in unprocessed]
+        assert set(left) <= set(pks) and len(set(left)) == len(left), left
+        written |= set(pks) - set(left)
+        left_over += len(left)
+        partial |= 0 < len(left) < len(pks)
+        # What is left over is what was not applied, and the rest was.
+        assert stored_pks(ddb, scope) == sorted(written), f"round {n}: {left} left over"
+    assert partial, "no batch was processed in part"
+    assert stats(scope)["injected"] == {"unprocessed": left_over}, stats(scope)
+    clear_rules(scope)
+
+
+@check
+def unprocessed_keys():
+    ddb = client("dynamodb")
+    scope = new_name()
+    tables = [scope, f"{scope}-other"]
+    for table in tables:
+        create_table(ddb, table)
+        batch_write(ddb, table, [str(i) for i in range(8)])
+    options = {
+        "ProjectionExpression": "#k, email",
+        "ExpressionAttributeNames": {"#k": "pk"},
+        "ConsistentRead": True,
+    }
+    requested = {t: {"Keys": [{"pk": {"S": str(i)}} for i in range(8)], **options} for t in tables}
+    set_rules(scope, {"unprocessed": 1.0})
+    answer = ddb.batch_get_item(RequestItems=requested)
+    assert answer["Responses"] == {t: [] for t in tables}, answer["Responses"]
+    assert answer["UnprocessedKeys"] == requested, answer["UnprocessedKeys"]
+
+    set_rules(scope, {"unprocessed": 0.5})
+    partial = False
+    for _ in range(4):
+        answer = ddb.batch_get_item(RequestItems=requested)
+        for table in tables:
+            got = [i["pk"]["S"] for i in answer["Responses"].get(table, [])]
+            entry = answer["UnprocessedKeys"].get(table)
+            left = [k["pk"]["S"] for k in entry["Keys"]] if entry else []
+            if entry:
+                assert {k: v for k, v in entry.items() if k != "Keys"} == options, entry
+            assert sorted(got + left) == sorted(str(i) for i in range(8)), (got, left)
+            partial |= bool(got) and bool(left)
+            # The processed keys are answered with their items, projected as requested.
+            for returned in answer["Responses"].get(table, []):
+                assert returned == item(returned["pk"]["S"], email=f"{returned['pk']['S']}@example.com")
+    assert partial, "no batch was processed in part"
+    clear_rules(scope)
+
+
+def transact(ddb, actions, **extra):
+    """Runs a transaction; returns the cancellation reasons' codes, or None when it passed."""
+    try:
+        ddb.transact_write_items(TransactItems=actions, **extra)
+    except ClientError as error:
+        assert error.response["Error"]["Code"] == "TransactionCanceledException", error.response
+        return [r["Code"] for r in error.response["CancellationReasons"]]
+    return None
+
+
+def in_thread(fn):
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(value=fn()))
+    thread.start()
+    return thread, result
+
+
+@check
+def conflicts_during_a_hold():
+    ddb = client("dynamodb")
+    scope = new_name()
+    create_table(ddb, scope)
+    ddb.put_item(TableName=scope, Item=item("a"))
+    set_rules(scope, {"conflicts": {"hold_ms": 1500}})
+    holder, held = in_thread(
+        lambda: transact(client("dynamodb"), [{"Put": {"TableName": scope, "Item": item("a", email="held")}}])
+    )
+    time.sleep(0.3)
+    # A transaction on the held item is cancelled at that action only, without being applied.
+    update_a = {
+        "Update": {
+            "TableName": scope,
+            "Key": {"pk": {"S": "a"}},
+            "UpdateExpression": "SET email = :e",
+            "ExpressionAttributeValues": {":e": {"S": "cancelled"}},
+        }
+    }
+    error = expect_error(
+        lambda: ddb.transact_write_items(
+            TransactItems=[{"Put": {"TableName": scope, "Item": item("b")}}, update_a]
+        ),
+        "TransactionCanceledException",
+        400,
+    )
+    assert error.response["CancellationReasons"] == [
+        {"Code": "None"},
+        {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
+    ], error.response["CancellationReasons"]
+    message = error.response["Error"]["Message"]
+    expected = (
+        "Transaction cancelled, please refer cancellation reasons for specific reasons "
+        "[None, TransactionConflict]"
+    )
+    assert message == expected, message
+    # A single-item write of the held item conflicts; one of another item passes.
+    error = expect_error(
+        lambda: ddb.delete_item(TableName=scope, Key={"pk": {"S": "a"}}), "TransactionConflictException", 400
+    )
+    assert error.response["Error"]["Message"] == "Transaction is ongoing for the item"
+    ddb.put_item(TableName=scope, Item=item("c"))
+    assert holder.is_alive(), "the holding transaction was answered before its hold"
+    # A transaction on other items, started during the hold, passes (after its own hold).
+    assert transact(ddb, [{"Put": {"TableName": scope, "Item": item("d")}}]) is None
+    holder.join()
+    assert held["value"] is None, f"the holding transaction was cancelled: {held['value']}"
+    assert ddb.get_item(TableName=scope, Key=item("a"))["Item"] == item("a", email="held")
+    assert stored_pks(ddb, scope) == ["a", "c", "d"], "a cancelled transaction wrote"
+    assert stats(scope)["injected"] == {"conflict": 2}, stats(scope)
+    # Released after its answer.
+    ddb.delete_item(TableName=scope, Key={"pk": {"S": "a"}})
+    clear_rules(scope)
+
+
+def concurrent_transactions(actions_by_client, **extra):
+    """Starts the transactions together; returns each one's cancellation codes (None: passed)."""
+    clients = [client("dynamodb") for _ in actions_by_client]
+    start = threading.Barrier(len(clients))
+    results = [None] * len(clients)
+
+    def run(i):
+        start.wait()
+        results[i] = transact(clients[i], actions_by_client[i], **extra)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(clients))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+@check
+def conflicts_between_concurrent_transactions():
+    ddb = client("dynamodb")
+    scope = new_name()
+    create_table(ddb, scope)
+    set_rules(scope, {"conflicts": {"hold_ms": 400}})
+    cancelled = 0
+    for n in range(5):
+        # Both touch item "shared" as their second action: exactly one is cancelled, there.
+        results = concurrent_transactions(
+            [
+                [
+                    {"Put": {"TableName": scope, "Item": item(f"{n}-{who}")}},
+                    {"Put": {"TableName": scope, "Item": item("shared", email=f"{n}-{who}")}},
+                ]
+                for who in ("x", "y")
+            ]
+        )
+        assert results.count(None) == 1, f"round {n}: {results}"
+        assert ["None", "TransactionConflict"] in results, results
+        cancelled += 1
+    assert stats(scope)["injected"] == {"conflict": cancelled}, stats(scope)
+    # Transactions on different items both pass, holding at the same time, not one after the other.
+    set_rules(scope, {"conflicts": {"hold_ms": 1000}})
+    started = time.monotonic()
+    results = concurrent_transactions(
+        [[{"Put": {"TableName": scope, "Item": item(f"apart-{who}")}}] for who in ("x", "y")]
+    )
+    assert results == [None, None], results
+    assert time.monotonic() - started < 1.8, "the holds of unrelated transactions were serialized"
+    # Attempts with one token are one transaction: the second is answered by the first's replay.
+    once = {
+        "Put": {"TableName": scope, "Item": item("once"), "ConditionExpression": "attribute_not_exists(pk)"}
+    }
+    results = concurrent_transactions([[once], [once]], ClientRequestToken=uuid.uuid4().hex)
+    assert results == [None, None], results
+    assert stats(scope)["injected"] == {"idempotent_replay": 1}, stats(scope)
+    clear_rules(scope)
+    assert len(stored_pks(ddb, scope)) == 5 + 1 + 2 + 1, stored_pks(ddb, scope)
+
+
+@check
 def table_creating():
     ddb = client("dynamodb")
     scope = new_name()
@@ -617,7 +862,10 @@ def stats_endpoint():
     clear_rules(scope)
     assert http_request(servers.port, "GET", f"/__faults/{scope}")[0] == 404
     for bad in ({"throttle": 1}, {"throttling": 2}, {"fail_ops": "PutItem"}, {"table_creating_ms": -1},
-                {"slow_ops": ["GetParameter"]}, {"slow_ops": {"GetParameter": -1}}, []):
+                {"slow_ops": ["GetParameter"]}, {"slow_ops": {"GetParameter": -1}}, [],
+                {"unprocessed": 1.5}, {"unprocessed": True}, {"stale_index": "yes"}, {"conflicts": 100},
+                {"conflicts": {}}, {"conflicts": {"hold_ms": -1}}, {"conflicts": {"hold_ms": 0.5}},
+                {"conflicts": {"hold_ms": 100, "extra": 1}}, {"conflicts": {"hold_ms": 60_001}}):
         status, _ = http_request(servers.port, "PUT", f"/__faults/{scope}", json.dumps(bad).encode())
         assert status == 400, f"rules {bad!r} accepted"
     status, _ = http_request(servers.port, "PUT", f"/__faults/{scope}", b"{not json")

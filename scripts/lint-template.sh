@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lints the SAM template: cfn-lint, scripts/check_template.py (alarms and dashboard name real
-# metrics; and its self-test), `sam validate --lint` and checkov, each tool in its own
-# virtualenv.
+# metrics, functions' roles grant only what they need, names fit any stack name; and its
+# self-test), `sam validate --lint` and checkov, each tool in its own virtualenv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

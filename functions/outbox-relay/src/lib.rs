@@ -4,6 +4,7 @@
 
 use hosting_app::App;
 use hosting_app::delivery::relay;
+use hosting_app::sweep_budget::SweepBudget;
 use hosting_aws::dynamodb::event_from_stream_image;
 use serde::Serialize;
 
@@ -17,8 +18,17 @@ pub async fn handle(
     app: &App,
     invocation: serde_json::Value,
 ) -> Result<Relayed, hosting_domain::error::StoreError> {
+    handle_within(app, invocation, SweepBudget::default()).await
+}
+
+/// [`handle`], a sweep stopping within `budget` (in Lambda: before the invocation's timeout).
+pub async fn handle_within(
+    app: &App,
+    invocation: serde_json::Value,
+    budget: SweepBudget,
+) -> Result<Relayed, hosting_domain::error::StoreError> {
     if invocation.get("Records").is_none() {
-        let relayed = relay::sweep(app, relay::SWEEP_GRACE).await?;
+        let relayed = relay::sweep_within(app, relay::SWEEP_GRACE, budget).await?;
         // Measured once a minute, by the scheduled sweep: the alarm on it needs no other
         // source.
         hosting_domain::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);

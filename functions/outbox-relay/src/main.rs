@@ -1,3 +1,4 @@
+use hosting_app::sweep_budget::SweepBudget;
 use lambda_runtime::{LambdaEvent, service_fn};
 
 // One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
@@ -7,7 +8,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let app = &runtime.app;
     lambda_runtime::run(service_fn(
         move |event: LambdaEvent<serde_json::Value>| async move {
-            Ok::<_, lambda_runtime::Error>(outbox_relay::handle(app, event.payload).await?)
+            let budget = SweepBudget::before_deadline(event.context.deadline);
+            Ok::<_, lambda_runtime::Error>(
+                outbox_relay::handle_within(app, event.payload, budget).await?,
+            )
         },
     ))
     .await

@@ -2,6 +2,7 @@
 //! itself), or, every minute, the sweep that ends streams whose timer was lost.
 
 use hosting_app::App;
+use hosting_app::sweep_budget::SweepBudget;
 use hosting_domain::ports::Timer;
 use serde::{Deserialize, Serialize};
 
@@ -25,11 +26,20 @@ pub async fn handle(
     app: &App,
     invocation: Invocation,
 ) -> Result<Fired, hosting_domain::error::StoreError> {
+    handle_within(app, invocation, SweepBudget::default()).await
+}
+
+/// [`handle`], a sweep stopping within `budget` (in Lambda: before the invocation's timeout).
+pub async fn handle_within(
+    app: &App,
+    invocation: Invocation,
+    budget: SweepBudget,
+) -> Result<Fired, hosting_domain::error::StoreError> {
     let changed = match invocation {
         Invocation::Timer(timer) => {
             usize::from(hosting_app::service::timers::fire(app, &timer).await?)
         }
-        Invocation::Sweep(_) => hosting_app::service::timers::sweep(app).await?,
+        Invocation::Sweep(_) => hosting_app::service::timers::sweep_within(app, budget).await?,
     };
     Ok(Fired { changed })
 }

@@ -1,3 +1,4 @@
+use hosting_app::sweep_budget::SweepBudget;
 use lambda_runtime::{LambdaEvent, service_fn};
 
 // One thread: an instance serves one invocation at a time (hosting_runtime::lambda).
@@ -9,7 +10,8 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         move |event: LambdaEvent<timers::Invocation>| async move {
             // A failure is retried by Lambda (twice, for an asynchronous invocation), then goes
             // to the function's on-failure destination; the sweep ends the stream regardless.
-            Ok::<_, lambda_runtime::Error>(timers::handle(app, event.payload).await?)
+            let budget = SweepBudget::before_deadline(event.context.deadline);
+            Ok::<_, lambda_runtime::Error>(timers::handle_within(app, event.payload, budget).await?)
         },
     ))
     .await

@@ -1,6 +1,8 @@
 //! The product under the faults real AWS produces and moto does not (scripts/fault_proxy.py):
-//! throttling, internal errors, transaction conflicts and throttled cancellations, answers lost
-//! after the write was applied, SQS 500s, lagging indexes. A concurrent workload of several
+//! throttling, internal errors, transaction conflicts (drawn at random, and DynamoDB's own:
+//! a transaction overlapping another on an item is cancelled) and throttled cancellations,
+//! answers lost after the write was applied, SQS 500s, lagging indexes (empty or an earlier
+//! answer), batches that leave keys and items unprocessed. A concurrent workload of several
 //! brands runs with faults on; every answer must be a documented status in the envelope, and
 //! once the faults stop and the streams settle, nothing is lost or doubled: every started
 //! stream is listed, no brand has more streams than starts, and every transition's event is
@@ -18,7 +20,8 @@ use crate::common::*;
 
 const FAULTS: &str = r#"{"throttling": 0.03, "provisioned_throughput": 0.02, "internal_error": 0.02,
     "transaction_conflict": 0.05, "transaction_throttled": 0.05, "lost_response": 0.03,
-    "sqs_500": 0.05, "gsi_stale": 0.2}"#;
+    "sqs_500": 0.05, "gsi_stale": 0.2, "stale_index": 0.2, "unprocessed": 0.3,
+    "conflicts": {"hold_ms": 15}}"#;
 
 /// Statuses seen, per (method, route).
 type Seen = Arc<Mutex<BTreeMap<(String, u16, String), usize>>>;

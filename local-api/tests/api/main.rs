@@ -12,6 +12,7 @@ mod faults;
 mod invariants;
 mod lambda;
 mod livekit;
+mod permissions;
 mod pipeline;
 mod round_trips;
 mod server;

@@ -9,5 +9,6 @@ pub mod delivery;
 pub mod ratelimit;
 pub mod seed;
 pub mod service;
+pub mod sweep_budget;
 
 pub use app::App;

@@ -214,15 +214,17 @@ pub trait StreamStore: Send + Sync {
     ) -> StoreResult<Outcome<Stream>>;
 
     /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
-    /// count is final), never below zero, recording `dedupe` in the same atomic step as
-    /// [`StreamStore::apply_transition`] does.
+    /// count is final), never read below zero, recording `dedupe` in the same atomic step as
+    /// [`StreamStore::apply_transition`] does. It never writes what a transition is
+    /// conditional on, so a busy show's churn cannot hold up its end (docs/lifecycle.md,
+    /// "Viewer counts"); `stream` is the caller's read, and `Stale` when it was not `live`.
     async fn adjust_viewer_count(
         &self,
         stream: &Stream,
         change: ViewerChange,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
-    ) -> StoreResult<Outcome<Stream>>;
+    ) -> StoreResult<Outcome<()>>;
 
     /// Active streams with something due before `now` ([`Stream::next_due`]: a deadline, a
     /// dispatch retry, the end of a reconnect window), read from the store (never from a
@@ -256,7 +258,7 @@ pub trait StreamStore: Send + Sync {
 pub enum ViewerChange {
     /// Viewers joined (positive) or left (negative).
     By(i64),
-    /// The count set outright (a test helper).
+    /// The count set outright (the test helper; never with a provider event's id).
     To(u64),
 }
 

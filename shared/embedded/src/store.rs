@@ -569,7 +569,7 @@ impl StreamStore for MemoryStore {
         change: ViewerChange,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
-    ) -> StoreResult<Outcome<Stream>> {
+    ) -> StoreResult<Outcome<()>> {
         let mut state = self.lock()?;
         if state
             .streams
@@ -588,7 +588,7 @@ impl StreamStore for MemoryStore {
             ViewerChange::By(delta) => stream.viewer_count.saturating_add_signed(delta),
             ViewerChange::To(count) => count,
         };
-        Ok(Outcome::Applied(stream.clone()))
+        Ok(Outcome::Applied(()))
     }
 
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {

@@ -25,6 +25,37 @@ pub struct Call {
     pub sort_keys: Vec<String>,
     pub start: Instant,
     pub end: Option<Instant>,
+    /// What IAM must allow for it, as a role's policy names it: `dynamodb:GetItem`, one per
+    /// part of a transaction (`dynamodb:PutItem`, `dynamodb:ConditionCheckItem`, ...), and
+    /// `dynamodb:Query@index/<name>` for a query of an index.
+    pub iam_actions: Vec<String>,
+}
+
+/// The IAM actions a DynamoDB request needs: a transaction has no action of its own, each of
+/// its parts needs its item action.
+fn iam_actions(operation: &str, body: &Value) -> Vec<String> {
+    let action = |name: &str| format!("dynamodb:{name}");
+    match operation {
+        "TransactWriteItems" => body["TransactItems"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|part| part.as_object()?.keys().next().cloned())
+            .map(|kind| match kind.as_str() {
+                "Put" => action("PutItem"),
+                "Update" => action("UpdateItem"),
+                "Delete" => action("DeleteItem"),
+                "ConditionCheck" => action("ConditionCheckItem"),
+                other => action(other),
+            })
+            .collect(),
+        "TransactGetItems" => vec![action("GetItem")],
+        "Query" | "Scan" => match body["IndexName"].as_str() {
+            Some(index) => vec![format!("{}@index/{index}", action(operation))],
+            None => vec![action(operation)],
+        },
+        other => vec![action(other)],
+    }
 }
 
 /// Records every DynamoDB request of the client it is installed on.
@@ -83,6 +114,7 @@ impl Intercept for Recorder {
         let (operation, body) = operation_and_body(context);
         let mut calls = self.0.lock().unwrap();
         calls.push(Call {
+            iam_actions: iam_actions(&operation, &body),
             operation,
             sort_keys: sort_keys(&body),
             start: Instant::now(),

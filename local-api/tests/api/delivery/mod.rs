@@ -6,6 +6,7 @@ mod attempts;
 mod fair;
 mod private_urls;
 mod queue_refusals;
+mod relay_budget;
 
 use base64::Engine;
 

@@ -4,6 +4,7 @@
 
 mod events;
 mod launch;
+mod popular_show;
 mod preparing_timeout;
 mod reconnect;
 mod room_cleanup;

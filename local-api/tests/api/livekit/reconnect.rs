@@ -405,7 +405,8 @@ async fn detail_through_faults(show: &Show) -> Value {
 #[ignore = "needs DynamoDB (moto) behind the fault proxy: scripts/test.sh runs it"]
 async fn dynamodb_only_windows_under_aws_faults_end_once_or_go_on() {
     const FAULTS: &str = r#"{"throttling": 0.05, "internal_error": 0.05,
-        "transaction_conflict": 0.1, "transaction_throttled": 0.05, "lost_response": 0.1}"#;
+        "transaction_conflict": 0.1, "transaction_throttled": 0.05, "lost_response": 0.1,
+        "stale_index": 0.3, "unprocessed": 0.3, "conflicts": {"hold_ms": 15}}"#;
     for rejoin in [false, true] {
         let show = Show::live(30).await;
         let table = show.api.table().expect("DynamoDB").to_owned();

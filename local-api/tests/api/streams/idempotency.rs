@@ -81,6 +81,29 @@ async fn the_same_key_with_another_body_is_a_mismatch() {
     assert_eq!(total(&api, &Keys::test_a()).await, 1);
 }
 
+/// Kept 48 hours, then a new key: judged by its time, not by whether the store has deleted
+/// it yet (DynamoDB's TTL deletes up to two days late; moto never does).
+#[tokio::test]
+async fn after_48_hours_the_same_key_is_a_new_key() {
+    let api = TestApp::new().await;
+    let first = start(&api, &Keys::test_a(), "k-48h", START).await;
+    first.assert_status(201);
+    let other = START.replace("tiktok", "twitch");
+    api.advance(chrono::Duration::hours(47));
+    start(&api, &Keys::test_a(), "k-48h", &other)
+        .await
+        .assert_error(422, "idempotency_key_mismatch");
+    api.advance(chrono::Duration::hours(2));
+    let again = start(&api, &Keys::test_a(), "k-48h", &other).await;
+    again.assert_status(201);
+    assert!(!replayed(&again));
+    assert_ne!(again.body["stream_id"], first.body["stream_id"]);
+    // Bound anew: a retry of the new request replays its answer.
+    let retry = start(&api, &Keys::test_a(), "k-48h", &other).await;
+    assert!(replayed(&retry));
+    assert_eq!(retry.bytes, again.bytes);
+}
+
 #[tokio::test]
 async fn malformed_keys_are_invalid_fields_and_edge_keys_work() {
     let api = TestApp::new().await;

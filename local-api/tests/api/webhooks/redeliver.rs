@@ -48,6 +48,18 @@ async fn redeliver_checks_its_body_in_order() {
     )
     .await
     .assert_error(404, "not_found");
+    // An id no event can have is not found, and never reaches the store as a key (DynamoDB
+    // refuses keys over 2,048 bytes: that was a 500).
+    for event_id in [
+        "e".repeat(3_000),
+        String::new(),
+        "evt x".into(),
+        "évt".into(),
+    ] {
+        redeliver(&api, &id, &json!({ "event_id": event_id }).to_string())
+            .await
+            .assert_error(404, "not_found");
+    }
     // Nothing failed: nothing queued.
     let r = redeliver(
         &api,

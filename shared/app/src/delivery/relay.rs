@@ -12,6 +12,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::app::App;
+use crate::sweep_budget::SweepBudget;
 use hosting_domain::domain::StreamEvent;
 use hosting_domain::error::StoreError;
 use hosting_domain::metrics::{self, Metric};
@@ -140,6 +141,15 @@ pub async fn relay_events(app: &App, events: Vec<StreamEvent>) -> usize {
 /// schedule, only picks up what a failed or lost invocation left; the grace keeps it from
 /// racing the stream for fresh events (the claims would keep either from sending twice).
 pub async fn sweep(app: &App, grace: Duration) -> Result<usize, StoreError> {
+    sweep_within(app, grace, SweepBudget::default()).await
+}
+
+/// [`sweep`], taking no further batch once `budget` is spent: the rest is the next run's.
+pub async fn sweep_within(
+    app: &App,
+    grace: Duration,
+    budget: SweepBudget,
+) -> Result<usize, StoreError> {
     let due_by = app.clock.now() - TimeDelta::from_std(grace).unwrap_or(TimeDelta::zero());
     let mut queued = 0;
     loop {
@@ -150,6 +160,10 @@ pub async fn sweep(app: &App, grace: Duration) -> Result<usize, StoreError> {
         // A short batch was everything due; a batch none of which could be taken is held by
         // others or waiting, and reading it again would only spin.
         if count < BATCH || relayed == 0 {
+            return Ok(queued);
+        }
+        if !budget.allows_another() {
+            tracing::info!(queued, "relay sweep budget spent; the next run goes on");
             return Ok(queued);
         }
     }

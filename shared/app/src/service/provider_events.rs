@@ -59,16 +59,16 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         ProviderEventKind::RoomFinished => {
             host::finish(app, &stream, Transition::RoomFinished, dedupe).await?
         }
-        ProviderEventKind::ViewerJoined => app
-            .store
-            .adjust_viewer_count(&stream, ViewerChange::By(1), now, dedupe)
-            .await?
-            .map(drop),
-        ProviderEventKind::ViewerLeft => app
-            .store
-            .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
-            .await?
-            .map(drop),
+        ProviderEventKind::ViewerJoined => {
+            app.store
+                .adjust_viewer_count(&stream, ViewerChange::By(1), now, dedupe)
+                .await?
+        }
+        ProviderEventKind::ViewerLeft => {
+            app.store
+                .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
+                .await?
+        }
         ProviderEventKind::Other => Outcome::Stale,
     };
     Ok(match outcome {

@@ -34,8 +34,7 @@ pub async fn set_viewers(
 ) -> ApiResult<StreamDetail> {
     let request = SetViewersRequest::parse(body)?;
     let stream = live_test_stream(app, caller, raw_id).await?;
-    let updated = app
-        .store
+    app.store
         .adjust_viewer_count(
             &stream,
             ViewerChange::To(request.count),
@@ -46,6 +45,10 @@ pub async fn set_viewers(
         .applied()
         // It finished between the read and the write.
         .ok_or(ApiError::NotFound)?;
+    let updated = Stream {
+        viewer_count: request.count,
+        ..stream
+    };
     streams::detail(app, &updated).await
 }
 

@@ -7,6 +7,7 @@
 
 use crate::app::App;
 use crate::service::{rooms, streams};
+use crate::sweep_budget::SweepBudget;
 use hosting_domain::domain::host::Due;
 use hosting_domain::domain::{Stream, Transition};
 use hosting_domain::error::StoreError;
@@ -33,16 +34,22 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
 }
 
 /// Acts on every active stream with something due, then attempts the room cleanups that are
-/// due ([`rooms::sweep`]); returns how many streams it changed.
+/// due ([`rooms::sweep`]); returns how many streams it changed. Within the default budget.
 pub async fn sweep(app: &App) -> Result<usize, StoreError> {
-    let changed = end_overdue(app).await;
+    sweep_within(app, SweepBudget::default()).await
+}
+
+/// [`sweep`], taking no further batch of overdue streams once `budget` is spent: the rest is
+/// the next run's.
+pub async fn sweep_within(app: &App, budget: SweepBudget) -> Result<usize, StoreError> {
+    let changed = end_overdue(app, budget).await;
     if let Err(err) = rooms::sweep(app).await {
         tracing::error!(error = %err, "room cleanup sweep failed; retried by the next sweep");
     }
     changed
 }
 
-async fn end_overdue(app: &App) -> Result<usize, StoreError> {
+async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError> {
     let mut changed = 0;
     loop {
         let overdue = app
@@ -62,6 +69,10 @@ async fn end_overdue(app: &App) -> Result<usize, StoreError> {
         }
         changed += changed_now;
         if count < SWEEP_BATCH || changed_now == 0 {
+            return Ok(changed);
+        }
+        if !budget.allows_another() {
+            tracing::info!(changed, "sweep budget spent; the next run goes on");
             return Ok(changed);
         }
     }

@@ -456,6 +456,11 @@ pub async fn redeliver(
             Which::Since(since)
         }
     };
+    // An id no event can have is not found without a read: it never reaches the store as a
+    // key (DynamoDB refuses keys over 2,048 bytes).
+    if matches!(&which, Which::Event(event_id) if !delivery_log::is_event_id_shape(event_id)) {
+        return Err(ApiError::NotFound);
+    }
     if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
         return Err(ApiError::NotFound);
     }

@@ -410,6 +410,7 @@ impl DynamoStore {
             .collect();
         let wanted: Vec<u64> = wanted.into_iter().collect();
         let mut streams: HashMap<u64, Stream> = self.streams_by_position(brand_id, &wanted).await?;
+        self.with_live_viewers(streams.values_mut()).await?;
 
         let count = |window: &mut Window, stream: &Stream, figures: Figures| {
             window.figures.add(&figures);

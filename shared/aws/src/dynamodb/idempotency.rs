@@ -88,16 +88,20 @@ impl IdempotencyStore for DynamoStore {
                 .update_item()
                 .table_name(&self.table)
                 .set_key(Some(keys::idempotency_key(key_id)))
+                // Taking over an expired key forgets what it was bound to.
                 .update_expression(
                     "SET fingerprint = :fingerprint, hold_token = :token, held_until = :until, \
-                     #ttl = :ttl",
+                     #ttl = :ttl \
+                     REMOVE resource_id, answer_status, answer_body, answer_location",
                 )
-                // Free, or its holder lapsed with nothing created.
+                // Free: absent, expired (TTL deletes up to two days late, so its time is
+                // checked here, not its presence), or its holder lapsed with nothing created.
                 .condition_expression(
-                    "attribute_not_exists(pk) OR \
+                    "attribute_not_exists(pk) OR #ttl <= :now_epoch OR \
                      (attribute_not_exists(resource_id) AND held_until <= :now)",
                 )
                 .expression_attribute_names("#ttl", TTL_ATTRIBUTE)
+                .expression_attribute_values(":now_epoch", n(now.timestamp()))
                 .expression_attribute_values(":fingerprint", s(fingerprint))
                 .expression_attribute_values(":token", s(&token))
                 .expression_attribute_values(":until", s(sortable(hold_until)))

@@ -82,13 +82,30 @@ pub(super) fn creator_key(creator_id: &str) -> Item {
     key(CREATORS_PK.to_owned(), creator_id)
 }
 
+pub(super) fn stream_pk(stream_id: Uuid) -> String {
+    format!("STREAM#{stream_id}")
+}
+
+/// The stream item's sort key: after its script's (`SCRIPT`), before its shards' (`VIEWERS#`).
+pub(super) const STREAM_SK: &str = "STREAM";
+
 pub(super) fn stream_key(stream_id: Uuid) -> Item {
-    key(format!("STREAM#{stream_id}"), "STREAM")
+    key(stream_pk(stream_id), STREAM_SK)
+}
+
+/// The sort keys of a live stream's viewer counter shards (see `viewers.rs`).
+pub(super) const VIEWER_SHARD_PREFIX: &str = "VIEWERS#";
+
+pub(super) fn viewer_shard_key(stream_id: Uuid, shard: u32) -> Item {
+    key(
+        stream_pk(stream_id),
+        &format!("{VIEWER_SHARD_PREFIX}{shard:02}"),
+    )
 }
 
 /// A stream's script, apart from the stream (read only by the launch).
 pub(super) fn script_key(stream_id: Uuid) -> Item {
-    key(format!("STREAM#{stream_id}"), "SCRIPT")
+    key(stream_pk(stream_id), "SCRIPT")
 }
 
 pub(super) fn position_pk(brand_id: &str, position: u64) -> String {

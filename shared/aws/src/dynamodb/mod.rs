@@ -10,6 +10,7 @@
 //! | creator | `CREATORS` | `<id>` | |
 //! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
 //! | its script, read only by a launch | `STREAM#<id>` | `SCRIPT` | |
+//! | its viewer counter shards, while live ([`viewers`]) | `STREAM#<id>` | `VIEWERS#<nn>` | |
 //! | stream, by position | `POS#<brand>#<position>` | `POS` | |
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
 //! | analytics of a day of creation, per hour | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
@@ -63,6 +64,7 @@ mod seeding;
 mod streams;
 pub mod table;
 mod transitions;
+mod viewers;
 mod webhooks;
 
 pub use items::{event_from_item, event_from_stream_image};

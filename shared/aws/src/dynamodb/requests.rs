@@ -105,6 +105,18 @@ pub(super) fn is_retryable<E: ProvideErrorMetadata + Any, R>(err: &SdkError<E, R
     }
 }
 
+/// Whether a transaction was cancelled because another one held one of its items.
+pub(super) fn is_conflict<E: Any, R>(err: &SdkError<E, R>) -> bool {
+    cancellation_codes(err)
+        .iter()
+        .any(|code| code == "TransactionConflict")
+}
+
+/// [`is_retryable`], but not a conflict: the caller changes the request instead.
+fn is_retryable_but_no_conflict<E: ProvideErrorMetadata + Any, R>(err: &SdkError<E, R>) -> bool {
+    is_retryable(err) && !is_conflict(err)
+}
+
 /// Sends `request()` until it succeeds, fails for good, or runs out of attempts.
 pub(super) async fn retrying<T, E, R, F, Fut>(request: F) -> Result<T, SdkError<E, R>>
 where
@@ -281,6 +293,24 @@ impl DynamoStore {
     ) -> Result<(), TransactError> {
         let token = uuid::Uuid::new_v4().to_string();
         retrying(|| {
+            self.client
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .client_request_token(&token)
+                .send()
+        })
+        .await
+        .map(drop)
+    }
+
+    /// [`Self::transact`], returning a conflict at once (for a caller that can send another
+    /// transaction instead of this one again).
+    pub(super) async fn transact_or_conflict(
+        &self,
+        items: Vec<TransactWriteItem>,
+    ) -> Result<(), TransactError> {
+        let token = uuid::Uuid::new_v4().to_string();
+        retrying_when(is_retryable_but_no_conflict, || {
             self.client
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))

@@ -2,20 +2,16 @@
 //! deadlines the sweep reads. Status and host changes are in `transitions.rs`.
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{ReturnValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::brand_index::Creation;
 use super::idempotency::binding_item;
-use super::items::{
-    ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item, stream_of,
-};
+use super::items::{ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item};
 use super::keys::{self};
 use super::positions::BrandIndex;
-use super::requests::{
-    UpdateSpec, backend, condition_failed, condition_failed_at, put, retrying, update,
-};
+use super::requests::{backend, condition_failed_at, put};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use hosting_domain::admission;
@@ -149,11 +145,7 @@ impl StreamStore for DynamoStore {
     }
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
-        self.get(keys::stream_key(stream_id))
-            .await?
-            .as_ref()
-            .map(|item| self.stream_from(item))
-            .transpose()
+        self.stream_with_viewers(stream_id).await
     }
 
     async fn stream_script(&self, stream_id: Uuid) -> StoreResult<Option<String>> {
@@ -164,6 +156,16 @@ impl StreamStore for DynamoStore {
     }
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
+        // A room the API named carries its stream's id: one read, not two, per LiveKit event
+        // (a busy show sends many). Any other name (seeded history) goes through its room item.
+        if let Some(id) = room_name
+            .strip_prefix("stream-")
+            .and_then(|id| Uuid::try_parse(id).ok())
+            && let Some(stream) = self.get_stream(id).await?
+            && stream.room_name.as_deref() == Some(room_name)
+        {
+            return Ok(Some(stream));
+        }
         let Some(room) = self.get(keys::room_key(room_name)).await? else {
             return Ok(None);
         };
@@ -194,8 +196,11 @@ impl StreamStore for DynamoStore {
                 index.positions(status, &slices, &sets)
             }
         };
+        let mut streams = self.streams_at(brand_id, &positions).await?;
+        // Live ones (at most the plan's concurrent streams) count their viewers as of now.
+        self.with_live_viewers(streams.iter_mut()).await?;
         Ok(StreamPage {
-            streams: self.streams_at(brand_id, &positions).await?,
+            streams,
             total: index.total_of(status),
         })
     }
@@ -237,112 +242,11 @@ impl StreamStore for DynamoStore {
         change: ViewerChange,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
-    ) -> StoreResult<Outcome<Stream>> {
-        let position = self.position(stream.id).await?;
-        // Each update raises `viewer_version`, and the position copy takes a count only if it
-        // is newer than the one it holds, so copies of racing joins settle on the latest.
-        let mut values = vec![(":one", n(1)), (":live", s(StreamStatus::Live.as_str()))];
-        let (expression, condition) = match change {
-            ViewerChange::By(delta) if delta < 0 => {
-                values.push((":delta", n(delta)));
-                values.push((":floor", n(-delta)));
-                (
-                    "ADD viewer_count :delta, viewer_version :one",
-                    "#status = :live AND viewer_count >= :floor",
-                )
-            }
-            ViewerChange::By(delta) => {
-                values.push((":delta", n(delta)));
-                (
-                    "ADD viewer_count :delta, viewer_version :one",
-                    "#status = :live",
-                )
-            }
-            ViewerChange::To(count) => {
-                values.push((":count", n(count)));
-                (
-                    "SET viewer_count = :count ADD viewer_version :one",
-                    "#status = :live",
-                )
-            }
-        };
-        let updated = match dedupe {
-            // With its dedupe record in one transaction, so the event counts once.
-            Some(event_id) => {
-                let items = vec![
-                    update(
-                        &self.table,
-                        UpdateSpec {
-                            key: keys::stream_key(stream.id),
-                            expression,
-                            condition: Some(condition),
-                            names: vec![("#status", "status".to_owned())],
-                            values,
-                        },
-                    )?,
-                    dedupe_item(&self.table, event_id, at)?,
-                ];
-                match self.transact(items).await {
-                    Ok(()) => {}
-                    Err(err) if condition_failed_at(&err, 1) => return Ok(Outcome::Duplicate),
-                    Err(err) if condition_failed_at(&err, 0) => return Ok(Outcome::Stale),
-                    Err(err) => return Err(backend(err)),
-                }
-                self.get(keys::stream_key(stream.id))
-                    .await?
-                    .ok_or_else(|| corrupt("stream vanished"))?
-            }
-            None => {
-                let result = retrying(|| {
-                    let mut request = self
-                        .client
-                        .update_item()
-                        .table_name(&self.table)
-                        .set_key(Some(keys::stream_key(stream.id)))
-                        .update_expression(expression)
-                        .condition_expression(condition)
-                        .expression_attribute_names("#status", "status")
-                        .return_values(ReturnValue::AllNew);
-                    for (name, value) in &values {
-                        request = request.expression_attribute_values(*name, value.clone());
-                    }
-                    request.send()
-                })
-                .await;
-                match result {
-                    Ok(out) => out.attributes.unwrap_or_default(),
-                    Err(err) if condition_failed(&err) => return Ok(Outcome::Stale),
-                    Err(err) => return Err(backend(err)),
-                }
-            }
-        };
-        let version = updated.number("viewer_version")?;
-        let count = updated.number("viewer_count")?;
-        let copied = retrying(|| {
-            self.client
-                .update_item()
-                .table_name(&self.table)
-                .set_key(Some(keys::position_key(&stream.brand_id, position)))
-                .update_expression("SET viewer_count = :count, viewer_version = :version")
-                // The copy must hold this stream (a remembered position can be stale).
-                .condition_expression(
-                    "#id = :id AND \
-                     (attribute_not_exists(viewer_version) OR viewer_version < :version)",
-                )
-                .expression_attribute_names("#id", "id")
-                .expression_attribute_values(":id", s(stream.id.to_string()))
-                .expression_attribute_values(":count", n(count))
-                .expression_attribute_values(":version", n(version))
-                .send()
-        })
-        .await;
-        match copied {
-            Ok(_) => {}
-            // Refused: a later count is already there.
-            Err(err) if condition_failed(&err) => {}
-            Err(err) => return Err(backend(err)),
+    ) -> StoreResult<Outcome<()>> {
+        match change {
+            ViewerChange::By(delta) => self.add_viewers(stream, delta, at, dedupe).await,
+            ViewerChange::To(count) => self.set_viewers(stream, count).await,
         }
-        stream_of(&updated).map(Outcome::Applied)
     }
 
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {

@@ -19,11 +19,9 @@ use hosting_domain::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{Outcome, StoreResult};
 
-/// Writes of a finishing transition whose viewer count a concurrent viewer update changed.
+/// Writes of a transition whose stream a host change or a position renumbering changed
+/// meanwhile (viewer events never write the stream item: `viewers.rs`).
 const TRANSITION_ATTEMPTS: u32 = 8;
-/// A finished stream's position copy takes this viewer version with its final count, so a
-/// late copy of an earlier count never overwrites it.
-const FINAL_VIEWER_VERSION: i64 = i64::MAX;
 
 /// The stream item's part of a change that every write of its state shares: the host's times
 /// (set, or removed when `None`), its revision, and its place in the due index
@@ -83,11 +81,12 @@ impl DynamoStore {
         dedupe: Option<&str>,
         cleanup: Option<&RoomCleanup>,
     ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
-        // No read: the update is conditional on the status and revision the caller saw (so an
-        // end during a reconnect window it did not see is made again, as of the drop), and
-        // when it finishes a live stream, on the viewer count it adds to the analytics
-        // aggregates. A stream changed meanwhile in anything but its status is read, and the
-        // write made again from it.
+        // No read of the stream: the update is conditional on the status and revision the
+        // caller saw (so an end during a reconnect window it did not see is made again, as of
+        // the drop). A stream changed meanwhile in anything but its status is read, and the
+        // write made again from it. A live stream that finishes takes its count from its
+        // viewer shards, read just before: the final count, on no condition, so churn cannot
+        // hold the end up.
         let mut seen = current.clone();
         let from = seen.status;
         let mut fresh = false;
@@ -97,6 +96,14 @@ impl DynamoStore {
                 return Ok(Outcome::Stale);
             }
             let finishes = !stream.status.is_active();
+            if finishes && from == StreamStatus::Live {
+                // `seen` may hold a count already summed; the stored base and shards are read.
+                if let Some(stored) = self.stream_with_viewers(stream.id).await?
+                    && stored.status == StreamStatus::Live
+                {
+                    stream.viewer_count = stored.viewer_count;
+                }
+            }
             // A position remembered from before a seeding renumbered the brand is refused by
             // the copy's condition; the next pass reads it afresh.
             if fresh {
@@ -122,6 +129,10 @@ impl DynamoStore {
             if let Some(reason) = stream.end_reason {
                 sets.push("end_reason = :end_reason");
                 values.push((":end_reason", s(reason.as_str())));
+            }
+            if finishes {
+                sets.push("viewer_count = :viewers");
+                values.push((":viewers", n(stream.viewer_count)));
             }
             // The deadline moves with the status, and with it what is due; the host's retries
             // and window end with it too. Only the stream item is in the due index.
@@ -159,24 +170,8 @@ impl DynamoStore {
                 stream_values.push((":seen_revision", n(seen.revision)));
                 stream_condition.push_str(" AND #revision = :seen_revision");
             }
-            if finishes && from == StreamStatus::Live {
-                stream_values.push((":viewers", n(stream.viewer_count)));
-                stream_condition.push_str(" AND viewer_count = :viewers");
-            }
             let mut copy_values = values;
             copy_values.push((":id", s(stream.id.to_string())));
-            // The copy takes the final count, sealed against late copies of earlier ones.
-            let copy_expression = if finishes {
-                copy_values.push((":viewers", n(stream.viewer_count)));
-                copy_values.push((":sealed", n(FINAL_VIEWER_VERSION)));
-                copy_expression.replacen(
-                    "SET ",
-                    "SET viewer_count = :viewers, viewer_version = :sealed, ",
-                    1,
-                )
-            } else {
-                copy_expression
-            };
             let mut items = vec![
                 update(
                     &self.table,
@@ -234,8 +229,8 @@ impl DynamoStore {
                     return Ok(Outcome::Duplicate);
                 }
                 Err(err) if condition_failed_at(&err, 0) => {
-                    // Still in its status, so a viewer update or a host change came first:
-                    // again from the stream as stored.
+                    // Still in its status, so a host change came first: again from the
+                    // stream as stored.
                     let stored = match self.get(keys::stream_key(stream.id)).await? {
                         Some(item) => stream_of(&item)?,
                         None => return Ok(Outcome::Stale),

@@ -1,0 +1,283 @@
+//! Least privilege, checked against the calls the code makes (README, "On AWS",
+//! "Permissions"): every endpoint, LiveKit's webhook, the timers' sweep and the relay's sweep
+//! run on DynamoDB with each request recorded, and every IAM action a request needs must be
+//! allowed by `template.yaml` to the function that serves it. API Gateway's `$default` route
+//! serves any endpoint as a fallback (a trailing slash: `POST .../redeliver/`), so its
+//! function must allow every endpoint's actions too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use hosting_http::endpoints::{ENDPOINTS, Endpoint};
+use serde_json::{Value, json};
+
+use crate::common::fake_livekit::{
+    API_SECRET, FakeLiveKit, participant_event, signed_webhook_with,
+};
+use crate::common::*;
+
+const GATEWAY_DEFAULT: &str = "GatewayDefaultFunction";
+
+/// Each function of the template and the DynamoDB actions its inline statements allow: on the
+/// table (`dynamodb:GetItem`), or on an index (`dynamodb:Query@index/due`).
+fn allowed_actions(template: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut allowed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let (mut in_resources, mut resource, mut actions) = (false, String::new(), Vec::new());
+    for line in template.lines() {
+        if !line.starts_with(' ') && !line.is_empty() {
+            in_resources = line.trim_end() == "Resources:";
+            continue;
+        }
+        if !in_resources {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':'))
+            && !name.starts_with(' ')
+        {
+            resource = name.to_owned();
+            actions.clear();
+            continue;
+        }
+        let trimmed = line.trim().trim_start_matches("- ");
+        if trimmed.starts_with("Effect:") {
+            actions.clear();
+        }
+        let action = trimmed.strip_prefix("Action: ").unwrap_or(trimmed);
+        if action.starts_with("dynamodb:") {
+            actions.push(action.to_owned());
+        }
+        if let Some(target) = trimmed.strip_prefix("Resource: ") {
+            let on = if target.contains("Table.Arn}/index/due") {
+                "@index/due"
+            } else if target == "!GetAtt Table.Arn" {
+                ""
+            } else {
+                continue;
+            };
+            let entry = allowed.entry(resource.clone()).or_default();
+            entry.extend(actions.drain(..).map(|action| format!("{action}{on}")));
+        }
+    }
+    allowed
+}
+
+fn template() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
+        .expect("template.yaml beside the workspace")
+}
+
+/// The IAM actions of the requests made since the last look.
+fn actions_since(api: &TestApp) -> BTreeSet<String> {
+    api.store_requests()
+        .calls
+        .into_iter()
+        .flat_map(|call| call.iam_actions)
+        .collect()
+}
+
+/// What a request was given to act on, ended after it so the brand's limits hold.
+#[derive(Default)]
+struct Made {
+    streams: Vec<String>,
+    webhooks: Vec<String>,
+}
+
+impl Made {
+    async fn clean_up(self, api: &TestApp) {
+        for id in self.streams {
+            api.delete(&format!("/streams/{id}"), &Keys::test_a()).await;
+        }
+        for id in self.webhooks {
+            api.delete(&format!("/webhooks?id={id}"), &Keys::test_a())
+                .await;
+        }
+    }
+}
+
+/// A request to `endpoint` that succeeds, with what it needs made first (and what it made).
+async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
+    let key = Keys::test_a();
+    let mut made = Made::default();
+    let path = endpoint.path;
+    let mut stream = async || {
+        let id = api.start_test_stream(&key).await;
+        made.streams.push(id.clone());
+        id
+    };
+    let (path, body): (String, Option<Value>) = match (endpoint.method.as_str(), path) {
+        ("POST", "/streams") => (
+            path.into(),
+            Some(
+                json!({"creator_id": CREATOR_AVA, "product_name": "Glow Serum",
+                "platform": "tiktok", "duration_minutes": 30}),
+            ),
+        ),
+        (_, "/streams/{id}") => (format!("/streams/{}", stream().await), None),
+        ("POST", "/test_helpers/streams/{id}/viewers") => (
+            format!("/test_helpers/streams/{}/viewers", stream().await),
+            Some(json!({"count": 3})),
+        ),
+        ("POST", p) if p.starts_with("/test_helpers/streams/{id}/") => {
+            (p.replace("{id}", &stream().await), Some(json!({})))
+        }
+        ("POST", "/webhooks") => (
+            path.into(),
+            Some(json!({"url": "https://hooks.example.com/q", "events": ["stream.ended"]})),
+        ),
+        (method, p) if p.contains("{id}") || (method, p) == ("DELETE", "/webhooks") => {
+            let (id, _) = register_webhook(
+                api,
+                &key,
+                "https://hooks.example.com/p",
+                json!(["stream.started", "stream.ended", "stream.error"]),
+            )
+            .await;
+            made.webhooks.push(id.clone());
+            let path = match (method, p) {
+                ("DELETE", "/webhooks") => format!("/webhooks?id={id}"),
+                _ => p.replace("{id}", &id),
+            };
+            let body = match (method, p) {
+                ("PATCH", _) => Some(json!({"active": false})),
+                ("POST", "/webhooks/{id}/redeliver") => Some(json!({
+                    "since": (api.now() - chrono::Duration::hours(1)).to_rfc3339()
+                })),
+                ("POST", _) => Some(json!({})),
+                _ => None,
+            };
+            (path, body)
+        }
+        (_, p) => (p.into(), None),
+    };
+    // What was made for it is not its own.
+    api.store_requests();
+    let key = match endpoint.access {
+        hosting_http::endpoints::Access::Public => None,
+        hosting_http::endpoints::Access::Keyed(_) => Some(key.as_str()),
+    };
+    let r = api.call(endpoint.method.as_str(), &path, key, body).await;
+    for (field, list) in [
+        ("stream_id", &mut made.streams),
+        ("webhook_id", &mut made.webhooks),
+    ] {
+        if endpoint.method == "POST"
+            && let Some(id) = r.body[field].as_str()
+        {
+            list.push(id.to_owned());
+        }
+    }
+    (r, made)
+}
+
+/// Where each function's actions fall short of what its code called.
+fn missing(
+    allowed: &BTreeMap<String, BTreeSet<String>>,
+    function: &str,
+    called: &BTreeSet<String>,
+    what: &str,
+) -> Vec<String> {
+    let granted = allowed.get(function).cloned().unwrap_or_default();
+    called
+        .difference(&granted)
+        .map(|action| format!("{what}: {function} lacks {action}"))
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs DynamoDB (moto) to record the requests: scripts/test.sh runs it"]
+async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
+    let allowed = allowed_actions(&template());
+    let fake = FakeLiveKit::start().await;
+    let api = TestApp::builder().with_livekit(&fake).await;
+    let mut problems = Vec::new();
+
+    for endpoint in ENDPOINTS.iter().copied() {
+        let (r, made) = call(&api, endpoint).await;
+        let what = format!("{} {}", endpoint.method, endpoint.path);
+        // A call that failed would not show what its success needs.
+        assert!(r.status.is_success(), "{what}: {} {}", r.status, r.body);
+        let called = actions_since(&api);
+        made.clean_up(&api).await;
+        let function = endpoint.function.template_resource();
+        problems.extend(missing(&allowed, function, &called, &what));
+        problems.extend(missing(
+            &allowed,
+            GATEWAY_DEFAULT,
+            &called,
+            &format!("{what}/"),
+        ));
+    }
+
+    // LiveKit's events: a stream going live, a viewer joining and leaving, the room finishing.
+    let (id, room, _) = start_live(&api, 30).await;
+    api.store_requests();
+    for (event, kind, event_id) in [
+        ("participant_joined", Some("AGENT"), "EV_perm_agent"),
+        ("participant_joined", None, "EV_perm_join"),
+        ("participant_left", None, "EV_perm_leave"),
+    ] {
+        let signed = signed_webhook_with(
+            &participant_event(event, &room, kind, event_id),
+            API_SECRET,
+            600,
+        );
+        api.post_livekit(&signed).await.assert_status(200);
+    }
+    let signed = signed_webhook_with(
+        &json!({"event": "room_finished", "room": {"sid": "RM_fake", "name": room},
+            "id": "EV_perm_finished", "createdAt": chrono::Utc::now().timestamp().to_string()}),
+        API_SECRET,
+        600,
+    );
+    api.post_livekit(&signed).await.assert_status(200);
+    assert_eq!(live_detail(&api, &id).await["status"], "ended");
+    let called = actions_since(&api);
+    problems.extend(missing(
+        &allowed,
+        "LiveKitWebhookFunction",
+        &called,
+        "LiveKit events",
+    ));
+
+    // The timers' sweep, with a stream past its deadline and a room left to delete.
+    let (_, _, _) = start_live(&api, 30).await;
+    api.advance(chrono::Duration::minutes(40));
+    api.store_requests();
+    hosting_app::service::timers::sweep(&api.runtime.app)
+        .await
+        .unwrap();
+    let called = actions_since(&api);
+    assert!(called.contains("dynamodb:Query@index/due"), "{called:?}");
+    problems.extend(missing(&allowed, "TimersFunction", &called, "timers sweep"));
+
+    // The relay's sweep, with the events all this wrote.
+    api.store_requests();
+    hosting_app::delivery::relay::sweep(&api.runtime.app, Duration::ZERO)
+        .await
+        .unwrap();
+    let called = actions_since(&api);
+    problems.extend(missing(
+        &allowed,
+        "OutboxRelayFunction",
+        &called,
+        "relay sweep",
+    ));
+
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+/// The template's reading is not vacuous: it finds the table and index statements, and a
+/// function missing an action the code needs is reported.
+#[test]
+fn the_policies_are_read_from_the_template() {
+    let allowed = allowed_actions(&template());
+    assert!(allowed["StreamsFunction"].contains("dynamodb:UpdateItem"));
+    assert!(allowed["TimersFunction"].contains("dynamodb:Query@index/due"));
+    assert!(!allowed["StreamsFunction"].contains("dynamodb:Query@index/due"));
+    assert!(!allowed["DiscoveryFunction"].contains("dynamodb:PutItem"));
+    let called = BTreeSet::from(["dynamodb:PutItem".to_owned()]);
+    assert_eq!(
+        missing(&allowed, "DiscoveryFunction", &called, "x"),
+        ["x: DiscoveryFunction lacks dynamodb:PutItem"]
+    );
+}

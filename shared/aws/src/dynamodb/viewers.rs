@@ -1,0 +1,259 @@
+//! A live stream's viewer count, kept off the stream item (docs/lifecycle.md, "Viewer counts").
+//!
+//! A busy show sends a join or a leave many times a second. DynamoDB cancels one of two
+//! transactions that overlap on an item and caps the write rate of one item, so no viewer event
+//! writes the stream item, its position copy or the due index. Each one is a transaction of
+//! two items: an `ADD` of ±1 to one of [`VIEWER_SHARDS`] counter items under the stream's
+//! partition (`STREAM#<id>`, `VIEWERS#<nn>`), drawn at random, and the provider event's dedupe
+//! record. Two events conflict only when they draw the same shard at the same moment, and a
+//! conflict is retried (on a newly drawn shard).
+//!
+//! A leave is not counted when the caller's read of the stream (which sums the shards) shows
+//! no viewer, so a count never goes below zero one event after another. Two leaves racing at
+//! a count of one can both be counted; the sum then reads as zero until joins outweigh it.
+//!
+//! While the stream is `live`, its count is the stream item's `viewer_count` (the base: set at
+//! creation, by seeding and by the test helper) plus the shards' sum, never below zero; each
+//! read of a live stream adds the shards up (one `Query` of at most [`VIEWER_SHARDS`] small
+//! items, bounded per page by the plan's concurrent streams). A transition that finishes the
+//! stream writes that sum into the stream item and its position copy as the final count, and
+//! from then on the shards are never read again: what a late event adds to them changes
+//! nothing. No transition is conditional on the count.
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use chrono::{DateTime, Utc};
+use tokio::task::JoinSet;
+use uuid::Uuid;
+
+use super::items::{ItemExt, n, s};
+use super::keys;
+use super::requests::{
+    UpdateSpec, backend, backoff, condition_failed_at, is_conflict, put, update,
+};
+use super::streams::dedupe_item;
+use super::{DynamoStore, Item};
+use hosting_domain::domain::{Stream, StreamStatus};
+use hosting_domain::ports::{Outcome, StoreResult};
+
+/// Counter items per live stream. An event conflicts when it draws a shard another event in
+/// flight holds: about one in 64 per event in flight at once (retried). A read of them all is
+/// still one `Query` of about 4 KB (BENCHMARKS.md, "A popular show").
+pub(super) const VIEWER_SHARDS: u32 = 64;
+/// Draws of a shard for one event: a conflict draws another at once.
+const SHARD_DRAWS: u32 = 12;
+/// The counter's attribute on a shard item.
+const COUNT: &str = "viewers";
+
+impl DynamoStore {
+    /// A stream with its count as of now, in one `Query` of its partition from the stream
+    /// item on (its shards sort after it, its script before).
+    pub(super) async fn stream_with_viewers(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
+        let items = self
+            .query(
+                None,
+                "pk = :pk AND sk >= :stream",
+                vec![
+                    (":pk", s(keys::stream_pk(stream_id))),
+                    (":stream", s(keys::STREAM_SK)),
+                ],
+                true,
+                None,
+            )
+            .await?;
+        let Some((first, shards)) = items
+            .split_first()
+            .filter(|(first, _)| first.opt_string("sk").as_deref() == Some(keys::STREAM_SK))
+        else {
+            return Ok(None);
+        };
+        let mut stream = self.stream_from(first)?;
+        if stream.status == StreamStatus::Live {
+            stream.viewer_count = count_of(stream.viewer_count, shards_sum(shards));
+        }
+        Ok(Some(stream))
+    }
+
+    /// The sum of a stream's shards (reads nothing else).
+    pub(super) async fn viewer_shards_sum(&self, stream_id: Uuid) -> StoreResult<i64> {
+        let items = self
+            .query_partition(&keys::stream_pk(stream_id), Some(keys::VIEWER_SHARD_PREFIX))
+            .await?;
+        Ok(shards_sum(&items))
+    }
+
+    /// Sets the count of every `live` stream of `streams`, read from items that hold its base
+    /// (position copies), from its shards (the others' counts are final as stored), the
+    /// streams' reads in flight together.
+    pub(super) async fn with_live_viewers<'a>(
+        &self,
+        streams: impl IntoIterator<Item = &'a mut Stream>,
+    ) -> StoreResult<()> {
+        let mut live: Vec<&mut Stream> = streams
+            .into_iter()
+            .filter(|stream| stream.status == StreamStatus::Live)
+            .collect();
+        match live.as_mut_slice() {
+            [] => Ok(()),
+            [stream] => {
+                let sum = self.viewer_shards_sum(stream.id).await?;
+                stream.viewer_count = count_of(stream.viewer_count, sum);
+                Ok(())
+            }
+            many => {
+                let mut reads = JoinSet::new();
+                for (at, stream) in many.iter().enumerate() {
+                    let store = self.clone();
+                    let id = stream.id;
+                    reads.spawn(async move { (at, store.viewer_shards_sum(id).await) });
+                }
+                while let Some(done) = reads.join_next().await {
+                    let (at, sum) = done.map_err(backend)?;
+                    many[at].viewer_count = count_of(many[at].viewer_count, sum?);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Adds `delta` viewers to a live stream, with `dedupe` recorded in the same transaction.
+    /// The stream item is not touched: `stream` is the caller's read (its count summed as of
+    /// that read), and an event that races the stream's end changes only shards nobody reads
+    /// any more. A leave that read shows no viewer for is not counted: the floor at zero.
+    pub(super) async fn add_viewers(
+        &self,
+        stream: &Stream,
+        delta: i64,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<()>> {
+        if stream.status != StreamStatus::Live
+            || (delta < 0 && stream.viewer_count < delta.unsigned_abs())
+        {
+            return Ok(Outcome::Stale);
+        }
+        let mut draw = 0;
+        loop {
+            draw += 1;
+            let shard = rand::random_range(0..VIEWER_SHARDS);
+            let mut items = vec![update(
+                &self.table,
+                UpdateSpec {
+                    key: keys::viewer_shard_key(stream.id, shard),
+                    expression: "ADD #count :delta",
+                    condition: None,
+                    names: vec![("#count", COUNT.to_owned())],
+                    values: vec![(":delta", n(delta))],
+                },
+            )?];
+            if let Some(event_id) = dedupe {
+                items.push(dedupe_item(&self.table, event_id, at)?);
+            }
+            match self.transact_or_conflict(items).await {
+                Ok(()) => return Ok(Outcome::Applied(())),
+                Err(err) if dedupe.is_some() && condition_failed_at(&err, 1) => {
+                    return Ok(Outcome::Duplicate);
+                }
+                // Another event holds the shard (or a resend of this one holds its dedupe
+                // record: the next draw finds it recorded): another shard, after a short wait
+                // that grows with each draw.
+                Err(err) if draw < SHARD_DRAWS && is_conflict(&err) => {
+                    tokio::time::sleep(backoff(draw / 3)).await;
+                }
+                Err(err) => return Err(backend(err)),
+            }
+        }
+    }
+
+    /// Sets a live stream's count outright (the test helper): the base on the stream item and
+    /// its position copy, every shard back to zero, in one transaction conditional on the
+    /// stream being `live`.
+    pub(super) async fn set_viewers(
+        &self,
+        stream: &Stream,
+        count: u64,
+    ) -> StoreResult<Outcome<()>> {
+        let position = self.position(stream.id).await?;
+        let mut items: Vec<TransactWriteItem> = vec![
+            update(
+                &self.table,
+                UpdateSpec {
+                    key: keys::stream_key(stream.id),
+                    expression: "SET viewer_count = :count",
+                    condition: Some("#status = :live"),
+                    names: vec![("#status", "status".to_owned())],
+                    values: vec![
+                        (":count", n(count)),
+                        (":live", s(StreamStatus::Live.as_str())),
+                    ],
+                },
+            )?,
+            update(
+                &self.table,
+                UpdateSpec {
+                    key: keys::position_key(&stream.brand_id, position),
+                    expression: "SET viewer_count = :count",
+                    condition: Some("#id = :id"),
+                    names: vec![("#id", "id".to_owned())],
+                    values: vec![(":count", n(count)), (":id", s(stream.id.to_string()))],
+                },
+            )?,
+        ];
+        for shard in 0..VIEWER_SHARDS {
+            let mut item = keys::viewer_shard_key(stream.id, shard);
+            item.insert(COUNT.to_owned(), n(0));
+            items.push(put(&self.table, item, None)?);
+        }
+        match self.transact(items).await {
+            Ok(()) => Ok(Outcome::Applied(())),
+            Err(err) if condition_failed_at(&err, 0) || condition_failed_at(&err, 1) => {
+                Ok(Outcome::Stale)
+            }
+            Err(err) => Err(backend(err)),
+        }
+    }
+}
+
+fn shards_sum(items: &[Item]) -> i64 {
+    items
+        .iter()
+        .filter_map(|item| item.opt_number(COUNT))
+        .fold(0i64, i64::saturating_add)
+}
+
+/// A base and a shards' sum as a count: never below zero.
+fn count_of(base: u64, sum: i64) -> u64 {
+    i64::try_from(base)
+        .unwrap_or(i64::MAX)
+        .saturating_add(sum)
+        .max(0)
+        .unsigned_abs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_count_is_its_base_plus_its_shards_never_below_zero() {
+        assert_eq!(count_of(5, 3), 8);
+        assert_eq!(count_of(5, -3), 2);
+        assert_eq!(count_of(1, -4), 0);
+        assert_eq!(count_of(0, 0), 0);
+    }
+
+    #[test]
+    fn shards_sum_what_they_hold_and_skip_what_they_do_not() {
+        let shard = |count: Option<i64>| {
+            let mut item = keys::viewer_shard_key(Uuid::nil(), 0);
+            if let Some(count) = count {
+                item.insert(COUNT.to_owned(), n(count));
+            }
+            item
+        };
+        assert_eq!(
+            shards_sum(&[shard(Some(4)), shard(Some(-1)), shard(None)]),
+            3
+        );
+        assert_eq!(shards_sum(&[]), 0);
+    }
+}
