@@ -1,6 +1,6 @@
 //! Least privilege, checked against the calls the code makes (README, "On AWS",
-//! "Permissions"): every endpoint, LiveKit's webhook, the timers' sweep and the relay's sweep
-//! run on DynamoDB with each request recorded, and every IAM action a request needs must be
+//! "Permissions"): every endpoint, LiveKit's webhook, the timers' sweep, the relay's sweep and
+//! a delivery batch run on DynamoDB with each request recorded, and every IAM action a request needs must be
 //! allowed by `template.yaml` to the function that serves it. API Gateway's `$default` route
 //! serves any endpoint as a fallback (a trailing slash: `POST .../redeliver/`), so its
 //! function must allow every endpoint's actions too.
@@ -14,7 +14,10 @@ use serde_json::{Value, json};
 use crate::common::fake_livekit::{
     API_SECRET, FakeLiveKit, participant_event, signed_webhook_with,
 };
+use crate::common::receiver::{Behaviour, Receiver};
 use crate::common::*;
+use hosting_app::delivery::Deliverer;
+use hosting_runtime::LocalQueue;
 
 const GATEWAY_DEFAULT: &str = "GatewayDefaultFunction";
 
@@ -188,7 +191,10 @@ fn missing(
 async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     let allowed = allowed_actions(&template());
     let fake = FakeLiveKit::start().await;
-    let api = TestApp::builder().with_livekit(&fake).await;
+    let api = TestApp::builder()
+        .with_private_webhook_urls()
+        .with_livekit(&fake)
+        .await;
     let mut problems = Vec::new();
 
     for endpoint in ENDPOINTS.iter().copied() {
@@ -262,6 +268,46 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
         &called,
         "relay sweep",
     ));
+
+    // The delivery function, with a batch of one delivery to a receiver that fails it (so the
+    // attempt is logged failed and the retry queued).
+    let receiver = Receiver::start(Behaviour::Always(500)).await;
+    let (webhook_id, _) = register_webhook(
+        &api,
+        &Keys::test_a(),
+        &receiver.url(),
+        json!(["stream.ended"]),
+    )
+    .await;
+    let mut batch: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../events/delivery-sqs-batch.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut message: Value =
+        serde_json::from_str(batch["Records"][0]["body"].as_str().unwrap()).unwrap();
+    message["delivery"]["webhook_id"] = json!(webhook_id);
+    message["delivery"]["brand_id"] = json!("brand_a");
+    batch["Records"][0]["body"] = json!(message.to_string());
+    let LocalQueue::Sqs(queue) = &api.runtime.queue else {
+        panic!("the DynamoDB stage delivers through SQS");
+    };
+    let deliverer = Deliverer::new(Duration::from_secs(5), true).unwrap();
+    api.store_requests();
+    delivery::handle(
+        &api.runtime.app,
+        queue,
+        &deliverer,
+        serde_json::from_value(batch).unwrap(),
+    )
+    .await;
+    assert_eq!(receiver.hits().len(), 1);
+    let called = actions_since(&api);
+    assert!(called.contains("dynamodb:BatchWriteItem"), "{called:?}");
+    problems.extend(missing(&allowed, "DeliveryFunction", &called, "delivery"));
 
     assert_eq!(problems, Vec::<String>::new());
 }

@@ -409,8 +409,14 @@ impl DynamoStore {
             .chain(active.iter().copied())
             .collect();
         let wanted: Vec<u64> = wanted.into_iter().collect();
-        let mut streams: HashMap<u64, Stream> = self.streams_by_position(brand_id, &wanted).await?;
-        self.with_live_viewers(streams.values_mut()).await?;
+        // Live ones' viewer shards alongside, by the ids the counters keep.
+        let live = index.live_ids_among(&wanted);
+        let (streams, sums) = tokio::join!(
+            self.streams_by_position(brand_id, &wanted),
+            self.shard_sums(&live)
+        );
+        let mut streams: HashMap<u64, Stream> = streams?;
+        self.with_live_viewers(streams.values_mut(), &sums?).await?;
 
         let count = |window: &mut Window, stream: &Stream, figures: Figures| {
             window.figures.add(&figures);

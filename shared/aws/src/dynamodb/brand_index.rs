@@ -66,7 +66,7 @@ impl DynamoStore {
         names.push(("#act", positions::active_attribute(position)));
         if to.is_active() {
             sets.push("#act = :to_status".into());
-            values.push((":to_status", s(to.as_str())));
+            values.push((":to_status", s(positions::active_value(to, stream.id))));
         } else {
             removes.push("#act");
         }

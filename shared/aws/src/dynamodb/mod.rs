@@ -27,7 +27,8 @@
 //! | a delivery that ended failed | `FAILED#<webhook>` | event creation, event id | |
 //!
 //! Rate windows, provider event ids, idempotency keys, relayed events, delivery slots left by a
-//! dead holder and the delivery log (30 days) expire by TTL (`ttl`).
+//! dead holder, the delivery log (30 days) and viewer counter shards (2 days after their last
+//! change) expire by TTL (`ttl`).
 //!
 //! The brand item carries the counters that make limits atomic and totals cheap: `active`
 //! (streams in `preparing` or `live`), `streams_total`, `streams_<status>` and `webhooks`,

@@ -7,7 +7,8 @@
 //!   that raises it, and a copy of the stream lives at `POS#<brand>#<position>`. Newest first
 //!   is highest position first, so the page at `offset` is known from the total alone.
 //! - The brand's counters item records which positions are active (`act_<position>`: the
-//!   status, at most 3 of them) and, per **block** of [`BLOCK`] positions, how many ended in
+//!   status and the stream's id, `live#<id>`, at most the plan's concurrent streams; a
+//!   page sums its live streams' viewer shards alongside its own read, by these ids) and, per **block** of [`BLOCK`] positions, how many ended in
 //!   `error` (`err_<block>`); block item `ERRORS#<brand>#<block>` holds those positions. Every
 //!   other position is `ended`. A page of one status is found from these counts, reading only
 //!   the error sets of the blocks the page touches, and those sets are cached while the count
@@ -22,6 +23,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use hosting_domain::domain::StreamStatus;
 use hosting_domain::error::StoreError;
+use uuid::Uuid;
 
 /// Positions per error block: a block's error set stays far below DynamoDB's 400 KB item limit
 /// (at most 1,024 numbers), and the counters item holds one count per block that has errors.
@@ -32,6 +34,11 @@ pub const ERRORS_PREFIX: &str = "err_";
 
 pub fn active_attribute(position: u64) -> String {
     format!("{ACTIVE_PREFIX}{position}")
+}
+
+/// An active position's value: its status and its stream's id.
+pub fn active_value(status: StreamStatus, stream_id: Uuid) -> String {
+    format!("{}#{stream_id}", status.as_str())
 }
 
 pub fn errors_attribute(block: u64) -> String {
@@ -51,6 +58,8 @@ pub struct BrandIndex {
     pub counts: HashMap<StreamStatus, u64>,
     /// Active positions and their status.
     pub active: BTreeMap<u64, StreamStatus>,
+    /// Active positions' stream ids (absent from values written before ids were kept).
+    pub active_ids: BTreeMap<u64, Uuid>,
     /// Per block that has any, how many of its positions ended in `error`.
     pub errors: BTreeMap<u64, u64>,
     /// Sort key (`created_at#id`) of the newest stream.
@@ -73,6 +82,15 @@ fn count(value: &AttributeValue) -> Option<u64> {
 }
 
 impl BrandIndex {
+    /// The stream ids of the live positions among `positions` that the counters name.
+    pub fn live_ids_among(&self, positions: &[u64]) -> Vec<Uuid> {
+        positions
+            .iter()
+            .filter(|p| self.active.get(p) == Some(&StreamStatus::Live))
+            .filter_map(|p| self.active_ids.get(p).copied())
+            .collect()
+    }
+
     pub fn from_item(item: &HashMap<String, AttributeValue>) -> Result<Self, StoreError> {
         let corrupt = |what: &str| StoreError::Corrupt(format!("brand counters: {what}"));
         let mut index = BrandIndex::default();
@@ -89,12 +107,17 @@ impl BrandIndex {
                 }
             } else if let Some(position) = name.strip_prefix(ACTIVE_PREFIX) {
                 let position = position.parse().map_err(|_| corrupt(name))?;
-                let status = value
-                    .as_s()
-                    .ok()
-                    .and_then(|s| StreamStatus::parse(s))
-                    .ok_or_else(|| corrupt(name))?;
+                let value = value.as_s().map_err(|_| corrupt(name))?;
+                let (status, id) = match value.split_once('#') {
+                    Some((status, id)) => (status, Some(id)),
+                    None => (value.as_str(), None),
+                };
+                let status = StreamStatus::parse(status).ok_or_else(|| corrupt(name))?;
                 index.active.insert(position, status);
+                if let Some(id) = id {
+                    let id = Uuid::parse_str(id).map_err(|_| corrupt(name))?;
+                    index.active_ids.insert(position, id);
+                }
             } else if let Some(block) = name.strip_prefix(ERRORS_PREFIX) {
                 let block = block.parse().map_err(|_| corrupt(name))?;
                 let errors = count(value).ok_or_else(|| corrupt(name))?;
@@ -365,5 +388,36 @@ mod tests {
         assert_eq!(index.errors, BTreeMap::from([(1, 3)]));
         assert_eq!(index.total_of(Some(StreamStatus::Error)), 3);
         assert_eq!(index.newest.as_deref(), Some("x"));
+        // A value from before ids were kept: the status alone, no id.
+        assert!(index.active_ids.is_empty());
+        assert!(index.live_ids_among(&[2049]).is_empty());
+    }
+
+    #[test]
+    fn active_positions_name_their_streams_and_only_live_ones_are_summed() {
+        let (live, preparing) = (Uuid::new_v4(), Uuid::new_v4());
+        let item: HashMap<String, AttributeValue> = [
+            ("streams_total", AttributeValue::N("3".into())),
+            (
+                "act_1",
+                AttributeValue::S(active_value(StreamStatus::Live, live)),
+            ),
+            (
+                "act_2",
+                AttributeValue::S(active_value(StreamStatus::Preparing, preparing)),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        let index = BrandIndex::from_item(&item).unwrap();
+        assert_eq!(index.active.get(&1), Some(&StreamStatus::Live));
+        assert_eq!(index.active.get(&2), Some(&StreamStatus::Preparing));
+        assert_eq!(index.active_ids.get(&2), Some(&preparing));
+        assert_eq!(index.live_ids_among(&[0, 1, 2]), [live]);
+        assert_eq!(index.live_ids_among(&[0, 2]), Vec::<Uuid>::new());
+        let bad: HashMap<String, AttributeValue> =
+            [("act_1".to_owned(), AttributeValue::S("live#nope".into()))].into();
+        assert!(BrandIndex::from_item(&bad).is_err());
     }
 }

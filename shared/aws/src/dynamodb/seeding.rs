@@ -66,7 +66,9 @@ impl PositionsSummary {
                 active => {
                     *summary.counts.entry("active".into()).or_default() += 1;
                     let attribute = positions::active_attribute(position);
-                    summary.active.push((attribute, s(active.as_str())));
+                    summary
+                        .active
+                        .push((attribute, s(positions::active_value(active, stream.id))));
                 }
             }
         }

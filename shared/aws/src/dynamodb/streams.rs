@@ -196,9 +196,15 @@ impl StreamStore for DynamoStore {
                 index.positions(status, &slices, &sets)
             }
         };
-        let mut streams = self.streams_at(brand_id, &positions).await?;
-        // Live ones (at most the plan's concurrent streams) count their viewers as of now.
-        self.with_live_viewers(streams.iter_mut()).await?;
+        // Live ones (at most the plan's concurrent streams) count their viewers as of now:
+        // their shards are read alongside the page, by the ids the counters keep.
+        let live = index.live_ids_among(&positions);
+        let (streams, sums) = tokio::join!(
+            self.streams_at(brand_id, &positions),
+            self.shard_sums(&live)
+        );
+        let mut streams = streams?;
+        self.with_live_viewers(streams.iter_mut(), &sums?).await?;
         Ok(StreamPage {
             streams,
             total: index.total_of(status),
@@ -245,7 +251,7 @@ impl StreamStore for DynamoStore {
     ) -> StoreResult<Outcome<()>> {
         match change {
             ViewerChange::By(delta) => self.add_viewers(stream, delta, at, dedupe).await,
-            ViewerChange::To(count) => self.set_viewers(stream, count).await,
+            ViewerChange::To(count) => self.set_viewers(stream, count, at).await,
         }
     }
 

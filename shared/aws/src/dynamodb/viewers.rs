@@ -15,10 +15,13 @@
 //! While the stream is `live`, its count is the stream item's `viewer_count` (the base: set at
 //! creation, by seeding and by the test helper) plus the shards' sum, never below zero; each
 //! read of a live stream adds the shards up (one `Query` of at most [`VIEWER_SHARDS`] small
-//! items, bounded per page by the plan's concurrent streams). A transition that finishes the
+//! items, bounded per page by the plan's concurrent streams, and sent alongside the page's own
+//! read: the brand's counters name its live streams' ids). A transition that finishes the
 //! stream writes that sum into the stream item and its position copy as the final count, and
 //! from then on the shards are never read again: what a late event adds to them changes
 //! nothing. No transition is conditional on the count.
+
+use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Utc};
@@ -31,18 +34,23 @@ use super::requests::{
     UpdateSpec, backend, backoff, condition_failed_at, is_conflict, put, update,
 };
 use super::streams::dedupe_item;
+use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use hosting_domain::domain::{Stream, StreamStatus};
 use hosting_domain::ports::{Outcome, StoreResult};
 
 /// Counter items per live stream. An event conflicts when it draws a shard another event in
-/// flight holds: about one in 64 per event in flight at once (retried). A read of them all is
-/// still one `Query` of about 4 KB (BENCHMARKS.md, "A popular show").
+/// flight holds: about one in 64 per event in flight at once (retried). A read of them all with
+/// the stream item is still one `Query` of about 6.5 KB (BENCHMARKS.md, "A popular show").
 pub(super) const VIEWER_SHARDS: u32 = 64;
 /// Draws of a shard for one event: a conflict draws another at once.
 const SHARD_DRAWS: u32 = 12;
 /// The counter's attribute on a shard item.
 const COUNT: &str = "viewers";
+/// How long a shard is kept after its last change: once the stream finished nothing reads it,
+/// and a stream is live at most 8 hours (480 minutes), so TTL deletes it days after its end,
+/// never while it counts.
+const SHARD_TTL: chrono::Duration = chrono::Duration::days(2);
 
 impl DynamoStore {
     /// A stream with its count as of now, in one `Query` of its partition from the stream
@@ -81,38 +89,50 @@ impl DynamoStore {
         Ok(shards_sum(&items))
     }
 
+    /// The shards' sum of each stream of `ids`, the reads in flight together.
+    pub(super) async fn shard_sums(&self, ids: &[Uuid]) -> StoreResult<HashMap<Uuid, i64>> {
+        let mut sums = HashMap::with_capacity(ids.len());
+        let mut reads = JoinSet::new();
+        for &id in ids {
+            let store = self.clone();
+            reads.spawn(async move { (id, store.viewer_shards_sum(id).await) });
+        }
+        while let Some(done) = reads.join_next().await {
+            let (id, sum) = done.map_err(backend)?;
+            sums.insert(id, sum?);
+        }
+        Ok(sums)
+    }
+
     /// Sets the count of every `live` stream of `streams`, read from items that hold its base
-    /// (position copies), from its shards (the others' counts are final as stored), the
-    /// streams' reads in flight together.
+    /// (position copies), from its shards: their sum from `known` (read alongside the page,
+    /// by the ids the brand's counters keep), else read now. The others' counts are final as
+    /// stored.
     pub(super) async fn with_live_viewers<'a>(
         &self,
         streams: impl IntoIterator<Item = &'a mut Stream>,
+        known: &HashMap<Uuid, i64>,
     ) -> StoreResult<()> {
-        let mut live: Vec<&mut Stream> = streams
-            .into_iter()
-            .filter(|stream| stream.status == StreamStatus::Live)
-            .collect();
-        match live.as_mut_slice() {
-            [] => Ok(()),
-            [stream] => {
-                let sum = self.viewer_shards_sum(stream.id).await?;
-                stream.viewer_count = count_of(stream.viewer_count, sum);
-                Ok(())
+        let mut unknown = Vec::new();
+        for stream in streams {
+            if stream.status != StreamStatus::Live {
+                continue;
             }
-            many => {
-                let mut reads = JoinSet::new();
-                for (at, stream) in many.iter().enumerate() {
-                    let store = self.clone();
-                    let id = stream.id;
-                    reads.spawn(async move { (at, store.viewer_shards_sum(id).await) });
-                }
-                while let Some(done) = reads.join_next().await {
-                    let (at, sum) = done.map_err(backend)?;
-                    many[at].viewer_count = count_of(many[at].viewer_count, sum?);
-                }
-                Ok(())
+            match known.get(&stream.id) {
+                Some(sum) => stream.viewer_count = count_of(stream.viewer_count, *sum),
+                None => unknown.push(stream),
             }
         }
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Uuid> = unknown.iter().map(|stream| stream.id).collect();
+        let sums = self.shard_sums(&ids).await?;
+        for stream in unknown {
+            let sum = sums.get(&stream.id).copied().unwrap_or(0);
+            stream.viewer_count = count_of(stream.viewer_count, sum);
+        }
+        Ok(())
     }
 
     /// Adds `delta` viewers to a live stream, with `dedupe` recorded in the same transaction.
@@ -139,10 +159,16 @@ impl DynamoStore {
                 &self.table,
                 UpdateSpec {
                     key: keys::viewer_shard_key(stream.id, shard),
-                    expression: "ADD #count :delta",
+                    expression: "SET #ttl = :expires ADD #count :delta",
                     condition: None,
-                    names: vec![("#count", COUNT.to_owned())],
-                    values: vec![(":delta", n(delta))],
+                    names: vec![
+                        ("#count", COUNT.to_owned()),
+                        ("#ttl", TTL_ATTRIBUTE.to_owned()),
+                    ],
+                    values: vec![
+                        (":delta", n(delta)),
+                        (":expires", n((at + SHARD_TTL).timestamp())),
+                    ],
                 },
             )?];
             if let Some(event_id) = dedupe {
@@ -171,6 +197,7 @@ impl DynamoStore {
         &self,
         stream: &Stream,
         count: u64,
+        at: DateTime<Utc>,
     ) -> StoreResult<Outcome<()>> {
         let position = self.position(stream.id).await?;
         let mut items: Vec<TransactWriteItem> = vec![
@@ -201,6 +228,7 @@ impl DynamoStore {
         for shard in 0..VIEWER_SHARDS {
             let mut item = keys::viewer_shard_key(stream.id, shard);
             item.insert(COUNT.to_owned(), n(0));
+            item.insert(TTL_ATTRIBUTE.to_owned(), n((at + SHARD_TTL).timestamp()));
             items.push(put(&self.table, item, None)?);
         }
         match self.transact(items).await {
