@@ -37,11 +37,11 @@ Rules (all optional; probabilities between 0 and 1, drawn per request):
     sqs_500                      SQS: 500 InternalError
     gsi_stale                    Query/Scan on an index answers no items
     stale_index                  Query on an index answers the last answer forwarded for the same
-                                 request (same payload: table, index, key condition, values,
-                                 start key, ...), as an index that lags behind its table; a
-                                 request with no recorded answer yet is forwarded. Answers are
-                                 recorded while the rule is on, and forgotten when the scope's
-                                 rules are replaced
+                                 index partition (table, index, the partition key's value;
+                                 whatever the range bounds), as an index that lags behind its
+                                 table; a query with no recorded answer yet, or a page after the
+                                 first, is forwarded. Answers are recorded while the rule is on,
+                                 and forgotten when the scope's rules are replaced
     unprocessed                  BatchGetItem/BatchWriteItem: each key or write request is left
                                  unprocessed with this probability (drawn per entry, so at 1 none
                                  is ever processed). The unprocessed ones are answered under
@@ -315,6 +315,23 @@ def fault_applies(kind, service, op, payload):
 
 def is_index_query(service, op, payload):
     return service == "dynamodb" and op == "Query" and bool(payload.get("IndexName"))
+
+
+def index_partition(payload):
+    """The index partition a Query reads (table, index, the value its partition key equals), or
+    None for a page after the first. A lagging index answers any query of a partition from its
+    past, whatever its range bounds: the product's sweeps bound theirs by the time now, so no
+    two of their queries are alike."""
+    expression = payload.get("KeyConditionExpression")
+    values = payload.get("ExpressionAttributeValues")
+    if not isinstance(expression, str) or not isinstance(values, dict) or payload.get("ExclusiveStartKey"):
+        return None
+    equality = re.match(r"\s*(#?\w+)\s*=\s*(:\w+)", expression)
+    if not equality:
+        return None
+    return request_signature(
+        [payload.get("TableName"), payload.get("IndexName"), equality.group(1), values.get(equality.group(2))]
+    )
 
 
 def request_signature(payload):
@@ -895,7 +912,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._inject(scope, "refuse_bodies_containing", request)
             return sqs_error(400, "InvalidMessageContents", INVALID_MESSAGE_CONTENTS)
 
-        signature = request_signature(payload) if is_index_query(service, op, payload) else None
+        signature = index_partition(payload) if is_index_query(service, op, payload) else None
         if kind == "stale_index":
             earlier = self.faults.recorded(scope, signature)
             if earlier is not None:
