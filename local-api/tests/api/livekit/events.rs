@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::Duration;
 use serde_json::{Value, json};
 
-use super::deliver;
+use super::{deliver, live_show};
 use crate::common::fake_livekit::{FakeLiveKit, participant_event};
 use crate::common::*;
 
@@ -136,13 +136,7 @@ async fn listed_viewer_count(api: &TestApp, id: &str) -> Value {
 async fn a_burst_of_joins_counts_every_viewer_in_detail_and_list() {
     let fake = FakeLiveKit::start().await;
     let api = Arc::new(TestApp::builder().with_livekit(&fake).await);
-    let (id, room, _) = start_live(&api, 30).await;
-    deliver(
-        &api,
-        participant_event("participant_joined", &room, Some("AGENT"), "EV_agent"),
-    )
-    .await
-    .assert_status(200);
+    let (id, room) = live_show(&api, 30).await;
     let statuses = concurrently(12, |i| {
         let (api, room) = (api.clone(), room.clone());
         async move {

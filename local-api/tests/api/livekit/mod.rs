@@ -35,3 +35,20 @@ async fn deliver(api: &TestApp, event: Value) -> Response {
     let (body, auth) = signed_webhook_with(&event, API_SECRET, 600);
     post_webhook(api, &body, Some(&auth)).await
 }
+
+/// A live key's stream whose AI host has joined: `live`, with its id and room.
+async fn live_show(api: &TestApp, duration: u32) -> (String, String) {
+    let (id, room, _) = start_live(api, duration).await;
+    deliver(
+        api,
+        crate::common::fake_livekit::participant_event(
+            "participant_joined",
+            &room,
+            Some("AGENT"),
+            "EV_agent",
+        ),
+    )
+    .await
+    .assert_status(200);
+    (id, room)
+}

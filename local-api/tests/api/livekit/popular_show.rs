@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::deliver;
+use super::{deliver, live_show};
 use crate::common::backend::is_dynamodb;
 use crate::common::fake_livekit::{FakeLiveKit, participant_event};
 use crate::common::*;
@@ -112,13 +112,7 @@ impl Churn {
 async fn popular_show_churn_keeps_the_count_exact_and_never_holds_up_the_end() {
     let fake = FakeLiveKit::start().await;
     let api = Arc::new(TestApp::builder().with_livekit(&fake).await);
-    let (id, room, _) = start_live(&api, 30).await;
-    deliver(
-        &api,
-        participant_event("participant_joined", &room, Some("AGENT"), "EV_agent"),
-    )
-    .await
-    .assert_status(200);
+    let (id, room) = live_show(&api, 30).await;
     assert_eq!(live_detail(&api, &id).await["status"], "live");
     if is_dynamodb() {
         faults::set(
