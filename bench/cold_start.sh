@@ -9,11 +9,11 @@ cargo build --release --locked --workspace --bins --quiet
 cargo build --release --locked -p local-api --example hello_lambda --quiet
 export BENCH_TARGET="$CARGO_TARGET_DIR/release"
 export BENCH_FLOOR="$BENCH_TARGET/examples/hello_lambda"
-moto="$(scripts/venv.sh moto)"
+moto="$(scripts/lib/venv.sh moto)"
 export BENCH_BOTO3_PYTHON="$moto/bin/python"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$port" > /dev/null 2>&1 &
+"$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$port" > /dev/null 2>&1 &
 moto_pid=$!
 trap 'kill $moto_pid 2>/dev/null' EXIT
 export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 \

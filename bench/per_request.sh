@@ -35,7 +35,7 @@ start() {
     bare=$!
     pids+=("$bare")
     # shellcheck disable=SC2086
-    STORE=memory $2 "$target/local-api" --addr "127.0.0.1:$api_port" --seed "$work/seed.json" > "$work/api.log" 2>&1 &
+    STORE=embedded $2 "$target/local-api" --addr "127.0.0.1:$api_port" --seed "$work/seed.json" > "$work/api.log" 2>&1 &
     api=$!
     pids+=("$api")
     wait_for "$bare_port"

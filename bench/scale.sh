@@ -23,9 +23,9 @@ bin="$CARGO_TARGET_DIR/release/examples/scale"
     --delivery-log "${MEMORY_DELIVERY_LOG-20,20000}" --requests "${REQUESTS:-200}"
 echo
 
-moto="$(scripts/venv.sh moto)"
+moto="$(scripts/lib/venv.sh moto)"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$port" > /dev/null 2>&1 &
+"$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$port" > /dev/null 2>&1 &
 moto_pid=$!
 trap 'kill $moto_pid 2>/dev/null' EXIT
 export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_REGION=us-east-1 \

@@ -24,7 +24,7 @@ base_port=$(free_port)
 api_port=$(free_port)
 "$target/examples/fixed_json" "127.0.0.1:$base_port" > /dev/null &
 baseline_pid=$!
-STORE=memory "$target/local-api" --addr "127.0.0.1:$api_port" --seed "$work/seed.json" > "$work/api.log" 2>&1 &
+STORE=embedded "$target/local-api" --addr "127.0.0.1:$api_port" --seed "$work/seed.json" > "$work/api.log" 2>&1 &
 api=$!
 trap 'kill $baseline_pid $api 2>/dev/null; rm -rf "$work"' EXIT
 wait_for "$base_port"

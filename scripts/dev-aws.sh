@@ -26,9 +26,9 @@ if python3 -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sy
     exit 1
 fi
 
-moto=$(scripts/venv.sh moto)
+moto=$(scripts/lib/venv.sh moto)
 moto_log="${TMPDIR:-/tmp}/dev-aws-moto-$port.log"
-"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$port" > "$moto_log" 2>&1 &
+"$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$port" > "$moto_log" 2>&1 &
 moto_pid=$!
 trap 'kill "$moto_pid" 2>/dev/null || true; wait "$moto_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do

@@ -14,10 +14,10 @@ cd "$(dirname "$0")/.."
 mode="${1:-write}"
 case "$mode" in write | --check) ;; *) echo "usage: $0 [--check]" >&2; exit 2 ;; esac
 
-venv="$(scripts/venv.sh clients)"
+venv="$(scripts/lib/venv.sh clients)"
 
 work=$(mktemp -d)
-. scripts/local-server.sh
+. scripts/lib/local-server.sh
 trap 'stop_local_server; rm -rf "$work"' EXIT
 # The document names the server's default local address, wherever it was generated.
 start_local_server PUBLIC_BASE_URL=http://127.0.0.1:3000/api/v1

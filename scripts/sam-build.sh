@@ -3,8 +3,8 @@
 # is arm64)
 #
 # Runs `sam build` on template.yaml as a deployer would, with cargo-lambda and zig from PyPI
-# (scripts/requirements/lambda-build.txt), then checks that every function of the template got
-# its `bootstrap`, an executable for ARCHITECTURE. cargo builds into the project's one build
+# (scripts/lib/requirements/lambda-build.txt), then checks that every function of the template
+# got its `bootstrap`, an executable for ARCHITECTURE. cargo builds into the project's one build
 # directory (scripts/build-dir.sh); SAM's build and cache live under ~/.cache, so the checkout
 # stays clean and a second run rebuilds only what changed.
 #
@@ -23,8 +23,8 @@ esac
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api"
 build_dir="$cache/sam-build-$architecture"
-sam=$(scripts/venv.sh sam)
-tools=$(scripts/venv.sh lambda-build)
+sam=$(scripts/lib/venv.sh sam)
+tools=$(scripts/lib/venv.sh lambda-build)
 # cargo-lambda finds zig as `python3 -m ziglang`, so the build venv's python comes first.
 export PATH="$tools/bin:$sam/bin:$PATH"
 . scripts/build-dir.sh

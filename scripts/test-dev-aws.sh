@@ -4,12 +4,12 @@
 # delivery queues exist, and Ctrl-C (SIGINT) stops the server and moto.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/local-server.sh
+source scripts/lib/local-server.sh
 
 # Built (and moto installed) first, into the build directory dev-aws.sh uses, so the wait below
 # is for the start alone.
 cargo build --quiet --locked -p admin -p local-api
-scripts/venv.sh moto > /dev/null
+scripts/lib/venv.sh moto > /dev/null
 moto_port=$(free_port)
 api_port=$(free_port)
 log=$(mktemp)
@@ -40,7 +40,7 @@ stream=$(curl -sf -X POST "$api/streams" -H "Authorization: Bearer $key" \
 
 table=$(python3 -c 'import json; print(json.load(open("events/local-env.json"))["Parameters"]["TABLE_NAME"])')
 AWS_ENDPOINT_URL="http://127.0.0.1:$moto_port" AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing \
-    AWS_SECRET_ACCESS_KEY=testing "$(scripts/venv.sh moto)/bin/python" - "$table" "$stream" <<'PY'
+    AWS_SECRET_ACCESS_KEY=testing "$(scripts/lib/venv.sh moto)/bin/python" - "$table" "$stream" <<'PY'
 import sys
 import boto3
 table, stream = sys.argv[1], sys.argv[2]

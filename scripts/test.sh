@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests and the HTTP-level suite on the embedded backends, then the same
 # HTTP-level suite on DynamoDB and SQS served by moto behind the fault-injecting proxy
-# (scripts/fault_proxy.py: the AWS behaviours moto lacks), then schemathesis against the local
-# server and its OpenAPI document, then the generated clients, the reference page (in headless
-# Chromium) and the example receivers against the local server. Also checks that
+# (scripts/aws/fault_proxy.py: the AWS behaviours moto lacks), then schemathesis against the
+# local server and its OpenAPI document, then the generated clients, the reference page (in
+# headless Chromium) and the example receivers against the local server. Also checks that
 # scripts/dev-aws.sh starts the local server on moto in one command.
 # Installs what it needs (Python virtualenvs under ~/.cache),
 # starts moto and the proxy and stops them on exit. Extra arguments go to both cargo test runs
@@ -26,7 +26,7 @@ if ! command -v openssl > /dev/null; then
 fi
 
 # The Stripe and Standard Webhooks libraries that receivers use to verify signatures.
-WEBHOOK_VERIFIER_PYTHON="$(scripts/venv.sh verifiers)/bin/python"
+WEBHOOK_VERIFIER_PYTHON="$(scripts/lib/venv.sh verifiers)/bin/python"
 export WEBHOOK_VERIFIER_PYTHON
 
 log=$(mktemp)
@@ -54,20 +54,20 @@ wait_for() {
 # Tests named `popular_show_` measure a rate, which the rest of the suite sharing the machine
 # would distort: each stage runs them alone after the rest.
 echo "== embedded backends"
-TEST_BACKEND=memory cargo test --workspace --locked "$@" -- --include-ignored --skip dynamodb_only_ \
+TEST_BACKEND=embedded cargo test --workspace --locked "$@" -- --include-ignored --skip dynamodb_only_ \
     --skip popular_show_ 2>&1 | tee -a "$log"
-TEST_BACKEND=memory cargo test -p local-api --test api --locked "$@" -- --include-ignored \
+TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     popular_show_ 2>&1 | tee -a "$log"
 
 echo "== DynamoDB and SQS (moto server behind the fault proxy)"
-moto="$(scripts/venv.sh moto)"
-"$moto/bin/python" scripts/fault_proxy_selftest.py
+moto="$(scripts/lib/venv.sh moto)"
+"$moto/bin/python" scripts/aws/fault_proxy_selftest.py
 moto_port=$(free_port)
-"$moto/bin/python" scripts/moto_server.py -H 127.0.0.1 -p "$moto_port" > "${TMPDIR:-/tmp}/moto-$moto_port.log" 2>&1 &
+"$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$moto_port" > "${TMPDIR:-/tmp}/moto-$moto_port.log" 2>&1 &
 pids+=($!)
 wait_for "http://127.0.0.1:$moto_port/moto-api/"
 proxy_port=$(free_port)
-"$moto/bin/python" scripts/fault_proxy.py --port "$proxy_port" --upstream "http://127.0.0.1:$moto_port" \
+"$moto/bin/python" scripts/aws/fault_proxy.py --port "$proxy_port" --upstream "http://127.0.0.1:$moto_port" \
     > "${TMPDIR:-/tmp}/fault-proxy-$proxy_port.log" 2>&1 &
 pids+=($!)
 wait_for "http://127.0.0.1:$proxy_port/__faults"
@@ -90,16 +90,16 @@ echo "== scripts/dev-aws.sh: the local server on moto in one command"
 scripts/test-dev-aws.sh
 
 echo "== schemathesis against the local server and its OpenAPI document"
-scripts/schemathesis.sh
+scripts/checks/schemathesis.sh
 
 echo "== generated clients (Python, TypeScript, Rust) against the local server"
-scripts/test-clients.sh
+scripts/checks/test-clients.sh
 
 echo "== the reference page in headless Chromium"
-scripts/test-docs-page.sh
+scripts/checks/test-docs-page.sh
 
 echo "== the quickstart and the example webhook receivers against the local server"
-scripts/test-examples.sh
+scripts/checks/test-examples.sh
 
 # One closing line over both cargo passes.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

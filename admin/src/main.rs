@@ -8,10 +8,10 @@ use chrono::{DateTime, Utc};
 use clap::{Parser, Subcommand};
 use hosting_app::seed::Seed;
 use hosting_aws::dynamodb::DynamoStore;
-use hosting_domain::config::{Config, StoreKind};
-use hosting_domain::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
-use hosting_domain::domain::{ApiKey, Brand, Creator, Plan, Scope};
+use hosting_domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
 use hosting_domain::ports::{AccountStore, AdminStore, Outbox, Store};
+use hosting_domain::{ApiKey, Brand, Creator, Plan, Scope};
+use hosting_support::config::{Config, StoreKind};
 
 #[derive(Parser)]
 #[command(

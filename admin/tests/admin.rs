@@ -3,9 +3,9 @@
 use std::process::{Command, Output};
 
 use hosting_aws::dynamodb::DynamoStore;
-use hosting_domain::domain::account;
-use hosting_domain::domain::{KeyEnvironment, Plan, Scope};
+use hosting_domain::account;
 use hosting_domain::ports::{AccountStore, CreatorStore, StreamStore};
+use hosting_domain::{KeyEnvironment, Plan, Scope};
 
 fn admin(table: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_admin"))
@@ -248,7 +248,7 @@ fn errors_are_one_clear_line() {
 #[ignore = "needs SQS (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_deliveries_replay_moves_dead_letters_back() {
     use hosting_aws::sqs::QueuedDelivery;
-    use hosting_domain::domain::EventType;
+    use hosting_domain::EventType;
     use hosting_domain::ports::{DeadLetter, Delivery};
 
     let sqs =

@@ -25,14 +25,12 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode, header::AUTHORIZATION};
 use chrono::{Duration, Utc};
 use hosting_aws::dynamodb::DynamoStore;
+use hosting_domain::account::hash_key;
 use hosting_domain::clock::{Clock, ManualClock};
-use hosting_domain::config::{Config, StoreKind};
-use hosting_domain::domain::account::hash_key;
-use hosting_domain::domain::{
-    ApiKey, Brand, Creator, KeyEnvironment, Plan, Scope, Stream, StreamStatus,
-};
-use hosting_embedded::MemoryQueue;
+use hosting_domain::{ApiKey, Brand, Creator, KeyEnvironment, Plan, Scope, Stream, StreamStatus};
+use hosting_embedded::EmbeddedQueue;
 use hosting_runtime::{LocalQueue, Parts, Runtime};
+use hosting_support::config::{Config, StoreKind};
 use tower::ServiceExt;
 use uuid::Uuid;
 
@@ -105,7 +103,7 @@ fn numbers(flag: &str, value: &str) -> Vec<usize> {
 
 fn args() -> Args {
     let mut args = Args {
-        backend: "memory".into(),
+        backend: "embedded".into(),
         sizes: vec![100, 10_000, 100_000],
         in_window: Vec::new(),
         delivery_log: Vec::new(),
@@ -181,10 +179,10 @@ async fn runtime(
     items_read: &ItemsRead,
     clock: ManualClock,
 ) -> Runtime {
-    let config = Config::from_lookup(StoreKind::Memory, |_| None).expect("config");
+    let config = Config::from_lookup(StoreKind::Embedded, |_| None).expect("config");
     let clock: Arc<dyn Clock> = Arc::new(clock);
     match backend {
-        "memory" => Runtime::embedded(config, clock, None),
+        "embedded" | "memory" => Runtime::embedded(config, clock, None),
         "dynamodb" => {
             let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
             let client = aws_sdk_dynamodb::Client::from_conf(
@@ -197,13 +195,13 @@ async fn runtime(
             store.create_table().await.expect("create table");
             let parts = Parts {
                 store: Arc::new(store),
-                memory: None,
-                queue: LocalQueue::Memory(MemoryQueue::new()),
+                embedded: None,
+                queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
             };
             Runtime::assemble(config, clock, None, parts)
         }
-        other => panic!("--backend {other}: expected memory or dynamodb"),
+        other => panic!("--backend {other}: expected embedded or dynamodb"),
     }
 }
 
@@ -648,8 +646,8 @@ async fn main() {
 /// A webhook of the brand with `size` attempts over the last 29 days: three per event, the
 /// third of every event ending its delivery failed. Returns its id.
 async fn seed_delivery_log(runtime: &Runtime, size: usize, now: chrono::DateTime<Utc>) -> String {
-    use hosting_domain::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
-    use hosting_domain::domain::event::EventType;
+    use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+    use hosting_domain::event::EventType;
     let store = runtime.app.store.clone();
     store
         .put_api_key(&ApiKey {
@@ -665,7 +663,7 @@ async fn seed_delivery_log(runtime: &Runtime, size: usize, now: chrono::DateTime
     let webhook_id = Uuid::new_v4();
     store
         .create_webhook(
-            &hosting_domain::domain::Webhook {
+            &hosting_domain::Webhook {
                 id: webhook_id,
                 brand_id: BRAND.into(),
                 url: "https://hooks.example.com/bench".into(),

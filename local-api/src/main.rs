@@ -8,9 +8,9 @@ use std::sync::Arc;
 use hosting_app::delivery::Deliverer;
 use hosting_app::seed::{self, Seed};
 use hosting_domain::clock::SystemClock;
-use hosting_domain::config::{Config, StoreKind};
 use hosting_http::API_PREFIX;
 use hosting_runtime::Runtime;
+use hosting_support::config::{Config, StoreKind};
 
 const USAGE: &str = "usage: local-api [--addr 127.0.0.1:3000] [--seed FILE] [--fixed-demo-keys]";
 
@@ -30,7 +30,7 @@ options:
   -h, --help          this help
 
 environment (docs/configuration.md, \"Environment variables\", has them all):
-  STORE=memory|dynamodb      state backend (default memory; dynamodb needs TABLE_NAME)
+  STORE=embedded|dynamodb    state backend (default embedded; dynamodb needs TABLE_NAME)
   TABLE_NAME, DELIVERY_QUEUE_URL, DELIVERY_DLQ_URL, SCHEDULER_*   AWS backends
   LIVEKIT_URL, LIVEKIT_API_KEY, LIVEKIT_API_SECRET   room provider (live-key starts)
   WEBHOOK_ALLOW_PRIVATE_URLS=true   deliver webhooks to http:// and loopback receivers
@@ -78,7 +78,7 @@ async fn main() -> ExitCode {
     // the access log costs a request no system call; lines still waiting are written when
     // `main` returns.
     let (log_writer, _write_the_rest) = local_api::log_writer::batched_stdout();
-    hosting_domain::telemetry::init_local(log_writer);
+    hosting_runtime::telemetry::init_local(log_writer);
     let args = match parse_args() {
         Ok(args) => args,
         Err(message) if message.is_empty() => {
@@ -107,7 +107,7 @@ async fn run(args: Args) -> Result<(), String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let base_url = format!("http://{addr}{API_PREFIX}");
 
-    let mut config = Config::from_env(StoreKind::Memory).map_err(|e| e.to_string())?;
+    let mut config = Config::from_env(StoreKind::Embedded).map_err(|e| e.to_string())?;
     config
         .public_base_url
         .get_or_insert_with(|| base_url.clone());

@@ -4,8 +4,8 @@ use axum::extract::State;
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::analytics;
-use hosting_domain::ApiResult;
-use hosting_domain::domain::analytics::Analytics;
+use hosting_domain::analytics::Analytics;
+use hosting_http::HandlerResult;
 use hosting_http::endpoints::{AnalyticsParams, Function, GET_ANALYTICS};
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
@@ -24,7 +24,7 @@ async fn get_analytics(
     State(app): State<App>,
     Admitted(caller): Admitted,
     Query(query): Query<AnalyticsParams>,
-) -> ApiResult<Json<Analytics>> {
+) -> HandlerResult<Json<Analytics>> {
     let analytics = analytics::get(
         &app,
         &caller,

@@ -4,15 +4,15 @@
 
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, HOST};
-use axum::http::{HeaderMap, HeaderValue};
-use axum::response::{Html, IntoResponse};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::response::Html;
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::creators;
 use hosting_docs::{docs_page, openapi};
-use hosting_domain::ApiResult;
-use hosting_domain::domain::creator::CreatorList;
+use hosting_domain::creator::CreatorList;
 use hosting_http::API_PREFIX;
+use hosting_http::HandlerResult;
 use hosting_http::endpoints::{self, DOCS_CACHE_CONTROL, Discovery, Function, discovery_document};
 use hosting_http::routes::Routes;
 
@@ -38,7 +38,10 @@ async fn openapi(State(app): State<App>, headers: HeaderMap) -> Json<serde_json:
     Json(openapi::document(&base_url(&app, &headers)))
 }
 
-async fn docs(State(app): State<App>, headers: HeaderMap) -> impl IntoResponse {
+async fn docs(
+    State(app): State<App>,
+    headers: HeaderMap,
+) -> ([(HeaderName, HeaderValue); 1], Html<String>) {
     let page = docs_page::render(&openapi::document(&base_url(&app, &headers)));
     (
         [(CACHE_CONTROL, HeaderValue::from_static(DOCS_CACHE_CONTROL))],
@@ -62,7 +65,9 @@ fn base_url(app: &App, headers: &HeaderMap) -> String {
     format!("{scheme}://{host}{API_PREFIX}")
 }
 
-async fn list_creators(State(app): State<App>) -> ApiResult<impl IntoResponse> {
+async fn list_creators(
+    State(app): State<App>,
+) -> HandlerResult<([(HeaderName, HeaderValue); 1], Json<CreatorList>)> {
     let creators = creators::catalog(&app).await?;
     Ok((
         [(

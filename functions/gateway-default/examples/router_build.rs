@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use hosting_app::App;
 use hosting_domain::clock::{Clock, SystemClock};
-use hosting_domain::config::{Config, StoreKind};
 use hosting_runtime::Runtime;
+use hosting_support::config::{Config, StoreKind};
 
 fn merged(app: App) -> Router {
     Router::new()
@@ -32,7 +32,7 @@ fn main() {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(200);
-    let config = Config::from_lookup(StoreKind::Memory, |_| None).expect("configuration");
+    let config = Config::from_lookup(StoreKind::Embedded, |_| None).expect("configuration");
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let app = Runtime::embedded(config, clock, None).app;
     let (mut one, mut each_merged) = (Vec::new(), Vec::new());

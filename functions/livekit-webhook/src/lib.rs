@@ -8,11 +8,18 @@ use axum::routing::post;
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::provider_events;
-use hosting_domain::{ApiError, ApiResult};
+use hosting_domain::ApiError;
+use hosting_http::HandlerResult;
 use hosting_http::routes::Routes;
 use hosting_livekit::LiveKitWebhooks;
 
 pub const PATH: &str = "/livekit/webhook";
+
+/// LiveKit's answer: the event is taken (LiveKit reads only the status).
+#[derive(serde::Serialize)]
+pub struct Received {
+    received: bool,
+}
 
 pub fn router(app: App) -> Router {
     Router::new().route(PATH, post(receive)).with_state(app)
@@ -27,7 +34,7 @@ async fn receive(
     State(app): State<App>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> HandlerResult<Json<Received>> {
     // Without LiveKit credentials nothing can be verified, so nothing is accepted.
     let livekit = app.config.livekit.as_ref().ok_or(ApiError::Unauthorized)?;
     let authorization = headers
@@ -51,5 +58,5 @@ async fn receive(
         })?;
     let handled = provider_events::handle(&app, &event).await?;
     tracing::info!(event_id = %event.id, room = %event.room_name, kind = ?event.kind, handled = ?handled, "LiveKit event");
-    Ok(Json(serde_json::json!({ "received": true })))
+    Ok(Json(Received { received: true }))
 }

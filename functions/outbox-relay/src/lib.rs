@@ -31,7 +31,7 @@ pub async fn handle_within(
         let relayed = relay::sweep_within(app, relay::SWEEP_GRACE, budget).await?;
         // Measured once a minute, by the scheduled sweep: the alarm on it needs no other
         // source.
-        hosting_domain::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);
+        hosting_app::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);
         return Ok(Relayed { relayed });
     }
     let batch: aws_lambda_events::event::dynamodb::Event = serde_json::from_value(invocation)

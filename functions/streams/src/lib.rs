@@ -1,15 +1,13 @@
 //! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, and the test
 //! helpers under `/test_helpers/streams/{id}/`.
 
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::IntoResponse;
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::{streams, test_helpers};
-use hosting_domain::domain::paging::ListQuery;
-use hosting_domain::{ApiError, ApiResult};
+use hosting_domain::paging::ListQuery;
+use hosting_domain::stream::{StreamDetail, StreamEnded, StreamList};
 use hosting_http::body::JsonObject;
 use hosting_http::endpoints::{
     END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, Function, GET_STREAM, LIST_STREAMS,
@@ -17,7 +15,7 @@ use hosting_http::endpoints::{
 };
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
-use hosting_http::{CreateAnswer, idempotency_key};
+use hosting_http::{CreateAnswer, HandlerResult, PathId, idempotency_key};
 
 pub fn router(app: App) -> Router {
     routes(Routes::new(app, Function::Streams)).into_router()
@@ -41,17 +39,16 @@ async fn start(
     Admitted(caller): Admitted,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<impl IntoResponse> {
-    streams::start(&app, &caller, &body, idempotency_key(&headers))
-        .await
-        .map(CreateAnswer)
+) -> HandlerResult<CreateAnswer> {
+    let answer = streams::start(&app, &caller, &body, idempotency_key(&headers)).await?;
+    Ok(CreateAnswer(answer))
 }
 
 async fn list(
     State(app): State<App>,
     Admitted(caller): Admitted,
     Query(query): Query<ListStreamsParams>,
-) -> ApiResult<impl IntoResponse> {
+) -> HandlerResult<Json<StreamList>> {
     let query = ListQuery::new(
         query.status.as_deref(),
         query.limit.as_deref(),
@@ -63,47 +60,43 @@ async fn list(
 async fn get_one(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-) -> ApiResult<impl IntoResponse> {
-    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
-    Ok(Json(streams::get(&app, &caller, &id).await?))
+    id: PathId,
+) -> HandlerResult<Json<StreamDetail>> {
+    Ok(Json(streams::get(&app, &caller, id.found()?).await?))
 }
 
 async fn end(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-) -> ApiResult<impl IntoResponse> {
-    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
-    Ok(Json(streams::end(&app, &caller, &id).await?))
+    id: PathId,
+) -> HandlerResult<Json<StreamEnded>> {
+    Ok(Json(streams::end(&app, &caller, id.found()?).await?))
 }
 
+/// The body is checked before the stream, so the id goes in unresolved.
 async fn set_viewers(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
+    PathId(id): PathId,
     JsonObject(body): JsonObject,
-) -> ApiResult<impl IntoResponse> {
-    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
+) -> HandlerResult<Json<StreamDetail>> {
     Ok(Json(
-        test_helpers::set_viewers(&app, &caller, &id, &body).await?,
+        test_helpers::set_viewers(&app, &caller, id, &body).await?,
     ))
 }
 
 async fn finish(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-) -> ApiResult<impl IntoResponse> {
-    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
-    Ok(Json(test_helpers::finish(&app, &caller, &id).await?))
+    PathId(id): PathId,
+) -> HandlerResult<Json<StreamDetail>> {
+    Ok(Json(test_helpers::finish(&app, &caller, id).await?))
 }
 
 async fn fail(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-) -> ApiResult<impl IntoResponse> {
-    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
-    Ok(Json(test_helpers::fail(&app, &caller, &id).await?))
+    PathId(id): PathId,
+) -> HandlerResult<Json<StreamDetail>> {
+    Ok(Json(test_helpers::fail(&app, &caller, id).await?))
 }

@@ -2,18 +2,15 @@
 //! `GET` and `PATCH /webhooks/{id}`, `POST /webhooks/{id}/rotate-secret`,
 //! `POST /webhooks/{id}/test`, `GET /webhooks/{id}/deliveries`, `POST /webhooks/{id}/redeliver`.
 
-use axum::extract::Path;
 use axum::extract::State;
-use axum::extract::rejection::PathRejection;
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::webhooks;
-use hosting_domain::ApiError;
-use hosting_domain::ApiResult;
-use hosting_domain::domain::paging::ListQuery;
+use hosting_domain::delivery_log::{DeliveryLog, Redelivered, TestDelivery};
+use hosting_domain::paging::ListQuery;
+use hosting_domain::webhook::{SecretRotated, WebhookDeleted, WebhookDetail, WebhookList};
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
     DELETE_WEBHOOK, DeleteWebhookParams, DeliveriesParams, Function, GET_WEBHOOK, LIST_DELIVERIES,
@@ -22,7 +19,7 @@ use hosting_http::endpoints::{
 };
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
-use hosting_http::{CreateAnswer, idempotency_key};
+use hosting_http::{CreateAnswer, HandlerResult, PathId, idempotency_key};
 
 pub fn router(app: App) -> Router {
     routes(Routes::new(app, Function::Webhooks)).into_router()
@@ -48,13 +45,15 @@ async fn register(
     Admitted(caller): Admitted,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> ApiResult<impl IntoResponse> {
-    webhooks::register(&app, &caller, &body, idempotency_key(&headers))
-        .await
-        .map(CreateAnswer)
+) -> HandlerResult<CreateAnswer> {
+    let answer = webhooks::register(&app, &caller, &body, idempotency_key(&headers)).await?;
+    Ok(CreateAnswer(answer))
 }
 
-async fn list(State(app): State<App>, Admitted(caller): Admitted) -> ApiResult<impl IntoResponse> {
+async fn list(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+) -> HandlerResult<Json<WebhookList>> {
     Ok(Json(webhooks::list(&app, &caller).await?))
 }
 
@@ -62,34 +61,30 @@ async fn delete(
     State(app): State<App>,
     Admitted(caller): Admitted,
     Query(query): Query<DeleteWebhookParams>,
-) -> ApiResult<impl IntoResponse> {
+) -> HandlerResult<Json<WebhookDeleted>> {
     Ok(Json(
         webhooks::delete(&app, &caller, query.id.as_deref()).await?,
     ))
 }
 
-/// The webhook the path names; a path that names nothing is `404` whatever the body.
-fn webhook_id(id: Result<Path<String>, PathRejection>) -> ApiResult<uuid::Uuid> {
-    let Path(id) = id.map_err(|_| ApiError::NotFound)?;
-    webhooks::webhook_id(&id)
-}
-
 async fn get_one(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-) -> ApiResult<impl IntoResponse> {
-    Ok(Json(webhooks::get(&app, &caller, webhook_id(id)?).await?))
+    id: PathId,
+) -> HandlerResult<Json<WebhookDetail>> {
+    Ok(Json(webhooks::get(&app, &caller, id.found()?).await?))
 }
+
+// A path that names nothing is `404` whatever the body: the path first, then the body, then the
+// lookup.
 
 async fn update(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-    body: Result<JsonObject, ApiError>,
-) -> ApiResult<impl IntoResponse> {
-    // The path first, then the body, then the lookup.
-    let id = webhook_id(id)?;
+    id: PathId,
+    body: HandlerResult<JsonObject>,
+) -> HandlerResult<Json<WebhookDetail>> {
+    let id = id.found()?;
     let JsonObject(body) = body?;
     Ok(Json(webhooks::update(&app, &caller, id, &body).await?))
 }
@@ -97,10 +92,10 @@ async fn update(
 async fn rotate_secret(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-    body: Result<OptionalJsonObject, ApiError>,
-) -> ApiResult<impl IntoResponse> {
-    let id = webhook_id(id)?;
+    id: PathId,
+    body: HandlerResult<OptionalJsonObject>,
+) -> HandlerResult<Json<SecretRotated>> {
+    let id = id.found()?;
     let OptionalJsonObject(body) = body?;
     Ok(Json(
         webhooks::rotate_secret(&app, &caller, id, body.as_ref()).await?,
@@ -110,24 +105,22 @@ async fn rotate_secret(
 async fn send_test(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-) -> ApiResult<impl IntoResponse> {
-    Ok(Json(
-        webhooks::send_test(&app, &caller, webhook_id(id)?).await?,
-    ))
+    id: PathId,
+) -> HandlerResult<Json<TestDelivery>> {
+    Ok(Json(webhooks::send_test(&app, &caller, id.found()?).await?))
 }
 
 async fn deliveries(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
+    id: PathId,
     Query(query): Query<DeliveriesParams>,
-) -> ApiResult<impl IntoResponse> {
+) -> HandlerResult<Json<DeliveryLog>> {
     let paging = ListQuery::new(None, query.limit.as_deref(), None);
     let log = webhooks::deliveries(
         &app,
         &caller,
-        webhook_id(id)?,
+        id.found()?,
         webhooks::DeliveriesQuery {
             limit: paging.limit,
             cursor: query.cursor.as_deref(),
@@ -142,10 +135,10 @@ async fn deliveries(
 async fn redeliver(
     State(app): State<App>,
     Admitted(caller): Admitted,
-    id: Result<Path<String>, PathRejection>,
-    body: Result<JsonObject, ApiError>,
-) -> ApiResult<impl IntoResponse> {
-    let id = webhook_id(id)?;
+    id: PathId,
+    body: HandlerResult<JsonObject>,
+) -> HandlerResult<(StatusCode, Json<Redelivered>)> {
+    let id = id.found()?;
     let JsonObject(body) = body?;
     let queued = webhooks::redeliver(&app, &caller, id, &body).await?;
     Ok((StatusCode::ACCEPTED, Json(queued)))

@@ -10,8 +10,8 @@ use chrono::Utc;
 use hosting_app::seed::Seed;
 use hosting_aws::scheduler::{SchedulerTimers, schedule_name};
 use hosting_aws::sqs::{QueuedDelivery, SqsQueue};
-use hosting_domain::domain::{EventType, TimerKind};
 use hosting_domain::ports::{Delivery, Timer, Timers};
+use hosting_domain::{EventType, TimerKind};
 use serde_json::json;
 
 use crate::common::*;
@@ -279,8 +279,8 @@ async fn dynamodb_only_the_runtime_uses_scheduler_and_sqs_from_configuration() {
         ("SCHEDULER_ROLE_ARN", "arn:aws:iam::123456789012:role/r"),
         ("SCHEDULER_DLQ_ARN", DLQ),
     ];
-    let config = hosting_domain::config::Config::from_lookup(
-        hosting_domain::config::StoreKind::Memory,
+    let config = hosting_support::config::Config::from_lookup(
+        hosting_support::config::StoreKind::Embedded,
         |name| {
             vars.iter()
                 .find(|(k, _)| *k == name)

@@ -1,4 +1,4 @@
-//! The product under the faults real AWS produces and moto does not (scripts/fault_proxy.py):
+//! The product under the faults real AWS produces and moto does not (scripts/aws/fault_proxy.py):
 //! throttling, internal errors, transaction conflicts (drawn at random, and DynamoDB's own:
 //! a transaction overlapping another on an item is cancelled) and throttled cancellations,
 //! answers lost after the write was applied, SQS 500s, lagging indexes (empty or an earlier

@@ -3,7 +3,7 @@
 //! that cannot be relayed and a finished stream's room that exists again, on either backend.
 
 use chrono::TimeDelta;
-use hosting_domain::domain::EventType;
+use hosting_domain::EventType;
 use serde_json::json;
 
 use crate::common::fake_livekit::FakeLiveKit;

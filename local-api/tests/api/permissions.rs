@@ -1,4 +1,4 @@
-//! Least privilege, checked against the calls the code makes (README, "On AWS",
+//! Least privilege, checked against the calls the code makes (docs/aws.md,
 //! "Permissions"): every endpoint, LiveKit's webhook, the timers' sweep, the relay's sweep and
 //! a delivery batch run on DynamoDB with each request recorded, and every IAM action a request needs must be
 //! allowed by `template.yaml` to the function that serves it. API Gateway's `$default` route

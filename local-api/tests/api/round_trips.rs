@@ -10,9 +10,9 @@ use std::sync::Arc;
 use hosting_app::seed::Seed;
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_domain::clock::SystemClock;
-use hosting_domain::config::{Config, StoreKind};
-use hosting_embedded::MemoryQueue;
+use hosting_embedded::EmbeddedQueue;
 use hosting_runtime::{LocalQueue, Parts, Runtime};
+use hosting_support::config::{Config, StoreKind};
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -40,15 +40,15 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
     );
     let store = DynamoStore::new(client, format!("rt-{}", uuid::Uuid::new_v4().simple()));
     store.create_table().await.unwrap();
-    let config = Config::from_lookup(StoreKind::Memory, |_| None).unwrap();
+    let config = Config::from_lookup(StoreKind::Embedded, |_| None).unwrap();
     let runtime = Runtime::assemble(
         config,
         Arc::new(SystemClock),
         None,
         Parts {
             store: Arc::new(store),
-            memory: None,
-            queue: LocalQueue::Memory(MemoryQueue::new()),
+            embedded: None,
+            queue: LocalQueue::Embedded(EmbeddedQueue::new()),
             scheduler: None,
         },
     );

@@ -1,4 +1,4 @@
-//! The gateway's limits in `template.yaml` (README "On AWS"): stage throttling on the HTTP
+//! The gateway's limits in `template.yaml` (docs/aws.md, "Limits" and "Sizing"): stage throttling on the HTTP
 //! API from template parameters, and reserved concurrency on every function but the outbox
 //! relay from parameters that leave it unreserved at 0, the API functions' apart from the
 //! background functions', all of it fitting a default account at the defaults. And its

@@ -4,14 +4,14 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use crate::cache::{CREATORS_TTL, KEY_TTL, TtlCache};
 use crate::ratelimit::Refusals;
 use crate::service::creators::Catalog;
-use hosting_domain::cache::{CREATORS_TTL, KEY_TTL, TtlCache};
+use hosting_domain::account::KeyDigest;
 use hosting_domain::clock::Clock;
-use hosting_domain::config::Config;
-use hosting_domain::domain::account::KeyDigest;
-use hosting_domain::domain::{ApiKey, Brand};
 use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
+use hosting_domain::{ApiKey, Brand};
+use hosting_support::config::Config;
 
 pub struct AppParts {
     pub config: Config,
@@ -23,7 +23,7 @@ pub struct AppParts {
     pub rooms: Option<Arc<dyn RoomProvider>>,
 }
 
-/// Per-instance caches in front of the store (see [`hosting_domain::cache`]).
+/// Per-instance caches in front of the store (see [`crate::cache`]).
 /// A key found by its hash, with the brand it belongs to.
 pub type KeyAndBrand = (Arc<ApiKey>, Arc<Brand>);
 

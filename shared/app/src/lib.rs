@@ -5,7 +5,9 @@
 //! (`hosting-runtime`) sit above it.
 
 pub mod app;
+pub mod cache;
 pub mod delivery;
+pub mod metrics;
 pub mod ratelimit;
 pub mod seed;
 pub mod service;

@@ -74,7 +74,7 @@ impl Standing {
     /// is where refusals are counted.
     pub fn admit(&self) -> ApiResult<()> {
         if self.refuses() {
-            hosting_domain::metrics::count(hosting_domain::metrics::Metric::RateLimitRefusals);
+            crate::metrics::count(crate::metrics::Metric::RateLimitRefusals);
             return Err(ApiError::RateLimited);
         }
         Ok(())

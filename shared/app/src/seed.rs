@@ -5,11 +5,11 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use hosting_domain::domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
-use hosting_domain::domain::stream::DEFAULT_PREPARING_TIMEOUT;
-use hosting_domain::domain::{ApiKey, Brand, Creator, Plan, Scope, Stream, StreamStatus};
+use hosting_domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::Store;
+use hosting_domain::stream::DEFAULT_PREPARING_TIMEOUT;
+use hosting_domain::{ApiKey, Brand, Creator, Plan, Scope, Stream, StreamStatus};
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! How long a sweep may go on (README, "Reliability on AWS", sweeps). A sweep takes the backlog a batch at a time
+//! How long a sweep may go on (ARCHITECTURE.md, "Reliability on AWS", sweeps). A sweep takes the backlog a batch at a time
 //! and stops taking batches once its budget is spent, leaving the rest to its next run: in
 //! Lambda an invocation that ran into its timeout would count as an error, be retried and end
 //! in the dead-letter queue while its work was progressing.

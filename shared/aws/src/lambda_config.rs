@@ -1,4 +1,4 @@
-//! The AWS SDK's configuration in a Lambda function, from the variables Lambda sets (README,
+//! The AWS SDK's configuration in a Lambda function, from the variables Lambda sets (docs/aws.md,
 //! "The AWS SDK's configuration in Lambda").
 //!
 //! `aws-config`'s loader resolves every setting through a chain (environment, profile files,
@@ -23,7 +23,7 @@ use aws_smithy_types::timeout::TimeoutConfig;
 use aws_types::SdkConfig;
 use aws_types::region::Region;
 use aws_types::service_config::{LoadServiceConfig, ServiceConfigKey};
-use hosting_domain::config::ConfigError;
+use hosting_support::config::ConfigError;
 
 use crate::trust::{self, CaBundleError};
 

@@ -20,7 +20,7 @@ use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use uuid::Uuid;
 
 use super::describe;
-use hosting_domain::domain::TimerKind;
+use hosting_domain::TimerKind;
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{StoreResult, Timer, Timers};
 

@@ -1,5 +1,5 @@
 //! The roots the AWS clients trust for TLS, and the one HTTP client they share
-//! (README, "Trusted certificates").
+//! (docs/aws.md, "Trusted certificates").
 //!
 //! The functions talk to AWS endpoints only, whose certificates chain to the Amazon Trust
 //! Services roots. Trusting those five roots, compiled in, spares every instance reading and

@@ -1,4 +1,4 @@
-//! The reference page (`GET /api/v1/docs`; README, "Development"): HTML rendered from the OpenAPI
+//! The reference page (`GET /api/v1/docs`; docs/development.md, "The reference page"): HTML rendered from the OpenAPI
 //! document itself, so the page and the document cannot disagree. One self-contained page:
 //! its style is inline and it loads nothing, from this host or another, and runs no script.
 //! A few hundred lines of plain rendering keep the Lambda small where a templating or

@@ -95,7 +95,7 @@ impl fmt::Display for Rfc3339Millis {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` of a Unix time in UTC, for the years 0 to 9999 (`None` outside).
-pub(crate) fn utc_seconds_text(unix_seconds: i64) -> Option<[u8; 19]> {
+pub fn utc_seconds_text(unix_seconds: i64) -> Option<[u8; 19]> {
     let (days, second_of_day) = (
         unix_seconds.div_euclid(86_400),
         unix_seconds.rem_euclid(86_400),
@@ -116,7 +116,7 @@ pub(crate) fn utc_seconds_text(unix_seconds: i64) -> Option<[u8; 19]> {
 }
 
 /// `value`'s last `into.len()` decimal digits, zero-padded.
-pub(crate) fn write_digits(into: &mut [u8], mut value: u32) {
+pub fn write_digits(into: &mut [u8], mut value: u32) {
     for digit in into.iter_mut().rev() {
         *digit = b'0' + (value % 10) as u8;
         value /= 10;

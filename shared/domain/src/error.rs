@@ -1,11 +1,9 @@
 //! Errors of every layer, and the one place where they become the API's error envelope.
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::domain::Scope;
+use crate::Scope;
 
 /// A failure of a backend (store, queue, timers). Details go to the log, never to the client.
 #[derive(Debug, thiserror::Error)]
@@ -151,25 +149,25 @@ impl ApiError {
         }
     }
 
-    pub fn status(&self) -> StatusCode {
+    pub fn status(&self) -> u16 {
         match self {
             ApiError::MissingFields(_)
             | ApiError::InvalidFields(_)
             | ApiError::InvalidCreator
             | ApiError::InvalidUrl(_)
             | ApiError::InvalidEvents(_)
-            | ApiError::MalformedRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::RequestLineTooLong(_) => StatusCode::URI_TOO_LONG,
-            ApiError::HeaderFieldsTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::PlanRequired => StatusCode::PAYMENT_REQUIRED,
-            ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => StatusCode::FORBIDDEN,
-            ApiError::NotFound => StatusCode::NOT_FOUND,
-            ApiError::RateLimited | ApiError::ConcurrencyLimit => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::IdempotencyKeyInUse => StatusCode::CONFLICT,
-            ApiError::IdempotencyKeyMismatch => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Db(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::LaunchFailed(_) => StatusCode::BAD_GATEWAY,
+            | ApiError::MalformedRequest(_) => 400,
+            ApiError::RequestLineTooLong(_) => 414,
+            ApiError::HeaderFieldsTooLarge(_) => 431,
+            ApiError::Unauthorized => 401,
+            ApiError::PlanRequired => 402,
+            ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => 403,
+            ApiError::NotFound => 404,
+            ApiError::RateLimited | ApiError::ConcurrencyLimit => 429,
+            ApiError::IdempotencyKeyInUse => 409,
+            ApiError::IdempotencyKeyMismatch => 422,
+            ApiError::Db(_) => 500,
+            ApiError::LaunchFailed(_) => 502,
         }
     }
 
@@ -193,31 +191,6 @@ impl ApiError {
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         ApiError::Db(err)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        match &self {
-            ApiError::Db(source) => tracing::error!(error = %source, "store failure"),
-            ApiError::LaunchFailed(source) => tracing::warn!(error = %source, "launch failed"),
-            _ => {}
-        }
-        let mut response = (
-            self.status(),
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            self.body(),
-        )
-            .into_response();
-        if matches!(self, ApiError::Unauthorized) {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
     }
 }
 

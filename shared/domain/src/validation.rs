@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use crate::domain::account::KeyEnvironment;
+use crate::account::KeyEnvironment;
 use crate::error::{ApiError, ApiResult};
 
 pub const CREATOR_ID_MAX_CHARS: usize = 64;

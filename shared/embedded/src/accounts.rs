@@ -3,12 +3,12 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::store::{BrandKey, MemoryStore};
-use hosting_domain::domain::{ApiKey, Brand, Creator};
+use super::store::{BrandKey, EmbeddedStore};
 use hosting_domain::ports::{AccountStore, CreatorStore, RateLimitStore, StoreResult};
+use hosting_domain::{ApiKey, Brand, Creator};
 
 #[async_trait]
-impl AccountStore for MemoryStore {
+impl AccountStore for EmbeddedStore {
     async fn find_api_key(&self, key_hash: &str) -> StoreResult<Option<ApiKey>> {
         Ok(self.read()?.keys.get(key_hash).cloned())
     }
@@ -19,7 +19,7 @@ impl AccountStore for MemoryStore {
 }
 
 #[async_trait]
-impl RateLimitStore for MemoryStore {
+impl RateLimitStore for EmbeddedStore {
     async fn count_request(&self, brand_id: &str, window_start: DateTime<Utc>) -> StoreResult<u64> {
         let mut windows = self.lock_rate_windows()?;
         // Windows before the current minute can no longer be counted into: drop them once
@@ -55,7 +55,7 @@ impl RateLimitStore for MemoryStore {
 }
 
 #[async_trait]
-impl CreatorStore for MemoryStore {
+impl CreatorStore for EmbeddedStore {
     async fn list_creators(&self) -> StoreResult<Vec<Creator>> {
         Ok(self.read()?.creators.values().cloned().collect())
     }

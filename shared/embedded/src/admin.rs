@@ -2,12 +2,12 @@
 
 use async_trait::async_trait;
 
-use super::store::MemoryStore;
-use hosting_domain::domain::{ApiKey, Brand, Creator, Stream};
+use super::store::EmbeddedStore;
 use hosting_domain::ports::{AdminStore, StoreResult};
+use hosting_domain::{ApiKey, Brand, Creator, Stream};
 
 #[async_trait]
-impl AdminStore for MemoryStore {
+impl AdminStore for EmbeddedStore {
     async fn put_brand(&self, brand: &Brand) -> StoreResult<()> {
         self.lock()?.brands.insert(brand.id.clone(), brand.clone());
         Ok(())

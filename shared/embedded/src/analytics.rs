@@ -1,11 +1,11 @@
-//! The embedded store's analytics aggregates (README, "Analytics at any volume"): each
+//! The embedded store's analytics aggregates (ARCHITECTURE.md, "Analytics at any volume"): each
 //! brand's figures per day, hour and minute of creation, kept as streams start and finish.
 
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use hosting_domain::domain::analytics::Figures;
+use hosting_domain::analytics::Figures;
 
 /// The minute of creation analytics aggregates a stream under.
 pub(super) fn minute_of(at: DateTime<Utc>) -> i64 {

@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::MemoryStore;
-use hosting_domain::domain::idempotency::{RETENTION, StoredAnswer};
+use super::EmbeddedStore;
+use hosting_domain::idempotency::{RETENTION, StoredAnswer};
 use hosting_domain::ports::{IdempotencyStore, KeyHold, StoreResult};
 
 /// An idempotency key: held by a request, then bound to what it created.
@@ -20,7 +20,7 @@ pub(super) struct KeyEntry {
 }
 
 #[async_trait]
-impl IdempotencyStore for MemoryStore {
+impl IdempotencyStore for EmbeddedStore {
     async fn hold_idempotency_key(
         &self,
         key_id: &str,

@@ -4,14 +4,18 @@
 mod accounts;
 mod admin;
 mod analytics;
+mod delivery_log;
+mod delivery_slots;
 mod idempotency;
 mod ordered;
 mod outbox;
 mod queue;
+mod room_cleanups;
 mod store;
+mod streams;
 mod timers;
 mod webhooks;
 
-pub use queue::MemoryQueue;
-pub use store::MemoryStore;
-pub use timers::MemoryTimers;
+pub use queue::EmbeddedQueue;
+pub use store::EmbeddedStore;
+pub use timers::EmbeddedTimers;

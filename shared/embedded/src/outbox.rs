@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::MemoryStore;
-use hosting_domain::domain::StreamEvent;
+use super::EmbeddedStore;
+use hosting_domain::StreamEvent;
 use hosting_domain::ports::{Outbox, RelayClaim, SetAsideEvent, StoreResult};
 
 pub(super) struct OutboxEntry {
@@ -18,7 +18,7 @@ pub(super) struct OutboxEntry {
 }
 
 #[async_trait]
-impl Outbox for MemoryStore {
+impl Outbox for EmbeddedStore {
     async fn pending_events(
         &self,
         due_by: DateTime<Utc>,

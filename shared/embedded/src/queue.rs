@@ -9,7 +9,7 @@ use hosting_domain::ports::{DeadLetter, Delivery, DeliveryQueue, StoreResult};
 /// An in-process delivery queue: delays are honoured with timers of the async runtime, so
 /// pending deliveries live only as long as the process.
 #[derive(Clone)]
-pub struct MemoryQueue {
+pub struct EmbeddedQueue {
     ready: mpsc::UnboundedSender<Delivery>,
     receiver: Arc<Mutex<Option<mpsc::UnboundedReceiver<Delivery>>>>,
     dead_letters: Arc<Mutex<Vec<DeadLetter>>>,
@@ -18,7 +18,7 @@ pub struct MemoryQueue {
     refused: Arc<Mutex<Option<String>>>,
 }
 
-impl Default for MemoryQueue {
+impl Default for EmbeddedQueue {
     fn default() -> Self {
         let (ready, receiver) = mpsc::unbounded_channel();
         Self {
@@ -30,7 +30,7 @@ impl Default for MemoryQueue {
     }
 }
 
-impl MemoryQueue {
+impl EmbeddedQueue {
     pub fn new() -> Self {
         Self::default()
     }
@@ -57,7 +57,7 @@ impl MemoryQueue {
 }
 
 #[async_trait]
-impl DeliveryQueue for MemoryQueue {
+impl DeliveryQueue for EmbeddedQueue {
     async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()> {
         if let Some(needle) = &*self.refused.lock().unwrap_or_else(|p| p.into_inner())
             && delivery.body.contains(needle.as_str())

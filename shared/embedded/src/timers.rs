@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-use hosting_domain::domain::TimerKind;
+use hosting_domain::TimerKind;
 use hosting_domain::ports::{StoreResult, Timer, Timers};
 
 #[derive(Default)]
@@ -34,14 +34,14 @@ impl Pending {
 }
 
 /// In-process one-shot timers. Whoever drives them (the local server's loop, or a test with a
-/// manual clock) takes the due ones with [`MemoryTimers::take_due`] and fires them.
+/// manual clock) takes the due ones with [`EmbeddedTimers::take_due`] and fires them.
 #[derive(Clone, Default)]
-pub struct MemoryTimers {
+pub struct EmbeddedTimers {
     pending: Arc<Mutex<Pending>>,
     changed: Arc<Notify>,
 }
 
-impl MemoryTimers {
+impl EmbeddedTimers {
     pub fn new() -> Self {
         Self::default()
     }
@@ -92,7 +92,7 @@ impl MemoryTimers {
 }
 
 #[async_trait]
-impl Timers for MemoryTimers {
+impl Timers for EmbeddedTimers {
     async fn schedule(&self, timer: Timer) -> StoreResult<()> {
         let earliest = {
             let mut pending = self.lock();

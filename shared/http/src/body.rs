@@ -13,11 +13,11 @@ pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 pub struct JsonObject(pub Map<String, Value>);
 
 impl<S: Send + Sync> FromRequest<S> for JsonObject {
-    type Rejection = ApiError;
+    type Rejection = crate::ErrorResponse;
 
-    async fn from_request(request: Request, _state: &S) -> Result<Self, ApiError> {
+    async fn from_request(request: Request, _state: &S) -> Result<Self, crate::ErrorResponse> {
         let bytes = read_limited(request.into_body()).await?;
-        parse_object(&bytes).map(JsonObject)
+        Ok(parse_object(&bytes).map(JsonObject)?)
     }
 }
 
@@ -54,9 +54,9 @@ pub fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, ApiError> {
 pub struct OptionalJsonObject(pub Option<Map<String, Value>>);
 
 impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
-    type Rejection = ApiError;
+    type Rejection = crate::ErrorResponse;
 
-    async fn from_request(request: Request, _state: &S) -> Result<Self, ApiError> {
+    async fn from_request(request: Request, _state: &S) -> Result<Self, crate::ErrorResponse> {
         let bytes = read_limited(request.into_body()).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(OptionalJsonObject(None));
@@ -65,7 +65,8 @@ impl<S: Send + Sync> FromRequest<S> for OptionalJsonObject {
             Ok(Value::Object(object)) => Ok(OptionalJsonObject(Some(object))),
             _ => Err(ApiError::InvalidFields(
                 "The request body, when sent, must be a JSON object.".into(),
-            )),
+            )
+            .into()),
         }
     }
 }

@@ -3,6 +3,8 @@
 
 pub mod body;
 pub mod endpoints;
+pub mod error;
+pub mod path_id;
 pub mod pipeline;
 pub mod query;
 pub mod record;
@@ -26,7 +28,9 @@ use hosting_domain::error::ApiError;
 
 use record::{Noted, RequestRecord};
 
+pub use error::{ErrorResponse, HandlerResult, error_response};
 pub use hosting_domain::API_PREFIX;
+pub use path_id::PathId;
 
 /// The id of the request as the API gateway assigned it, when there is a gateway.
 #[derive(Debug, Clone)]
@@ -153,7 +157,7 @@ impl IntoResponse for CreateAnswer {
         }
         if answer.replayed {
             headers.insert(
-                hosting_domain::domain::idempotency::REPLAYED_HEADER,
+                hosting_domain::idempotency::REPLAYED_HEADER,
                 HeaderValue::from_static("true"),
             );
         }
@@ -164,7 +168,7 @@ impl IntoResponse for CreateAnswer {
 /// The raw `Idempotency-Key` header, checked by the operation with the body.
 pub fn idempotency_key(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
     headers
-        .get(hosting_domain::domain::idempotency::HEADER)
+        .get(hosting_domain::idempotency::HEADER)
         .map(HeaderValue::as_bytes)
 }
 
@@ -177,7 +181,7 @@ async fn not_found(
     if let Some(Extension(record)) = record {
         record.note_route(matched);
     }
-    ApiError::NotFound.into_response()
+    error_response(&ApiError::NotFound)
 }
 
 /// `/streams/` is the same route as `/streams`. Applied before routing, so it wraps the router.

@@ -10,7 +10,7 @@
 //! first. A read (`GET`, `HEAD`), and a start (`POST /streams`), that passes everything but
 //! the count is counted while its handler runs ([`DeferredCount`]): the handler's cheap reads
 //! go alongside the count, and the reads that grow with what they return, and every write,
-//! wait for its admission ([`hosting_domain::admission`]). When the count refuses, the handler is
+//! wait for its admission ([`hosting_support::admission`]). When the count refuses, the handler is
 //! dropped and `429` answers in its place: the same answer, and its costly reads and its
 //! writes never made.
 //!
@@ -24,15 +24,15 @@ use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use chrono::{DateTime, Utc};
 
 use hosting_app::app::App;
 use hosting_app::ratelimit::{self, Standing};
-use hosting_domain::admission;
-use hosting_domain::domain::account::{self, KeyEnvironment};
-use hosting_domain::domain::{Brand, Caller, Scope};
+use hosting_domain::account::{self, KeyEnvironment};
 use hosting_domain::error::{ApiError, ApiResult, StoreError};
+use hosting_domain::{Brand, Caller, Scope};
+use hosting_support::admission;
 
 use crate::record::RequestRecord;
 
@@ -142,11 +142,11 @@ impl DeferredCount {
         };
         let standing = match counted {
             Ok(standing) => standing,
-            Err(err) => return ApiError::Db(err).into_response(),
+            Err(err) => return crate::error_response(&ApiError::Db(err)),
         };
         self.slot.note_standing(standing);
         if let Err(refusal) = standing.admit() {
-            return refusal.into_response();
+            return crate::error_response(&refusal);
         }
         // Admitted from this task, which polls the handler next itself: its waits are not
         // woken (`Admission::admit`).

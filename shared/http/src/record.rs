@@ -9,8 +9,8 @@ use axum::extract::MatchedPath;
 use axum::http::HeaderMap;
 
 use hosting_app::ratelimit::Standing;
-use hosting_domain::domain::Caller;
-use hosting_domain::domain::account::Brand;
+use hosting_domain::Caller;
+use hosting_domain::account::Brand;
 
 /// One record per request, shared by the edge and the router: one request extension and one
 /// allocation, where an extension per fact and the answer's own extensions cost several.

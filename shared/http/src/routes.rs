@@ -8,7 +8,7 @@ use axum::Router;
 use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::handler::Handler;
 use axum::http::request::Parts;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{MethodFilter, MethodRouter, on};
 
 use super::endpoints::{Access, ENDPOINTS, Endpoint, Function};
@@ -16,8 +16,8 @@ use super::pipeline;
 use super::record::RequestRecord;
 use hosting_app::app::App;
 use hosting_domain::API_PREFIX;
-use hosting_domain::domain::{Caller, Scope};
 use hosting_domain::error::{ApiError, StoreError};
+use hosting_domain::{Caller, Scope};
 
 /// The handlers of one function (or of every function), each mounted as its declaration
 /// says. A function serves exactly the endpoints that name it: serving another's, or leaving
@@ -181,7 +181,7 @@ where
                 None => answer.await,
             }
         }
-        Err(refusal) => refusal.into_response(),
+        Err(refusal) => crate::error_response(&refusal),
     }
 }
 
@@ -189,9 +189,9 @@ where
 pub struct Admitted(pub Caller);
 
 impl<S: Send + Sync> FromRequestParts<S> for Admitted {
-    type Rejection = ApiError;
+    type Rejection = crate::ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, crate::ErrorResponse> {
         parts
             .extensions
             .get::<RequestRecord>()
@@ -202,6 +202,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Admitted {
                 ApiError::Db(StoreError::Backend(
                     "a public endpoint's handler asked for a caller".into(),
                 ))
+                .into()
             })
     }
 }

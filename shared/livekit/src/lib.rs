@@ -12,9 +12,9 @@ use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_api::webhooks::{WebhookError, WebhookReceiver};
 use livekit_protocol as proto;
 
-use hosting_domain::config::{LiveKitConfig, SecretUnavailable};
 use hosting_domain::error::RoomError;
 use hosting_domain::ports::{ProviderEvent, ProviderEventKind, RoomProvider, ViewerAccess};
+use hosting_support::config::{LiveKitConfig, SecretUnavailable};
 
 /// `ws_url` for viewers: the LiveKit URL as a WebSocket address.
 pub fn websocket_url(url: &str) -> String {
@@ -204,7 +204,7 @@ fn to_provider_event(event: &proto::WebhookEvent) -> ProviderEvent {
 
 /// The configured room provider, if any.
 pub fn rooms_from_config(
-    config: &hosting_domain::config::Config,
+    config: &hosting_support::config::Config,
 ) -> Option<std::sync::Arc<dyn RoomProvider>> {
     config
         .livekit

@@ -11,6 +11,7 @@
 mod allocator;
 pub mod lambda;
 pub mod sqs_worker;
+pub mod telemetry;
 
 pub use allocator::Allocator;
 
@@ -26,9 +27,9 @@ use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::scheduler::SchedulerTimers;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::Clock;
-use hosting_domain::config::{Config, StoreKind};
 use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
-use hosting_embedded::{MemoryQueue, MemoryStore, MemoryTimers};
+use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
+use hosting_support::config::{Config, StoreKind};
 
 /// How often the background loops look again when nothing wakes them.
 const POLL: Duration = Duration::from_millis(250);
@@ -40,7 +41,7 @@ pub const LOCAL_DELIVERIES_IN_FLIGHT: usize = 32;
 /// Where deliveries wait in this process.
 #[derive(Clone)]
 pub enum LocalQueue {
-    Memory(MemoryQueue),
+    Embedded(EmbeddedQueue),
     Sqs(SqsQueue),
 }
 
@@ -48,15 +49,15 @@ pub enum LocalQueue {
 pub struct Runtime {
     pub app: App,
     /// In-process timers; `None` when EventBridge Scheduler runs them.
-    pub timers: Option<MemoryTimers>,
+    pub timers: Option<EmbeddedTimers>,
     pub queue: LocalQueue,
     /// The embedded store, when that is the backend.
-    pub memory: Option<MemoryStore>,
+    pub embedded: Option<EmbeddedStore>,
 }
 
 pub struct Parts {
     pub store: Arc<dyn Store>,
-    pub memory: Option<MemoryStore>,
+    pub embedded: Option<EmbeddedStore>,
     pub queue: LocalQueue,
     /// `None`: in-process timers.
     pub scheduler: Option<SchedulerTimers>,
@@ -69,15 +70,15 @@ impl Runtime {
         clock: Arc<dyn Clock>,
         rooms: Option<Arc<dyn RoomProvider>>,
     ) -> Self {
-        let store = MemoryStore::new();
+        let store = EmbeddedStore::new();
         Self::assemble(
             config,
             clock,
             rooms,
             Parts {
                 store: Arc::new(store.clone()),
-                memory: Some(store),
-                queue: LocalQueue::Memory(MemoryQueue::new()),
+                embedded: Some(store),
+                queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
             },
         )
@@ -89,14 +90,14 @@ impl Runtime {
         rooms: Option<Arc<dyn RoomProvider>>,
         parts: Parts,
     ) -> Self {
-        let memory_timers = parts.scheduler.is_none().then(MemoryTimers::new);
+        let memory_timers = parts.scheduler.is_none().then(EmbeddedTimers::new);
         let timers: Arc<dyn Timers> = match (&parts.scheduler, &memory_timers) {
             (Some(scheduler), _) => Arc::new(scheduler.clone()),
             (None, Some(memory)) => Arc::new(memory.clone()),
             (None, None) => unreachable!("one of them is set"),
         };
         let queue: Arc<dyn DeliveryQueue> = match &parts.queue {
-            LocalQueue::Memory(queue) => Arc::new(queue.clone()),
+            LocalQueue::Embedded(queue) => Arc::new(queue.clone()),
             LocalQueue::Sqs(queue) => Arc::new(queue.clone()),
         };
         let app = App::new(AppParts {
@@ -111,16 +112,16 @@ impl Runtime {
             app,
             timers: memory_timers,
             queue: parts.queue,
-            memory: parts.memory,
+            embedded: parts.embedded,
         }
     }
 
-    /// The backends `config` names: `STORE=memory`, or DynamoDB with SQS deliveries when
+    /// The backends `config` names: `STORE=embedded`, or DynamoDB with SQS deliveries when
     /// `DELIVERY_QUEUE_URL` is set and Scheduler timers when `SCHEDULER_GROUP` is set;
     /// in-process ones otherwise.
     pub async fn from_config(config: Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
         let rooms = hosting_livekit::rooms_from_config(&config);
-        if config.store == StoreKind::Memory {
+        if config.store == StoreKind::Embedded {
             return Ok(Self::embedded(config, clock, rooms));
         }
         let sdk = hosting_aws::sdk_config().await.map_err(|e| e.to_string())?;
@@ -138,7 +139,7 @@ impl Runtime {
             (Some(_), None) => {
                 return Err("DELIVERY_DLQ_URL is required with DELIVERY_QUEUE_URL".into());
             }
-            _ => LocalQueue::Memory(MemoryQueue::new()),
+            _ => LocalQueue::Embedded(EmbeddedQueue::new()),
         };
         let scheduler = match (
             &config.scheduler_group,
@@ -168,7 +169,7 @@ impl Runtime {
             rooms,
             Parts {
                 store: Arc::new(store),
-                memory: None,
+                embedded: None,
                 queue,
                 scheduler,
             },
@@ -196,7 +197,7 @@ impl Runtime {
     }
 
     /// Runs the in-process timers on the app's clock, forever.
-    async fn run_timers(self, timers: MemoryTimers) {
+    async fn run_timers(self, timers: EmbeddedTimers) {
         let changed = timers.changed();
         loop {
             self.fire_due_timers().await;
@@ -225,7 +226,7 @@ impl Runtime {
     /// Relays the outbox to the delivery queue, forever. In one process nothing else relays,
     /// so events are taken as soon as they are written.
     async fn run_relay(self) {
-        let ready = self.memory.as_ref().map(MemoryStore::outbox_ready);
+        let ready = self.embedded.as_ref().map(EmbeddedStore::outbox_ready);
         loop {
             if let Err(err) = relay::sweep(&self.app, Duration::ZERO).await {
                 tracing::error!(error = %err, "outbox relay failed; retrying");
@@ -249,7 +250,7 @@ impl Runtime {
     async fn run_deliveries(self, deliverer: Deliverer) {
         let in_flight = Arc::new(Semaphore::new(LOCAL_DELIVERIES_IN_FLIGHT));
         match self.queue.clone() {
-            LocalQueue::Memory(queue) => {
+            LocalQueue::Embedded(queue) => {
                 let Some(mut ready) = queue.take_receiver() else {
                     tracing::error!("the delivery loop is already running");
                     return;

@@ -11,9 +11,9 @@ use tokio::sync::Semaphore;
 
 use hosting_app::app::App;
 use hosting_app::delivery::{Deliverer, worker};
+use hosting_app::metrics::{self, Metric};
 use hosting_aws::sqs::{QueuedDelivery, SqsQueue};
 use hosting_domain::error::StoreError;
-use hosting_domain::metrics::{self, Metric};
 
 /// A message as received: the id its batch knows it by (the Lambda event's `messageId`, or the
 /// receipt handle in a local process) and its body.

@@ -63,8 +63,8 @@ async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
             format!("items-{}", uuid::Uuid::new_v4().simple()),
         );
         store.create_table().await.unwrap();
-        let config = hosting_domain::config::Config::from_lookup(
-            hosting_domain::config::StoreKind::Memory,
+        let config = hosting_support::config::Config::from_lookup(
+            hosting_support::config::StoreKind::Embedded,
             |_| None,
         )
         .unwrap();
@@ -74,8 +74,8 @@ async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
             None,
             Parts {
                 store: std::sync::Arc::new(store),
-                memory: None,
-                queue: LocalQueue::Memory(hosting_embedded::MemoryQueue::new()),
+                embedded: None,
+                queue: LocalQueue::Embedded(hosting_embedded::EmbeddedQueue::new()),
                 scheduler: None,
             },
         );

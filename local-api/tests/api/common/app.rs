@@ -9,8 +9,8 @@ use hosting_app::delivery::Deliverer;
 use hosting_app::seed::Seed;
 use hosting_domain::clock::Clock;
 use hosting_domain::clock::ManualClock;
-use hosting_domain::config::{Config, StoreKind};
 use hosting_runtime::{LocalQueue, Runtime};
+use hosting_support::config::{Config, StoreKind};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -63,8 +63,8 @@ impl Drop for TestApp {
         {
             return;
         }
-        let backend = match (&self.runtime.memory, &self.dynamo, &self.runtime.queue) {
-            (Some(memory), _, LocalQueue::Memory(queue)) => invariants::Backend::Memory {
+        let backend = match (&self.runtime.embedded, &self.dynamo, &self.runtime.queue) {
+            (Some(memory), _, LocalQueue::Embedded(queue)) => invariants::Backend::Embedded {
                 store: memory.clone(),
                 queue: queue.clone(),
             },
@@ -111,7 +111,7 @@ impl TestApp {
             livekit,
             delivery_dns,
         } = builder;
-        let config = Config::from_lookup(StoreKind::Memory, |name| {
+        let config = Config::from_lookup(StoreKind::Embedded, |name| {
             vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
         .expect("test config");

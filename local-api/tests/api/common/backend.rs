@@ -1,4 +1,4 @@
-//! The backend the suite runs on: `TEST_BACKEND=memory` (the default) or `dynamodb` (DynamoDB
+//! The backend the suite runs on: `TEST_BACKEND=embedded` (the default) or `dynamodb` (DynamoDB
 //! and SQS at `AWS_ENDPOINT_URL`, e.g. moto server). Each test gets its own table and queues.
 
 use std::sync::Arc;
@@ -6,9 +6,9 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 use hosting_aws::dynamodb::{DynamoStore, event_from_item};
 use hosting_aws::sqs::SqsQueue;
-use hosting_domain::domain::StreamEvent;
+use hosting_domain::StreamEvent;
 use hosting_domain::ports::DeadLetter;
-use hosting_embedded::{MemoryQueue, MemoryStore};
+use hosting_embedded::{EmbeddedQueue, EmbeddedStore};
 use hosting_runtime::{LocalQueue, Parts, Runtime};
 
 use super::store_log::{Recorder, StoreLog};
@@ -16,8 +16,8 @@ use super::store_log::{Recorder, StoreLog};
 pub fn is_dynamodb() -> bool {
     match std::env::var("TEST_BACKEND").as_deref() {
         Ok("dynamodb") => true,
-        Ok("memory") | Err(_) => false,
-        Ok(other) => panic!("TEST_BACKEND={other}: expected memory or dynamodb"),
+        Ok("embedded" | "memory") | Err(_) => false,
+        Ok(other) => panic!("TEST_BACKEND={other}: expected embedded or dynamodb"),
     }
 }
 
@@ -38,15 +38,15 @@ pub async fn parts() -> (Parts, Option<DynamoStore>) {
 /// [`parts`], and the log of the store requests made through them.
 pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
     if !is_dynamodb() {
-        let store = MemoryStore::new();
-        let log = StoreLog::Memory {
+        let store = EmbeddedStore::new();
+        let log = StoreLog::Embedded {
             store: store.clone(),
             seen: Default::default(),
         };
         let parts = Parts {
             store: Arc::new(store.clone()),
-            memory: Some(store),
-            queue: LocalQueue::Memory(MemoryQueue::new()),
+            embedded: Some(store),
+            queue: LocalQueue::Embedded(EmbeddedQueue::new()),
             scheduler: None,
         };
         return (parts, None, log);
@@ -74,7 +74,7 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
     }
     let parts = Parts {
         store: Arc::new(store.clone()),
-        memory: None,
+        embedded: None,
         queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
         scheduler: None,
     };
@@ -82,7 +82,7 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
 }
 
 pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> Vec<StreamEvent> {
-    if let Some(memory) = &runtime.memory {
+    if let Some(memory) = &runtime.embedded {
         return memory.emitted_events();
     }
     scan_events(dynamo.expect("dynamodb backend")).await
@@ -114,8 +114,7 @@ pub async fn scan_events(store: &DynamoStore) -> Vec<StreamEvent> {
         }
     }
     // A stream's start precedes its end even within one instant.
-    let rank =
-        |e: &StreamEvent| (e.event_type != hosting_domain::domain::EventType::StreamStarted) as u8;
+    let rank = |e: &StreamEvent| (e.event_type != hosting_domain::EventType::StreamStarted) as u8;
     events.sort_by_key(|e| (e.created_at, rank(e)));
     events
 }
@@ -125,7 +124,7 @@ pub async fn active_streams(
     dynamo: Option<&DynamoStore>,
     brand_id: &str,
 ) -> u32 {
-    if let Some(memory) = &runtime.memory {
+    if let Some(memory) = &runtime.embedded {
         return memory.active_streams(brand_id);
     }
     let item = dynamo
@@ -140,7 +139,7 @@ pub async fn active_streams(
 }
 
 pub async fn set_failing(runtime: &Runtime, dynamo: Option<&DynamoStore>) {
-    match &runtime.memory {
+    match &runtime.embedded {
         Some(memory) => memory.set_failing(true),
         // Every request against a deleted table fails.
         None => dynamo
@@ -153,7 +152,7 @@ pub async fn set_failing(runtime: &Runtime, dynamo: Option<&DynamoStore>) {
 
 pub async fn dead_letters(runtime: &Runtime) -> Vec<DeadLetter> {
     match &runtime.queue {
-        LocalQueue::Memory(queue) => queue.dead_letters(),
+        LocalQueue::Embedded(queue) => queue.dead_letters(),
         LocalQueue::Sqs(queue) => {
             let out = queue
                 .client()

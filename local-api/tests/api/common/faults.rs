@@ -1,5 +1,5 @@
 //! Control of the fault-injecting proxy that scripts/test.sh puts between the product and
-//! moto (`scripts/fault_proxy.py`): rules apply to the requests of one test's table and
+//! moto (`scripts/aws/fault_proxy.py`): rules apply to the requests of one test's table and
 //! queues, named by a scope (the table name).
 
 use serde_json::Value;

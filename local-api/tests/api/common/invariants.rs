@@ -31,10 +31,10 @@ use hosting_app::service::rooms;
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::ManualClock;
-use hosting_domain::config::Config;
-use hosting_domain::domain::{EventType, Stream, StreamEvent, StreamStatus};
-use hosting_domain::ports::{DeliveryQueue, Outbox, Store, StreamStore};
-use hosting_embedded::{MemoryQueue, MemoryStore, MemoryTimers};
+use hosting_domain::ports::{DeliveryQueue, Outbox, RoomCleanupStore, Store, StreamStore};
+use hosting_domain::{EventType, Stream, StreamEvent, StreamStatus};
+use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
+use hosting_support::config::Config;
 use uuid::Uuid;
 
 use super::fake_livekit::FakeLiveKit;
@@ -50,9 +50,9 @@ const SEEDED_BRANDS: [&str; 5] = [
 ];
 
 pub(super) enum Backend {
-    Memory {
-        store: MemoryStore,
-        queue: MemoryQueue,
+    Embedded {
+        store: EmbeddedStore,
+        queue: EmbeddedQueue,
     },
     DynamoDb {
         table: String,
@@ -99,7 +99,7 @@ async fn check(subject: Subject) -> Vec<String> {
     } = subject;
     let (store, queue, events, active): (Arc<dyn Store>, Arc<dyn DeliveryQueue>, _, _) =
         match backend {
-            Backend::Memory { store, queue } => {
+            Backend::Embedded { store, queue } => {
                 let events = store.emitted_events();
                 let active: BTreeMap<String, u32> = brands(&events)
                     .into_iter()
@@ -167,7 +167,7 @@ pub fn app_at(
         config,
         clock: Arc::new(ManualClock::new(at)),
         store,
-        timers: Arc::new(MemoryTimers::new()),
+        timers: Arc::new(EmbeddedTimers::new()),
         queue,
         rooms,
     })
@@ -195,7 +195,7 @@ pub async fn drain(app: &App) -> Vec<String> {
 }
 
 /// The outbox records left in `store` after a drain at `drained_at`.
-pub async fn undrained<S: Outbox + StreamStore + ?Sized>(
+pub async fn undrained<S: Outbox + StreamStore + RoomCleanupStore + ?Sized>(
     store: &S,
     drained_at: DateTime<Utc>,
 ) -> Vec<String> {

@@ -80,7 +80,7 @@ impl TestApp {
     }
 
     /// Every event emitted so far, in order.
-    pub async fn emitted_events(&self) -> Vec<hosting_domain::domain::StreamEvent> {
+    pub async fn emitted_events(&self) -> Vec<hosting_domain::StreamEvent> {
         backend::emitted_events(&self.runtime, self.dynamo.as_ref()).await
     }
 
@@ -112,7 +112,7 @@ impl TestApp {
         if on {
             self.skip_invariants();
         }
-        match (&self.runtime.memory, self.table()) {
+        match (&self.runtime.embedded, self.table()) {
             (Some(memory), _) => memory.set_failing(on),
             (None, Some(table)) if on => {
                 faults::set(
@@ -130,7 +130,7 @@ impl TestApp {
     /// one it cannot take (`None`: accepts all again).
     pub async fn refuse_queue_bodies_containing(&self, needle: Option<&str>) {
         match (&self.runtime.queue, self.table()) {
-            (hosting_runtime::LocalQueue::Memory(queue), _) => {
+            (hosting_runtime::LocalQueue::Embedded(queue), _) => {
                 queue.refuse_bodies_containing(needle)
             }
             (_, Some(table)) => match needle {
@@ -174,10 +174,10 @@ impl TestApp {
     pub async fn update_key(
         &self,
         raw_key: &str,
-        change: impl FnOnce(&mut hosting_domain::domain::ApiKey),
+        change: impl FnOnce(&mut hosting_domain::ApiKey),
     ) {
         let store = &self.runtime.app.store;
-        let hash = hosting_domain::domain::account::hash_key(raw_key);
+        let hash = hosting_domain::account::hash_key(raw_key);
         let mut key = store
             .find_api_key(&hash)
             .await
@@ -188,7 +188,7 @@ impl TestApp {
     }
 
     /// The in-process timers (the suite drives them with its clock on every backend).
-    pub fn timers(&self) -> &hosting_embedded::MemoryTimers {
+    pub fn timers(&self) -> &hosting_embedded::EmbeddedTimers {
         self.runtime.timers.as_ref().expect("in-process timers")
     }
 }

@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
-use hosting_embedded::MemoryStore;
+use hosting_embedded::EmbeddedStore;
 use serde_json::Value;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -164,7 +164,10 @@ pub fn sequential(calls: &[Call]) -> usize {
 
 /// The store requests of a test's app.
 pub enum StoreLog {
-    Memory { store: MemoryStore, seen: AtomicU64 },
+    Embedded {
+        store: EmbeddedStore,
+        seen: AtomicU64,
+    },
     Dynamo(Recorder),
 }
 
@@ -201,7 +204,7 @@ impl StoreRequests {
 impl StoreLog {
     pub fn take(&self) -> StoreRequests {
         match self {
-            StoreLog::Memory { store, seen } => {
+            StoreLog::Embedded { store, seen } => {
                 let now = store.requests();
                 let before = seen.swap(now, Ordering::SeqCst);
                 StoreRequests {

@@ -323,7 +323,7 @@ async fn published_libraries_verify_both_signatures() {
     }
     // The verifier is not vacuous: another secret fails both schemes.
     let hit = receiver.hits()[0].clone();
-    let (ok, output) = run_verifier(&hosting_domain::domain::webhook::generate_secret(), &hit);
+    let (ok, output) = run_verifier(&hosting_domain::webhook::generate_secret(), &hit);
     assert!(!ok);
     assert!(
         !output.contains("stripe: ok") && !output.contains("standardwebhooks: ok"),

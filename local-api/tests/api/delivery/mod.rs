@@ -1,4 +1,4 @@
-//! Signed, at-least-once webhook delivery to real receivers on loopback (README, "Webhook
+//! Signed, at-least-once webhook delivery to real receivers on loopback (ARCHITECTURE.md, "Webhook
 //! deliveries"): fan-out, both signature schemes, retries, 410, redirects, timeouts, SSRF
 //! refusal at delivery time, dead letters.
 

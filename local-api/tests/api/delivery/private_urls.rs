@@ -67,12 +67,12 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
         .with_webhook_retry_delays_secs(&[0.05])
         .await;
     let receiver = Receiver::start(Behaviour::Ok).await;
-    let webhook = hosting_domain::domain::Webhook {
+    let webhook = hosting_domain::Webhook {
         id: uuid::Uuid::new_v4(),
         brand_id: "brand_a".into(),
         url: format!("https://127.0.0.1:{}/hook", receiver.port()),
-        events: vec![hosting_domain::domain::EventType::StreamStarted],
-        secret: hosting_domain::domain::webhook::generate_secret(),
+        events: vec![hosting_domain::EventType::StreamStarted],
+        secret: hosting_domain::webhook::generate_secret(),
         active: true,
         created_at: api.now(),
         previous_secret: None,

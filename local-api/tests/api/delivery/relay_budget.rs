@@ -1,4 +1,4 @@
-//! A sweep's time budget (README, "Sweeps"): after an outage the backlog is taken a batch at a
+//! A sweep's time budget (ARCHITECTURE.md, "Reliability on AWS", sweeps): after an outage the backlog is taken a batch at a
 //! time, and a sweep whose budget is spent returns, leaving the rest to its next run, instead of
 //! running into its invocation's timeout.
 

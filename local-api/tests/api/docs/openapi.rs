@@ -167,6 +167,24 @@ async fn the_router_serves_exactly_the_documented_operations() {
     }
 }
 
+/// `end_reason` is absent until a stream finishes, and a string after: never `null`, so the
+/// document must not allow one, nor require the field.
+#[test]
+fn end_reason_is_absent_or_a_string_never_null() {
+    let document = hosting_docs::openapi::document("http://x/api/v1");
+    let schemas = &document["components"]["schemas"];
+    for name in ["StreamDetail", "StreamSummary"] {
+        let schema = &schemas[name];
+        let field = &schema["properties"]["end_reason"];
+        assert!(field.is_object(), "{name}: {schema}");
+        assert!(!field.to_string().contains("\"null\""), "{name}: {field}");
+        let required = schema["required"].as_array().cloned().unwrap_or_default();
+        assert!(!required.contains(&json!("end_reason")), "{name}");
+    }
+    let reason = &schemas["EndReason"];
+    assert_eq!(reason["type"], "string", "{reason}");
+}
+
 #[test]
 fn constraints_come_from_the_validation_rules() {
     let document = hosting_docs::openapi::document("http://x/api/v1");

@@ -1,4 +1,4 @@
-//! The reference page (README, "Development"), rendered from the OpenAPI document, served publicly
+//! The reference page (docs/development.md, "The reference page"), rendered from the OpenAPI document, served publicly
 //! by the real binary.
 
 use serde_json::Value;

@@ -8,8 +8,8 @@ use axum::Router;
 use hosting_app::App;
 use hosting_app::seed::Seed;
 use hosting_domain::clock::SystemClock;
-use hosting_domain::config::{Config, StoreKind};
 use hosting_runtime::{LocalQueue, Runtime};
+use hosting_support::config::{Config, StoreKind};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -23,7 +23,7 @@ fn event(name: &str) -> String {
 }
 
 async fn runtime(vars: &[(&str, &str)]) -> Runtime {
-    let config = Config::from_lookup(StoreKind::Memory, |name| {
+    let config = Config::from_lookup(StoreKind::Embedded, |name| {
         vars.iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| v.to_string())
@@ -169,7 +169,7 @@ async fn livekit_event_through_its_function() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stream.status, hosting_domain::domain::StreamStatus::Live);
+    assert_eq!(stream.status, hosting_domain::StreamStatus::Live);
 }
 
 #[tokio::test]
@@ -185,7 +185,7 @@ async fn timer_event_through_its_function() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stream.status, hosting_domain::domain::StreamStatus::Error);
+    assert_eq!(stream.status, hosting_domain::StreamStatus::Error);
     // Delivered twice (Scheduler retries), it changes nothing more.
     let timer = serde_json::from_str(&event("timers-preparing-timeout")).unwrap();
     assert_eq!(
@@ -207,7 +207,7 @@ async fn timer_event_through_its_function() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(live.status, hosting_domain::domain::StreamStatus::Ended);
+    assert_eq!(live.status, hosting_domain::StreamStatus::Ended);
     assert_eq!(
         timers::handle(&runtime.app, sweep()).await.unwrap(),
         timers::Fired { changed: 0 }
@@ -217,7 +217,7 @@ async fn timer_event_through_its_function() {
 #[tokio::test]
 async fn outbox_relay_event_through_its_function() {
     let (parts, dynamo) = crate::common::backend::parts().await;
-    let config = Config::from_lookup(StoreKind::Memory, |_| None).unwrap();
+    let config = Config::from_lookup(StoreKind::Embedded, |_| None).unwrap();
     let runtime = Runtime::assemble(config, Arc::new(SystemClock), None, parts);
     Seed::from_json(&event("seed"))
         .unwrap()
@@ -262,7 +262,7 @@ async fn sqs_queue(runtime: &Runtime) -> hosting_aws::sqs::SqsQueue {
     match &runtime.queue {
         LocalQueue::Sqs(queue) => queue.clone(),
         // Nothing is sent for a message that is already due.
-        LocalQueue::Memory(_) => hosting_aws::sqs::SqsQueue::new(
+        LocalQueue::Embedded(_) => hosting_aws::sqs::SqsQueue::new(
             aws_sdk_sqs::Client::new(&hosting_aws::sdk_config().await.expect("SDK configuration")),
             "http://127.0.0.1:9/unused",
             "http://127.0.0.1:9/unused-dlq",

@@ -166,8 +166,8 @@ async fn an_unreachable_livekit_is_launch_failed() {
 }
 
 /// A 50,000-character script reaches the AI host, and rides on no item that lists, analytics,
-/// viewer counts or transitions read or write: it is kept once, apart (README, "How the parts
-/// fit").
+/// viewer counts or transitions read or write: it is kept once, apart (ARCHITECTURE.md, "Where each rule
+/// lives").
 #[tokio::test]
 async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
     let fake = FakeLiveKit::start().await;

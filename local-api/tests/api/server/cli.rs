@@ -11,7 +11,7 @@ fn bad_arguments_and_seed_files_fail_with_a_message() {
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_local-api"))
             .args(args)
-            .env("STORE", "memory")
+            .env("STORE", "embedded")
             .output()
             .unwrap()
     };
@@ -42,7 +42,7 @@ fn help_lists_options_environment_and_the_seed_format() {
         "--addr",
         "--seed FILE",
         "--fixed-demo-keys",
-        "STORE=memory|dynamodb",
+        "STORE=embedded|dynamodb",
         "LIVEKIT_URL",
         "WEBHOOK_ALLOW_PRIVATE_URLS",
         "Seed files",
@@ -57,7 +57,7 @@ fn fails_to_start(args: &[&str]) -> (i32, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_local-api"))
         .args(["--addr", "127.0.0.1:0"])
         .args(args)
-        .env("STORE", "memory")
+        .env("STORE", "embedded")
         .output()
         .unwrap();
     (

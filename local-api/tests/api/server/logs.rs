@@ -9,7 +9,7 @@ use crate::common::*;
 #[test]
 fn logs_are_plain_when_not_a_terminal_and_one_line_per_request() {
     let (mut child, _, base, mut reader) =
-        spawn_local_api(&["--fixed-demo-keys"], &[("STORE", "memory")]);
+        spawn_local_api(&["--fixed-demo-keys"], &[("STORE", "embedded")]);
     let address = base
         .trim_start_matches("http://")
         .split('/')
@@ -60,7 +60,7 @@ fn logs_are_plain_when_not_a_terminal_and_one_line_per_request() {
 fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
     let (mut child, _, base, mut reader) = spawn_local_api(
         &["--fixed-demo-keys"],
-        &[("STORE", "memory"), ("LOG_FORMAT", "json")],
+        &[("STORE", "embedded"), ("LOG_FORMAT", "json")],
     );
     let address = base
         .trim_start_matches("http://")
@@ -153,7 +153,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
     let (mut child, _, base, reader) = spawn_local_api(
         &["--fixed-demo-keys"],
         &[
-            ("STORE", "memory"),
+            ("STORE", "embedded"),
             ("LOG_FORMAT", "json"),
             ("METRICS_NAMESPACE", "LiveStreamHosting/test"),
             ("WEBHOOK_ALLOW_PRIVATE_URLS", "true"),
@@ -288,7 +288,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
         assert!(document["_aws"]["Timestamp"].as_u64().unwrap() > 1_600_000_000_000);
         let name = directive["Metrics"][0]["Name"].as_str().unwrap();
         assert!(
-            hosting_domain::metrics::Metric::ALL
+            hosting_app::metrics::Metric::ALL
                 .iter()
                 .any(|m| m.name() == name),
             "{name}"

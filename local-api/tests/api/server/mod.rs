@@ -27,7 +27,7 @@ impl Drop for Server {
 }
 
 fn start(args: &[&str]) -> Server {
-    let (child, first, base, mut reader) = spawn_local_api(args, &[("STORE", "memory")]);
+    let (child, first, base, mut reader) = spawn_local_api(args, &[("STORE", "embedded")]);
     let mut lines = vec![first];
     let mut line = String::new();
     while !args.contains(&"--seed") && reader.read_line(&mut line).unwrap() > 0 {

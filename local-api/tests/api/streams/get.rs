@@ -99,12 +99,12 @@ async fn lookup_failures_are_404_never_500() {
             );
             h
         },
-        hosting_domain::domain::Scope::StreamsRead,
+        hosting_domain::Scope::StreamsRead,
     )
     .await
     .unwrap();
     api.set_failing().await;
-    let err = hosting_app::service::streams::get(&api.runtime.app, &caller, &id)
+    let err = hosting_app::service::streams::get(&api.runtime.app, &caller, id.parse().unwrap())
         .await
         .unwrap_err();
     assert_eq!(err.code().as_str(), "not_found");

@@ -387,10 +387,10 @@ async fn a_bound_key_is_kept_at_least_24_hours() {
     assert_eq!(total(&api, &Keys::test_a()).await, 1);
     // On DynamoDB, TTL removes it: not before 24 hours after binding.
     if let Some(dynamo) = api.dynamo() {
-        let key_id = hosting_domain::domain::idempotency::key_id(
+        let key_id = hosting_domain::idempotency::key_id(
             "brand_a",
-            hosting_domain::domain::KeyEnvironment::Test,
-            hosting_domain::domain::idempotency::Endpoint::StartStream,
+            hosting_domain::KeyEnvironment::Test,
+            hosting_domain::idempotency::Endpoint::StartStream,
             "kept",
         );
         let item = dynamo

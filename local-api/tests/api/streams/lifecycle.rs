@@ -1,10 +1,10 @@
-//! No stream stays active past its deadline, whatever is lost on the way (README,
+//! No stream stays active past its deadline, whatever is lost on the way (ARCHITECTURE.md,
 //! "Reliability on AWS"): timers that fire early are armed again, the sweep ends streams whose timer was
 //! lost, a room provider that hangs is cut off, and a provider event whose handling failed is
 //! applied when it is sent again. On both backends.
 
 use chrono::Duration;
-use hosting_domain::domain::TimerKind;
+use hosting_domain::TimerKind;
 use hosting_domain::ports::Timer;
 use serde_json::{Value, json};
 

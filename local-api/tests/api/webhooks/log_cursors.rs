@@ -1,7 +1,7 @@
 //! The delivery log at volume: cursor walks return each attempt once, in order, for every filter.
 
 use base64::Engine;
-use hosting_domain::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
 use serde_json::{Value, json};
 
 use super::{log, register, seeded_attempt};

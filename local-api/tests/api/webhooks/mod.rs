@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use chrono::{DateTime, Utc};
-use hosting_domain::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
-use hosting_domain::domain::event::EventType;
+use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+use hosting_domain::event::EventType;
 use serde_json::{Value, json};
 
 use crate::common::receiver::{Hit, Receiver};
@@ -156,7 +156,7 @@ async fn log_of(api: &TestApp, id: &str, n: u64) -> Value {
     panic!("the log never held {n} attempts");
 }
 
-// ---- The log at volume: cursors and recovery (README, "Webhook operations") ----
+// ---- The log at volume: cursors and recovery (ARCHITECTURE.md, "Webhook operations") ----
 
 /// Attempt `n` of a seeded log: three attempts per event, the third succeeding, a second
 /// apart from `start`.

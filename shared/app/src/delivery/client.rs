@@ -13,7 +13,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 
 use super::signing;
-use hosting_domain::domain::Webhook;
+use hosting_domain::Webhook;
 use hosting_domain::ports::Delivery;
 use hosting_domain::webhook_url;
 

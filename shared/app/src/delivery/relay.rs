@@ -12,10 +12,10 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::app::App;
+use crate::metrics::{self, Metric};
 use crate::sweep_budget::SweepBudget;
-use hosting_domain::domain::StreamEvent;
+use hosting_domain::StreamEvent;
 use hosting_domain::error::StoreError;
-use hosting_domain::metrics::{self, Metric};
 use hosting_domain::ports::Delivery;
 
 /// How long a claim holds an event: longer than relaying one event can take.

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
-use hosting_domain::domain::Webhook;
-use hosting_domain::domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
+use crate::metrics::{self, Metric};
+use hosting_domain::Webhook;
+use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
 use hosting_domain::error::StoreError;
-use hosting_domain::metrics::{self, Metric};
 use hosting_domain::ports::{DeadLetter, Delivery};
 
 use super::client::{AttemptOutcome, Deliverer};

@@ -1,12 +1,12 @@
 //! `GET /analytics` (docs/analytics.md): the window's figures,
-//! by the rules of [`hosting_domain::domain::analytics`]. The store answers a window from aggregates
+//! by the rules of [`hosting_domain::analytics`]. The store answers a window from aggregates
 //! kept as streams change, so a call costs the same with 200 or 200,000 streams in it.
 
 use uuid::Uuid;
 
 use crate::app::App;
-use hosting_domain::domain::Caller;
-use hosting_domain::domain::analytics::{Analytics, Period, Window, aggregate, answer};
+use hosting_domain::Caller;
+use hosting_domain::analytics::{Analytics, Period, Window, aggregate, answer};
 use hosting_domain::error::ApiResult;
 
 /// `GET /analytics`.

@@ -4,8 +4,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::app::App;
-use hosting_domain::domain::Creator;
-use hosting_domain::domain::creator::sort_creators;
+use hosting_domain::Creator;
+use hosting_domain::creator::sort_creators;
 use hosting_domain::error::ApiResult;
 
 /// The catalog as the instance caches it: sorted for `GET /creators`, with its ids ready for

@@ -5,12 +5,12 @@
 //! between leaves the sweep and the timers what they need.
 
 use crate::app::App;
+use crate::metrics::{self, Metric};
 use crate::service::streams;
-use hosting_domain::domain::host::Departure;
-use hosting_domain::domain::{Stream, TimerKind, Transition};
 use hosting_domain::error::StoreError;
-use hosting_domain::metrics::{self, Metric};
+use hosting_domain::host::Departure;
 use hosting_domain::ports::{Outcome, ProviderEvent};
+use hosting_domain::{Stream, TimerKind, Transition};
 
 /// Attempts at a change whose stream keeps changing under it.
 const UPDATE_ATTEMPTS: usize = 5;

@@ -8,11 +8,11 @@ use chrono::TimeDelta;
 use serde_json::{Map, Value};
 
 use crate::app::App;
-use hosting_domain::admission;
-use hosting_domain::domain::Caller;
-use hosting_domain::domain::idempotency::{self, Endpoint, StoredAnswer};
+use hosting_domain::Caller;
 use hosting_domain::error::{ApiError, ApiResult};
+use hosting_domain::idempotency::{self, Endpoint, StoredAnswer};
 use hosting_domain::ports::{IdempotencyBinding, KeyHold};
+use hosting_support::admission;
 
 /// How long a request holds its key before another may take it over, when it created nothing:
 /// longer than any create takes (a live start's launch is bounded by `LAUNCH_TIMEOUT_SECS`).
@@ -157,7 +157,7 @@ pub async fn finish(app: &App, held: Option<Held>, outcome: &ApiResult<Answer>) 
 /// An error answer as sent (the `502 launch_failed` a start binds).
 pub fn error_answer(err: &ApiError) -> StoredAnswer {
     StoredAnswer {
-        status: err.status().as_u16(),
+        status: err.status(),
         body: err.body(),
         location: None,
     }

@@ -14,7 +14,7 @@ pub mod webhooks;
 use chrono::{DateTime, Utc};
 
 use crate::app::App;
-use hosting_domain::domain::{RoomCleanup, Stream, Transition};
+use hosting_domain::{RoomCleanup, Stream, Transition};
 
 use hosting_domain::ports::{Outcome, StoreResult};
 
@@ -42,7 +42,7 @@ pub(crate) async fn apply_transition(
         .apply_transition(stream, transition, at, dedupe, cleanup.as_ref())
         .await?;
     if matches!(outcome, Outcome::Applied(_)) {
-        hosting_domain::metrics::transition(transition);
+        crate::metrics::transition(transition);
     }
     Ok(outcome.map(|(stream, _event)| Applied { stream, cleanup }))
 }

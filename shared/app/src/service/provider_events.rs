@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::service::{host, rooms, streams};
-use hosting_domain::domain::stream::Transition;
-use hosting_domain::domain::{Stream, StreamStatus, TimerKind};
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{Outcome, ProviderEvent, ProviderEventKind, ViewerChange};
+use hosting_domain::stream::Transition;
+use hosting_domain::{Stream, StreamStatus, TimerKind};
 
 /// What an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

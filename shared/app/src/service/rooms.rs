@@ -10,9 +10,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use tokio::task::JoinSet;
 
 use crate::app::App;
-use hosting_domain::domain::{RoomCleanup, Stream};
+use crate::metrics::{self, Metric};
 use hosting_domain::error::{RoomError, StoreError};
-use hosting_domain::metrics::{self, Metric};
+use hosting_domain::{RoomCleanup, Stream};
 
 /// Longest wait for one `DeleteRoom`; past it the attempt counts as failed and is retried.
 pub const DELETE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -7,23 +7,23 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::app::App;
+use crate::metrics::{self, Metric};
 use crate::service::creators;
 use crate::service::idempotency::{self, Answer, Begin, Held};
 use hosting_domain::API_PREFIX;
-use hosting_domain::domain::Caller;
-use hosting_domain::domain::account::LIVE_COMMERCE;
-use hosting_domain::domain::event::EventType;
-use hosting_domain::domain::idempotency::{Endpoint, StoredAnswer};
-use hosting_domain::domain::paging::ListQuery;
-use hosting_domain::domain::stream::{
+use hosting_domain::Caller;
+use hosting_domain::account::LIVE_COMMERCE;
+use hosting_domain::error::{ApiError, ApiResult, RoomError};
+use hosting_domain::event::EventType;
+use hosting_domain::idempotency::{Endpoint, StoredAnswer};
+use hosting_domain::paging::ListQuery;
+use hosting_domain::ports::{CreateStreamOutcome, Timer, ViewerAccess};
+use hosting_domain::stream::{
     MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamList,
     StreamSummary, Transition,
 };
-use hosting_domain::domain::{Stream, StreamStatus, TimerKind};
-use hosting_domain::error::{ApiError, ApiResult, RoomError};
-use hosting_domain::metrics::{self, Metric};
-use hosting_domain::ports::{CreateStreamOutcome, Timer, ViewerAccess};
 use hosting_domain::validation::{PLATFORMS, StartStreamRequest};
+use hosting_domain::{Stream, StreamStatus, TimerKind};
 
 /// Platforms each vertical permits.
 fn platform_permitted(vertical: &str, platform: &str) -> bool {
@@ -425,9 +425,8 @@ async fn list_page(
     Ok((page.streams, page.total))
 }
 
-/// The caller's stream with this path id; anything else, lookup failures included, is absent.
-pub(crate) async fn find_own(app: &App, caller: &Caller, raw_id: &str) -> Option<Stream> {
-    let id = Uuid::parse_str(raw_id).ok()?;
+/// The caller's stream with this id; anything else, lookup failures included, is absent.
+pub(crate) async fn find_own(app: &App, caller: &Caller, id: Uuid) -> Option<Stream> {
     match app.store.get_stream(id).await {
         Ok(stream) => stream.filter(|s| s.brand_id == caller.brand.id),
         Err(err) => {
@@ -448,9 +447,9 @@ pub(crate) async fn detail(app: &App, stream: &Stream) -> ApiResult<StreamDetail
 }
 
 /// `GET /streams/{id}`.
-pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
+pub async fn get(app: &App, caller: &Caller, id: Uuid) -> ApiResult<StreamDetail> {
     // The catalog (cached when warm) is read alongside the stream, not after it.
-    let (stream, catalog) = tokio::join!(find_own(app, caller, raw_id), creators::catalog(app));
+    let (stream, catalog) = tokio::join!(find_own(app, caller, id), creators::catalog(app));
     let mut stream = stream.ok_or(ApiError::NotFound)?;
     let catalog = catalog.map_err(|err| {
         tracing::error!(error = %err, "creator lookup failed");
@@ -461,8 +460,8 @@ pub async fn get(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDe
 }
 
 /// `DELETE /streams/{id}`: ends a live stream; anything not live is not found.
-pub async fn end(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamEnded> {
-    let stream = find_own(app, caller, raw_id)
+pub async fn end(app: &App, caller: &Caller, id: Uuid) -> ApiResult<StreamEnded> {
+    let stream = find_own(app, caller, id)
         .await
         .filter(|s| s.status == StreamStatus::Live)
         .ok_or(ApiError::NotFound)?;

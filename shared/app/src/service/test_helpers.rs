@@ -4,22 +4,25 @@
 //! another helper like they do: exactly one wins, with one event.
 
 use serde_json::{Map, Value};
+use uuid::Uuid;
 
 use crate::app::App;
 use crate::service::streams;
-use hosting_domain::domain::stream::{StreamDetail, Transition};
-use hosting_domain::domain::{Caller, Stream, StreamStatus};
 use hosting_domain::error::{ApiError, ApiResult};
 use hosting_domain::ports::ViewerChange;
+use hosting_domain::stream::{StreamDetail, Transition};
 use hosting_domain::validation::SetViewersRequest;
+use hosting_domain::{Caller, Stream, StreamStatus};
 
-/// The caller's live test stream with this path id. A live key, a live key's stream, an absent,
-/// foreign or malformed id and a stream that is not `live` are all not found, as for `DELETE`.
-async fn live_test_stream(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<Stream> {
+/// The caller's live test stream with this path id (`None`: the path named nothing). A live
+/// key, a live key's stream, an absent, foreign or malformed id and a stream that is not `live`
+/// are all not found, as for `DELETE`.
+async fn live_test_stream(app: &App, caller: &Caller, id: Option<Uuid>) -> ApiResult<Stream> {
     if !caller.is_test() {
         return Err(ApiError::NotFound);
     }
-    streams::find_own(app, caller, raw_id)
+    let id = id.ok_or(ApiError::NotFound)?;
+    streams::find_own(app, caller, id)
         .await
         .filter(|stream| stream.test && stream.status == StreamStatus::Live)
         .ok_or(ApiError::NotFound)
@@ -29,11 +32,11 @@ async fn live_test_stream(app: &App, caller: &Caller, raw_id: &str) -> ApiResult
 pub async fn set_viewers(
     app: &App,
     caller: &Caller,
-    raw_id: &str,
+    id: Option<Uuid>,
     body: &Map<String, Value>,
 ) -> ApiResult<StreamDetail> {
     let request = SetViewersRequest::parse(body)?;
-    let stream = live_test_stream(app, caller, raw_id).await?;
+    let stream = live_test_stream(app, caller, id).await?;
     app.store
         .adjust_viewer_count(
             &stream,
@@ -53,22 +56,22 @@ pub async fn set_viewers(
 }
 
 /// `POST /test_helpers/streams/{id}/finish`: as if the host had left.
-pub async fn finish(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
-    end(app, caller, raw_id, Transition::HostLeft).await
+pub async fn finish(app: &App, caller: &Caller, id: Option<Uuid>) -> ApiResult<StreamDetail> {
+    end(app, caller, id, Transition::HostLeft).await
 }
 
 /// `POST /test_helpers/streams/{id}/fail`: as if the room provider had failed while live.
-pub async fn fail(app: &App, caller: &Caller, raw_id: &str) -> ApiResult<StreamDetail> {
-    end(app, caller, raw_id, Transition::ProviderFailed).await
+pub async fn fail(app: &App, caller: &Caller, id: Option<Uuid>) -> ApiResult<StreamDetail> {
+    end(app, caller, id, Transition::ProviderFailed).await
 }
 
 async fn end(
     app: &App,
     caller: &Caller,
-    raw_id: &str,
+    id: Option<Uuid>,
     transition: Transition,
 ) -> ApiResult<StreamDetail> {
-    let stream = live_test_stream(app, caller, raw_id).await?;
+    let stream = live_test_stream(app, caller, id).await?;
     let applied = super::apply_transition(app, &stream, transition, app.clock.now(), None)
         .await?
         .applied()

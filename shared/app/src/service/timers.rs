@@ -8,10 +8,10 @@
 use crate::app::App;
 use crate::service::{rooms, streams};
 use crate::sweep_budget::SweepBudget;
-use hosting_domain::domain::host::Due;
-use hosting_domain::domain::{Stream, Transition};
 use hosting_domain::error::StoreError;
+use hosting_domain::host::Due;
 use hosting_domain::ports::Timer;
+use hosting_domain::{Stream, Transition};
 
 /// Overdue streams handled per sweep pass.
 const SWEEP_BATCH: usize = 100;
@@ -85,7 +85,7 @@ pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, Store
         Some(Due::WindowLapse) => {
             let lapsed = end_at_deadline(app, stream, Transition::HostLost).await?;
             if lapsed {
-                hosting_domain::metrics::count(hosting_domain::metrics::Metric::ReconnectLapses);
+                crate::metrics::count(crate::metrics::Metric::ReconnectLapses);
             }
             Ok(lapsed)
         }

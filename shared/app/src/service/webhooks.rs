@@ -10,23 +10,23 @@ use crate::app::App;
 use crate::delivery::client::AttemptOutcome;
 use crate::delivery::{Deliverer, worker};
 use crate::service::idempotency::{self, Answer, Begin, Held};
+use hosting_domain::Caller;
+use hosting_domain::Webhook;
 use hosting_domain::clock::format_timestamp;
-use hosting_domain::domain::Caller;
-use hosting_domain::domain::Webhook;
-use hosting_domain::domain::delivery_log::{
+use hosting_domain::delivery_log::{
     self, AttemptFilter, AttemptStatus, DeliveryAttempt, DeliveryLog, DeliveryLogEntry, LogCursor,
     MAX_REDELIVERIES_PER_CALL, Redelivered, TestDelivery,
 };
-use hosting_domain::domain::event::{EventType, new_event_id};
-use hosting_domain::domain::idempotency::{Endpoint, StoredAnswer};
-use hosting_domain::domain::webhook::{
+use hosting_domain::error::{ApiError, ApiResult, StoreError};
+use hosting_domain::event::{EventType, new_event_id};
+use hosting_domain::idempotency::{Endpoint, StoredAnswer};
+use hosting_domain::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
+use hosting_domain::validation::present;
+use hosting_domain::webhook::{
     MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
     WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
     generate_secret,
 };
-use hosting_domain::error::{ApiError, ApiResult, StoreError};
-use hosting_domain::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
-use hosting_domain::validation::present;
 use hosting_domain::webhook_url;
 
 /// `POST /webhooks`, checked in this order: missing fields, `url`, `events`
@@ -164,12 +164,6 @@ pub async fn delete(app: &App, caller: &Caller, id: Option<&str>) -> ApiResult<W
         webhook_id: id.to_owned(),
         deleted: true,
     })
-}
-
-/// A webhook id from the path: anything but a UUID names nothing (`404`), whatever else the
-/// request holds.
-pub fn webhook_id(raw: &str) -> ApiResult<Uuid> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound)
 }
 
 /// `GET /webhooks/{id}`.

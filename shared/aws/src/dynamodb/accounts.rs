@@ -9,8 +9,8 @@ use super::items::{
 use super::keys::{self, CREATORS_PK};
 use super::requests::{backend, no_sdk_retries, retrying, retrying_unapplied};
 use super::{DynamoStore, table::TTL_ATTRIBUTE};
-use hosting_domain::domain::{ApiKey, Brand, Creator, Plan, Stream};
 use hosting_domain::ports::{AccountStore, AdminStore, CreatorStore, RateLimitStore, StoreResult};
+use hosting_domain::{ApiKey, Brand, Creator, Plan, Stream};
 
 /// Rate windows are kept a little past their minute.
 const RATE_TTL_SECS: i64 = 180;

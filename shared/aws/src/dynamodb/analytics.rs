@@ -32,12 +32,12 @@ use super::keys;
 use super::positions::BrandIndex;
 use super::requests::{UpdateSpec, backend, backoff, retrying, update};
 use super::{DynamoStore, Item};
-use hosting_domain::admission;
-use hosting_domain::domain::analytics::{
+use hosting_domain::analytics::{
     AnalyticsStream, Figures, MAX_LISTED_STREAMS, Window, next_whole_minute,
 };
-use hosting_domain::domain::{Stream, StreamStatus};
 use hosting_domain::ports::StoreResult;
+use hosting_domain::{Stream, StreamStatus};
+use hosting_support::admission;
 
 /// Attempts of a `TransactGetItems` that a concurrent write cancelled.
 const READ_ATTEMPTS: u32 = 6;
@@ -454,7 +454,7 @@ impl DynamoStore {
 mod tests {
     use super::*;
     use aws_sdk_dynamodb::types::AttributeValue;
-    use hosting_domain::domain::analytics::PlatformCounts;
+    use hosting_domain::analytics::PlatformCounts;
 
     #[test]
     fn attributes_read_back_as_units() {

@@ -11,9 +11,9 @@ use super::items::{ItemExt, corrupt, n, position_of, s};
 use super::keys::{self, created_sort_key, status_counter};
 use super::positions::{self, BrandIndex};
 use super::requests::{UpdateSpec, update};
-use hosting_domain::domain::{Stream, StreamStatus};
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::StoreResult;
+use hosting_domain::{Stream, StreamStatus};
 
 /// Error sets cached per instance before the cache starts over.
 const ERROR_SETS_CACHED: usize = 2048;

@@ -12,10 +12,12 @@ use super::keys::{self, sortable};
 use super::requests::{applied, backend, retrying};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
-use hosting_domain::domain::delivery_log::{
+use async_trait::async_trait;
+use hosting_domain::delivery_log::{
     AttemptFilter, AttemptStatus, DeliveredEvent, DeliveryAttempt, RETENTION,
 };
-use hosting_domain::ports::StoreResult;
+use hosting_domain::ports::{DeliveryLogStore, StoreResult};
+use hosting_support::admission;
 
 /// How long a recovery call holds the failed deliveries it took, longer than any function
 /// runs; and how many it leases at once.
@@ -323,5 +325,61 @@ impl DynamoStore {
     pub(super) async fn put_failed(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
         self.batch_write(events.iter().map(failed_item).collect(), Vec::new())
             .await
+    }
+}
+
+#[async_trait]
+impl DeliveryLogStore for DynamoStore {
+    async fn record_attempt(
+        &self,
+        attempt: &DeliveryAttempt,
+        event: &DeliveredEvent,
+    ) -> StoreResult<()> {
+        self.put_attempt(attempt, event).await
+    }
+
+    async fn delivery_attempts(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        filter: &AttemptFilter,
+        since: DateTime<Utc>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreResult<Vec<DeliveryAttempt>> {
+        admission::admitted().await;
+        self.attempts_page(brand_id, webhook_id, filter, since, after, limit)
+            .await
+    }
+
+    async fn delivered_event(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        event_id: &str,
+        since: DateTime<Utc>,
+    ) -> StoreResult<Option<DeliveredEvent>> {
+        self.get_delivered_event(brand_id, webhook_id, event_id, since)
+            .await
+    }
+
+    async fn take_failed_deliveries(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<(Vec<DeliveredEvent>, bool)> {
+        self.take_failed(brand_id, webhook_id, since, now, limit)
+            .await
+    }
+
+    async fn settle_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
+        self.delete_failed(events).await
+    }
+
+    async fn restore_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
+        self.put_failed(events).await
     }
 }

@@ -10,7 +10,8 @@ use super::keys::{self, sortable};
 use super::requests::{applied, retrying};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
-use hosting_domain::ports::StoreResult;
+use async_trait::async_trait;
+use hosting_domain::ports::{DeliverySlotStore, StoreResult};
 
 impl DynamoStore {
     pub(super) async fn take_delivery_slot(
@@ -96,5 +97,29 @@ impl DynamoStore {
             .await,
         )
         .map(drop)
+    }
+}
+
+#[async_trait]
+impl DeliverySlotStore for DynamoStore {
+    async fn acquire_delivery_slot(
+        &self,
+        brand_id: &str,
+        slots: u32,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> StoreResult<Option<u32>> {
+        self.take_delivery_slot(brand_id, slots, holder, now, until)
+            .await
+    }
+
+    async fn release_delivery_slot(
+        &self,
+        brand_id: &str,
+        slot: u32,
+        holder: &str,
+    ) -> StoreResult<()> {
+        self.free_delivery_slot(brand_id, slot, holder).await
     }
 }

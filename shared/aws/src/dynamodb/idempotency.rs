@@ -13,7 +13,7 @@ use super::items::{ItemExt, n, s};
 use super::keys::{self, sortable};
 use super::requests::{UpdateSpec, applied, backend, condition_failed, retrying, update};
 use super::table::TTL_ATTRIBUTE;
-use hosting_domain::domain::idempotency::{RETENTION, StoredAnswer};
+use hosting_domain::idempotency::{RETENTION, StoredAnswer};
 use hosting_domain::ports::{IdempotencyBinding, IdempotencyStore, KeyHold, StoreResult};
 
 fn answer_of(item: &Item) -> Option<StoredAnswer> {

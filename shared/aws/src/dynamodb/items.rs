@@ -7,11 +7,11 @@ use uuid::Uuid;
 
 use super::Item;
 use super::keys::{self, sortable};
-use hosting_domain::domain::event::EventType;
-use hosting_domain::domain::{
+use hosting_domain::error::StoreError;
+use hosting_domain::event::EventType;
+use hosting_domain::{
     ApiKey, Creator, EndReason, KeyEnvironment, Scope, Stream, StreamEvent, StreamStatus, Webhook,
 };
-use hosting_domain::error::StoreError;
 
 pub(super) fn corrupt(what: impl Into<String>) -> StoreError {
     StoreError::Corrupt(what.into())

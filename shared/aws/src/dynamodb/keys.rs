@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use super::Item;
 use super::items::s;
-use hosting_domain::domain::StreamStatus;
+use hosting_domain::StreamStatus;
 
 /// The sparse index of work due by a time: outbox events waiting to be relayed, active
 /// streams' deadlines, and pending room cleanups. Its keys are `due_pk` (the kind of work and a shard) and `due_sk`
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn shards_spread_over_every_partition() {
         let shards: std::collections::BTreeSet<String> = (0..200)
-            .map(|_| outbox_pk(&hosting_domain::domain::event::new_event_id()))
+            .map(|_| outbox_pk(&hosting_domain::event::new_event_id()))
             .collect();
         assert_eq!(shards, outbox_pks().collect());
         let shards: std::collections::BTreeSet<String> =

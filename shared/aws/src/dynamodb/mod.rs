@@ -140,7 +140,7 @@ impl DynamoStore {
     fn stream_from(
         &self,
         item: &Item,
-    ) -> Result<hosting_domain::domain::Stream, hosting_domain::error::StoreError> {
+    ) -> Result<hosting_domain::Stream, hosting_domain::error::StoreError> {
         let stream = items::stream_of(item)?;
         if let Some(position) = items::position_of(item) {
             self.remember_position(stream.id, position);

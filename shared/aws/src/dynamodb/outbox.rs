@@ -21,7 +21,7 @@ impl Outbox for DynamoStore {
         &self,
         due_by: DateTime<Utc>,
         limit: usize,
-    ) -> StoreResult<Vec<hosting_domain::domain::StreamEvent>> {
+    ) -> StoreResult<Vec<hosting_domain::StreamEvent>> {
         // `~` sorts after every id character, so events due exactly at `due_by` are in.
         let bound = format!("{}#~", sortable(due_by));
         let mut items = Vec::new();

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use hosting_domain::domain::StreamStatus;
+use hosting_domain::StreamStatus;
 use hosting_domain::error::StoreError;
 use uuid::Uuid;
 

@@ -11,8 +11,9 @@ use super::items::{ItemExt, corrupt, n, s};
 use super::keys::{self, sortable};
 use super::requests::{applied, retrying};
 use super::{DynamoStore, Item};
-use hosting_domain::domain::RoomCleanup;
-use hosting_domain::ports::StoreResult;
+use async_trait::async_trait;
+use hosting_domain::RoomCleanup;
+use hosting_domain::ports::{RoomCleanupStore, StoreResult};
 
 pub(super) fn cleanup_item(cleanup: &RoomCleanup) -> Item {
     let id = cleanup.stream_id.to_string();
@@ -110,5 +111,28 @@ impl DynamoStore {
             tracing::debug!(stream_id = %read.stream_id, "room cleanup re-armed meanwhile; left as it is");
         }
         Ok(())
+    }
+}
+
+#[async_trait]
+impl RoomCleanupStore for DynamoStore {
+    async fn due_room_cleanups(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<RoomCleanup>> {
+        self.read_due_room_cleanups(now, limit).await
+    }
+
+    async fn put_room_cleanup(&self, cleanup: &RoomCleanup) -> StoreResult<()> {
+        self.write_room_cleanup(cleanup).await
+    }
+
+    async fn settle_room_cleanup(
+        &self,
+        read: &RoomCleanup,
+        next: Option<&RoomCleanup>,
+    ) -> StoreResult<()> {
+        self.settle_cleanup(read, next).await
     }
 }

@@ -15,8 +15,8 @@ use super::requests::{backend, retrying};
 use super::streams::room_item;
 use super::{DynamoStore, Item};
 use chrono::DateTime;
-use hosting_domain::domain::{Stream, StreamStatus};
 use hosting_domain::ports::StoreResult;
+use hosting_domain::{Stream, StreamStatus};
 
 impl DynamoStore {
     /// Inserts or replaces streams as they are; active ones take a slot.

@@ -14,16 +14,16 @@ use super::positions::BrandIndex;
 use super::requests::{backend, condition_failed_at, put};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
-use hosting_domain::admission;
-use hosting_domain::domain::analytics::{Figures, Window};
-use hosting_domain::domain::event::EventType;
-use hosting_domain::domain::stream::Transition;
-use hosting_domain::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
+use hosting_domain::analytics::{Figures, Window};
 use hosting_domain::error::StoreError;
+use hosting_domain::event::EventType;
 use hosting_domain::ports::{
     CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamPage, StreamStore,
     ViewerChange,
 };
+use hosting_domain::stream::Transition;
+use hosting_domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
+use hosting_support::admission;
 
 /// Placing a new stream at the brand's next position, against concurrent starts.
 const CREATE_ATTEMPTS: u32 = 12;
@@ -275,25 +275,5 @@ impl StreamStore for DynamoStore {
         overdue.sort_by_key(|stream| stream.next_due());
         overdue.truncate(limit);
         Ok(overdue)
-    }
-
-    async fn due_room_cleanups(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Vec<RoomCleanup>> {
-        self.read_due_room_cleanups(now, limit).await
-    }
-
-    async fn put_room_cleanup(&self, cleanup: &RoomCleanup) -> StoreResult<()> {
-        self.write_room_cleanup(cleanup).await
-    }
-
-    async fn settle_room_cleanup(
-        &self,
-        read: &RoomCleanup,
-        next: Option<&RoomCleanup>,
-    ) -> StoreResult<()> {
-        self.settle_cleanup(read, next).await
     }
 }

@@ -13,11 +13,11 @@ use super::positions;
 use super::requests::{UpdateSpec, backend, condition_failed_at, put, update};
 use super::room_cleanups::cleanup_item;
 use super::streams::dedupe_item;
-use hosting_domain::domain::analytics::Figures;
-use hosting_domain::domain::stream::Transition;
-use hosting_domain::domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
+use hosting_domain::analytics::Figures;
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{Outcome, StoreResult};
+use hosting_domain::stream::Transition;
+use hosting_domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
 
 /// Writes of a transition whose stream a host change or a position renumbering changed
 /// meanwhile (viewer events never write the stream item: `viewers.rs`).

@@ -36,8 +36,8 @@ use super::requests::{
 use super::streams::dedupe_item;
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
-use hosting_domain::domain::{Stream, StreamStatus};
 use hosting_domain::ports::{Outcome, StoreResult};
+use hosting_domain::{Stream, StreamStatus};
 
 /// Counter items per live stream. An event conflicts when it draws a shard another event in
 /// flight holds: about one in 64 per event in flight at once (retried). A read of them all with

@@ -14,16 +14,13 @@ use super::requests::{
     UpdateSpec, any_condition_failed, applied, backend, condition_failed, condition_failed_at, put,
     retrying, update,
 };
-use chrono::{DateTime, Utc};
-
-use hosting_domain::admission;
-use hosting_domain::domain::Webhook;
-use hosting_domain::domain::delivery_log::{AttemptFilter, DeliveredEvent, DeliveryAttempt};
-use hosting_domain::domain::webhook::WebhookChanges;
+use hosting_domain::Webhook;
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{
     CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookStore, WebhookUpdate,
 };
+use hosting_domain::webhook::WebhookChanges;
+use hosting_support::admission;
 
 #[async_trait]
 impl WebhookStore for DynamoStore {
@@ -209,79 +206,5 @@ impl WebhookStore for DynamoStore {
             }
             Err(err) => Err(backend(err)),
         }
-    }
-
-    async fn record_attempt(
-        &self,
-        attempt: &DeliveryAttempt,
-        event: &DeliveredEvent,
-    ) -> StoreResult<()> {
-        self.put_attempt(attempt, event).await
-    }
-
-    async fn delivery_attempts(
-        &self,
-        brand_id: &str,
-        webhook_id: Uuid,
-        filter: &AttemptFilter,
-        since: DateTime<Utc>,
-        after: Option<&str>,
-        limit: usize,
-    ) -> StoreResult<Vec<DeliveryAttempt>> {
-        admission::admitted().await;
-        self.attempts_page(brand_id, webhook_id, filter, since, after, limit)
-            .await
-    }
-
-    async fn delivered_event(
-        &self,
-        brand_id: &str,
-        webhook_id: Uuid,
-        event_id: &str,
-        since: DateTime<Utc>,
-    ) -> StoreResult<Option<DeliveredEvent>> {
-        self.get_delivered_event(brand_id, webhook_id, event_id, since)
-            .await
-    }
-
-    async fn take_failed_deliveries(
-        &self,
-        brand_id: &str,
-        webhook_id: Uuid,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<(Vec<DeliveredEvent>, bool)> {
-        self.take_failed(brand_id, webhook_id, since, now, limit)
-            .await
-    }
-
-    async fn settle_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
-        self.delete_failed(events).await
-    }
-
-    async fn restore_failed_deliveries(&self, events: &[DeliveredEvent]) -> StoreResult<()> {
-        self.put_failed(events).await
-    }
-
-    async fn acquire_delivery_slot(
-        &self,
-        brand_id: &str,
-        slots: u32,
-        holder: &str,
-        now: DateTime<Utc>,
-        until: DateTime<Utc>,
-    ) -> StoreResult<Option<u32>> {
-        self.take_delivery_slot(brand_id, slots, holder, now, until)
-            .await
-    }
-
-    async fn release_delivery_slot(
-        &self,
-        brand_id: &str,
-        slot: u32,
-        holder: &str,
-    ) -> StoreResult<()> {
-        self.free_delivery_slot(brand_id, slot, holder).await
     }
 }

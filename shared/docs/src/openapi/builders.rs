@@ -6,11 +6,11 @@ use schemars::SchemaGenerator;
 use serde_json::{Map, Value, json};
 
 use hosting_app::ratelimit::{self, REQUESTS_PER_MINUTE, WINDOW_SECS};
-use hosting_domain::domain::idempotency::MAX_KEY_CHARS;
-use hosting_domain::domain::stream::MAX_ACTIVE_STREAMS;
-use hosting_domain::domain::webhook::MAX_WEBHOOKS_PER_BRAND;
 use hosting_domain::error::ErrorCode::{self, *};
 use hosting_domain::error::ErrorEnvelope;
+use hosting_domain::idempotency::MAX_KEY_CHARS;
+use hosting_domain::stream::MAX_ACTIVE_STREAMS;
+use hosting_domain::webhook::MAX_WEBHOOKS_PER_BRAND;
 use hosting_http::body::MAX_BODY_BYTES;
 use hosting_http::endpoints::{Access, Body, Endpoint, In};
 

@@ -13,12 +13,12 @@ use serde_json::{Map, Value, json};
 use self::builders::{Generators, operation};
 use chrono::{TimeZone, Utc};
 use hosting_app::delivery::retry::JITTER;
-use hosting_domain::config::DEFAULT_RETRY_DELAYS_SECS;
+use hosting_support::config::DEFAULT_RETRY_DELAYS_SECS;
 use uuid::Uuid;
 
-use hosting_domain::domain::event::{EventType, WebhookEvent, WebhookEventData};
-use hosting_domain::domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
-use hosting_domain::domain::{Plan, Scope};
+use hosting_domain::event::{EventType, WebhookEvent, WebhookEventData};
+use hosting_domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
+use hosting_domain::{Plan, Scope};
 use hosting_http::endpoints::ENDPOINTS;
 
 fn generators() -> Generators {

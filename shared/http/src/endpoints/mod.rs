@@ -17,9 +17,9 @@ use axum::http::Method;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
 
-use hosting_domain::domain::Scope;
-use hosting_domain::domain::paging::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
+use hosting_domain::Scope;
 use hosting_domain::error::ErrorCode;
+use hosting_domain::paging::{DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT};
 
 /// Declares a module's endpoints and lists them, in the order written, as its `DECLARED`.
 macro_rules! declare_endpoints {
@@ -154,7 +154,7 @@ pub struct Endpoint {
     pub idempotent: bool,
     /// A write whose handler runs alongside the request's rate-limit count, as every read's
     /// does, so that its first read shares a round trip with the count; its writes wait for
-    /// the count to admit the request ([`hosting_domain::admission`]).
+    /// the count to admit the request ([`hosting_support::admission`]).
     pub write_counted_alongside: bool,
 }
 

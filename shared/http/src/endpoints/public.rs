@@ -4,7 +4,7 @@ use axum::http::Method;
 use schemars::{Schema, SchemaGenerator, json_schema};
 
 use super::{Access, Body, Discovery, Endpoint, Function, Header, Response, schema_of};
-use hosting_domain::domain::creator::CreatorList;
+use hosting_domain::creator::CreatorList;
 use hosting_domain::error::ErrorCode::*;
 
 fn cache_control(_: &mut SchemaGenerator) -> Schema {

@@ -6,18 +6,18 @@ use schemars::{Schema, SchemaGenerator};
 use super::{Access, Body, Endpoint, Function, Header, In, Parameter, Response, schema_of};
 use super::{list_limit, list_offset, string};
 use crate::query::QueryParameters;
-use hosting_domain::domain::analytics::Analytics;
-use hosting_domain::domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
-use hosting_domain::domain::{Scope, StreamStatus};
+use hosting_domain::analytics::Analytics;
 use hosting_domain::error::ErrorCode::*;
+use hosting_domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
 use hosting_domain::validation::StartStreamRequest;
+use hosting_domain::{Scope, StreamStatus};
 
 fn stream_status(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<StreamStatus>()
 }
 
 fn period(generator: &mut SchemaGenerator) -> Schema {
-    generator.subschema_for::<hosting_domain::domain::analytics::Period>()
+    generator.subschema_for::<hosting_domain::analytics::Period>()
 }
 
 crate::query_parameters! {

@@ -4,9 +4,9 @@ use axum::http::Method;
 
 use super::streams::STREAM_ID;
 use super::{Access, Body, Endpoint, Function, Response, schema_of};
-use hosting_domain::domain::Scope;
-use hosting_domain::domain::stream::StreamDetail;
+use hosting_domain::Scope;
 use hosting_domain::error::ErrorCode::*;
+use hosting_domain::stream::StreamDetail;
 use hosting_domain::validation::SetViewersRequest;
 
 const TEST_HELPER_NOT_FOUND: Response = Response {

@@ -7,15 +7,15 @@ use schemars::{Schema, SchemaGenerator};
 use super::{Access, Body, Endpoint, Function, In, Parameter, Response, schema_of};
 use super::{list_limit, string};
 use crate::query::QueryParameters;
-use hosting_domain::domain::Scope;
-use hosting_domain::domain::delivery_log::{
+use hosting_domain::Scope;
+use hosting_domain::delivery_log::{
     AttemptStatus, DeliveryLog, RedeliverRequest, Redelivered, TestDelivery,
 };
-use hosting_domain::domain::webhook::{
+use hosting_domain::error::ErrorCode::*;
+use hosting_domain::webhook::{
     RegisterWebhookRequest, RotateSecretRequest, SecretRotated, UpdateWebhookRequest,
     WebhookDeleted, WebhookDetail, WebhookList, WebhookRegistered,
 };
-use hosting_domain::error::ErrorCode::*;
 
 fn attempt_status(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<AttemptStatus>()

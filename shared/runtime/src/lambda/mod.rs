@@ -19,12 +19,12 @@
 
 use std::sync::Arc;
 
+use crate::telemetry;
 use hosting_app::app::{App, AppParts};
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::scheduler::SchedulerTimers;
 use hosting_aws::sqs::SqsQueue;
-use hosting_domain::config::{ApiSecret, Config, ConfigError, SecretArrival, StoreKind};
-use hosting_domain::telemetry;
+use hosting_support::config::{ApiSecret, Config, ConfigError, SecretArrival, StoreKind};
 
 /// Reports a failure that stops the instance: in its log, and on stderr, which Lambda shows
 /// for a failed start.
@@ -231,7 +231,7 @@ fn livekit_secret_parameter() -> Result<Option<String>, ConfigError> {
 #[doc(hidden)]
 pub fn assert_fails_fast_without_configuration(binary: &str) {
     use std::process::{Command, Stdio};
-    for missing in hosting_domain::config::LAMBDA_REQUIRED {
+    for missing in hosting_support::config::LAMBDA_REQUIRED {
         let mut command = Command::new(binary);
         command
             .env_clear()
@@ -249,7 +249,7 @@ pub fn assert_fails_fast_without_configuration(binary: &str) {
             )
             .env("AWS_LAMBDA_RUNTIME_API", "127.0.0.1:9")
             .stdin(Stdio::null());
-        for variable in hosting_domain::config::LAMBDA_REQUIRED {
+        for variable in hosting_support::config::LAMBDA_REQUIRED {
             if variable != missing {
                 command.env(variable, "configured");
             }

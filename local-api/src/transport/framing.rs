@@ -1,0 +1,287 @@
+//! Where each request head starts in a connection's bytes, and the checks on a head before
+//! hyper parses it (the module above, and docs/request-pipeline.md, "Limits of the transport").
+
+use std::mem::MaybeUninit;
+
+use hosting_domain::error::ApiError;
+
+use super::{MAX_HEAD_BYTES, MAX_HEADER_FIELDS, MAX_REQUEST_LINE_BYTES};
+
+/// Where the connection's byte stream stands: at a request head, or inside a body whose end
+/// is known from its framing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Framing {
+    Head,
+    /// This many bytes of a `Content-Length` body are still to come.
+    Fixed(u64),
+    Chunked(Chunk),
+    /// Framing the guard does not follow (a malformed chunk, a `CONNECT`): hyper decides, and
+    /// the guard checks nothing more on this connection.
+    Passthrough,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Chunk {
+    Size {
+        size: u64,
+        digits: usize,
+        in_extension: bool,
+        line: usize,
+    },
+    Data(u64),
+    DataEnd,
+    Trailer {
+        line: usize,
+    },
+}
+
+const CHUNK_SIZE_LINE_MAX: usize = 4096;
+const CHUNK_SIZE_START: Chunk = Chunk::Size {
+    size: 0,
+    digits: 0,
+    in_extension: false,
+    line: 0,
+};
+
+impl Framing {
+    /// Examines `bytes` (received, not yet accepted): how many of them hyper may read, and the
+    /// refusal of the next head when it is refused. Bytes of a head not yet complete are held.
+    pub(super) fn advance(&mut self, bytes: &[u8]) -> (usize, Option<ApiError>) {
+        let mut at = 0;
+        while at < bytes.len() {
+            let rest = &bytes[at..];
+            match self {
+                Framing::Passthrough => return (bytes.len(), None),
+                Framing::Head => match check_head(rest) {
+                    Ok(None) => break,
+                    Ok(Some((length, next))) => {
+                        at += length;
+                        *self = next;
+                    }
+                    Err(refusal) => return (at, Some(refusal)),
+                },
+                Framing::Fixed(left) => {
+                    let take = (*left).min(rest.len() as u64);
+                    at += take as usize;
+                    *left -= take;
+                    if *left == 0 {
+                        *self = Framing::Head;
+                    }
+                }
+                Framing::Chunked(Chunk::Data(left)) => {
+                    let take = (*left).min(rest.len() as u64);
+                    at += take as usize;
+                    *left -= take;
+                    if *left == 0 {
+                        *self = Framing::Chunked(Chunk::DataEnd);
+                    }
+                }
+                Framing::Chunked(chunk) => {
+                    *self = match chunk.step(rest[0]) {
+                        Some(ChunkStep::Continue(next)) => Framing::Chunked(next),
+                        Some(ChunkStep::BodyEnded) => Framing::Head,
+                        None => Framing::Passthrough,
+                    };
+                    at += 1;
+                }
+            }
+        }
+        (at, None)
+    }
+}
+
+enum ChunkStep {
+    Continue(Chunk),
+    BodyEnded,
+}
+
+impl Chunk {
+    /// One byte of a chunk-size line, a chunk's closing line end, or the trailer section;
+    /// `None` for framing hyper will refuse (or that the guard does not follow).
+    fn step(self, byte: u8) -> Option<ChunkStep> {
+        use ChunkStep::{BodyEnded, Continue};
+        match self {
+            Chunk::Size {
+                size,
+                digits,
+                in_extension,
+                line,
+            } => {
+                if line > CHUNK_SIZE_LINE_MAX {
+                    return None;
+                }
+                match byte {
+                    b'\n' if digits == 0 => None,
+                    b'\n' if size == 0 => Some(Continue(Chunk::Trailer { line: 0 })),
+                    b'\n' => Some(Continue(Chunk::Data(size))),
+                    b'\r' => Some(Continue(self)),
+                    _ if in_extension => Some(Continue(Chunk::Size {
+                        size,
+                        digits,
+                        in_extension,
+                        line: line + 1,
+                    })),
+                    b';' | b' ' | b'\t' => Some(Continue(Chunk::Size {
+                        size,
+                        digits,
+                        in_extension: true,
+                        line: line + 1,
+                    })),
+                    _ => {
+                        let digit = (byte as char).to_digit(16)?;
+                        let size = size.checked_mul(16)?.checked_add(u64::from(digit))?;
+                        Some(Continue(Chunk::Size {
+                            size,
+                            digits: digits + 1,
+                            in_extension,
+                            line: line + 1,
+                        }))
+                    }
+                }
+            }
+            Chunk::Data(_) => unreachable!("data is taken in bulk"),
+            Chunk::DataEnd => match byte {
+                b'\r' => Some(Continue(Chunk::DataEnd)),
+                b'\n' => Some(Continue(CHUNK_SIZE_START)),
+                _ => None,
+            },
+            Chunk::Trailer { line } => match byte {
+                b'\n' if line == 0 => Some(BodyEnded),
+                b'\n' => Some(Continue(Chunk::Trailer { line: 0 })),
+                b'\r' => Some(Continue(Chunk::Trailer { line })),
+                _ if line > MAX_HEAD_BYTES => None,
+                _ => Some(Continue(Chunk::Trailer { line: line + 1 })),
+            },
+        }
+    }
+}
+
+/// Checks the request head at the start of `bytes`: `None` while it is incomplete (and within
+/// the limits), else its length and the framing of the body that follows, or its refusal.
+fn check_head(bytes: &[u8]) -> Result<Option<(usize, Framing)>, ApiError> {
+    // The request line is checked first, so a huge URL is refused as soon as its first
+    // 16 KiB arrived, not after the whole of it. Empty lines before it are allowed.
+    let start = bytes
+        .iter()
+        .position(|b| *b != b'\r' && *b != b'\n')
+        .unwrap_or(bytes.len());
+    match memchr::memchr(b'\n', &bytes[start..]) {
+        Some(end) if end > MAX_REQUEST_LINE_BYTES => {
+            return Err(ApiError::RequestLineTooLong(MAX_REQUEST_LINE_BYTES));
+        }
+        None if bytes.len() - start > MAX_REQUEST_LINE_BYTES => {
+            return Err(ApiError::RequestLineTooLong(MAX_REQUEST_LINE_BYTES));
+        }
+        _ => {}
+    }
+
+    let mut fields = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADER_FIELDS];
+    let mut request = httparse::Request::new(&mut []);
+    let length = match httparse::ParserConfig::default().parse_request_with_uninit_headers(
+        &mut request,
+        bytes,
+        &mut fields,
+    ) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) if bytes.len() > MAX_HEAD_BYTES => {
+            return Err(head_too_large());
+        }
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(ApiError::HeaderFieldsTooLarge(format!(
+                "The request has more than {MAX_HEADER_FIELDS} header fields."
+            )));
+        }
+        Err(err) => return Err(malformed(err)),
+    };
+    if length > MAX_HEAD_BYTES {
+        return Err(head_too_large());
+    }
+    let target = request.path.unwrap_or_default();
+    if !plainly_valid_target(target) && axum::http::Uri::try_from(target).is_err() {
+        return Err(ApiError::MalformedRequest(
+            "the request target is not a valid URI",
+        ));
+    }
+    if request.method == Some("CONNECT") {
+        return Ok(Some((length, Framing::Passthrough)));
+    }
+    Ok(Some((length, body_framing(&request)?)))
+}
+
+/// A request target that the URI parser hyper uses accepts without asking it: a path (with
+/// any query) of letters, digits and `-._~!$&'()*+,;=:@/%?` only, as every API request's is.
+/// Parsing it a second time would copy it for every request; anything else is parsed.
+fn plainly_valid_target(target: &str) -> bool {
+    target.starts_with('/')
+        && target
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%?".contains(&byte))
+}
+
+/// The framing of the body after `request`'s head, as RFC 9112 section 6.3 and hyper read it.
+fn body_framing(request: &httparse::Request<'_, '_>) -> Result<Framing, ApiError> {
+    let mut chunked = None;
+    let mut content_length: Option<u64> = None;
+    for field in request.headers.iter() {
+        if field.name.eq_ignore_ascii_case("transfer-encoding") {
+            if request.version != Some(1) {
+                return Err(ApiError::MalformedRequest(
+                    "HTTP/1.0 cannot have Transfer-Encoding",
+                ));
+            }
+            let last = field
+                .value
+                .rsplit(|b| *b == b',')
+                .next()
+                .unwrap_or_default();
+            chunked = Some(last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if field.name.eq_ignore_ascii_case("content-length") {
+            for value in field.value.split(|b| *b == b',') {
+                let value = value.trim_ascii();
+                let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
+                    .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+                    .flatten()
+                    .ok_or(ApiError::MalformedRequest("Content-Length is not a number"))?;
+                match content_length {
+                    Some(earlier) if earlier != parsed => {
+                        return Err(ApiError::MalformedRequest(
+                            "Content-Length has more than one value",
+                        ));
+                    }
+                    _ => content_length = Some(parsed),
+                }
+            }
+        }
+    }
+    Ok(match (chunked, content_length) {
+        (Some(true), _) => Framing::Chunked(CHUNK_SIZE_START),
+        (Some(false), _) => {
+            return Err(ApiError::MalformedRequest(
+                "Transfer-Encoding must end with chunked",
+            ));
+        }
+        (None, Some(0) | None) => Framing::Head,
+        (None, Some(length)) => Framing::Fixed(length),
+    })
+}
+
+fn head_too_large() -> ApiError {
+    ApiError::HeaderFieldsTooLarge(format!(
+        "The request's header fields exceed {} KiB.",
+        MAX_HEAD_BYTES / 1024
+    ))
+}
+
+fn malformed(err: httparse::Error) -> ApiError {
+    ApiError::MalformedRequest(match err {
+        httparse::Error::HeaderName => "a header field name is invalid",
+        httparse::Error::HeaderValue => "a header field value is invalid",
+        httparse::Error::NewLine => "a line ends wrongly",
+        httparse::Error::Version => "the HTTP version is missing or not 1.x",
+        _ => "the request line is invalid",
+    })
+}
+
+#[cfg(test)]
+mod tests;

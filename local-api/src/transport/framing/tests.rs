@@ -1,0 +1,108 @@
+//! The head checks and the framing, byte by byte.
+
+use super::*;
+
+#[test]
+fn a_plainly_valid_target_is_one_the_uri_parser_accepts() {
+    for byte in 0..=u8::MAX {
+        let text = [b'/', b'a', byte, b'?', b'q', b'=', byte];
+        let Ok(target) = std::str::from_utf8(&text) else {
+            continue;
+        };
+        if plainly_valid_target(target) {
+            assert!(
+                axum::http::Uri::try_from(target).is_ok(),
+                "{byte:#04x} is taken as plain but the parser refuses {target:?}"
+            );
+        }
+    }
+    assert!(plainly_valid_target(
+        "/api/v1/streams?limit=20&cursor=eyJ0%3D&status=live"
+    ));
+    for needs_parsing in ["*", "http://x/", "/a b", "/a#f", "/\"?'", "/\u{e9}", ""] {
+        assert!(!plainly_valid_target(needs_parsing), "{needs_parsing:?}");
+    }
+}
+
+#[test]
+fn a_head_is_held_until_complete_then_its_body_is_followed() {
+    let mut framing = Framing::Head;
+    let head = b"POST /api/v1/streams HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n";
+    assert_eq!(framing.advance(&head[..20]).0, 0);
+    let mut message = head.to_vec();
+    message.extend_from_slice(b"hello");
+    message.extend_from_slice(b"GET / HTTP/1.1\r\n");
+    let (accepted, refusal) = framing.advance(&message);
+    assert!(refusal.is_none());
+    assert_eq!(accepted, head.len() + 5);
+    assert_eq!(framing, Framing::Head);
+}
+
+#[test]
+fn chunked_bodies_are_followed_to_the_next_head() {
+    let mut framing = Framing::Head;
+    let message = b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n\
+        5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nTrailer: t\r\n\r\n\
+        GET /y HTTP/1.1\r\n\r\n";
+    // Byte by byte, as slowly as a client may send it.
+    let mut accepted = 0;
+    for end in 1..=message.len() {
+        let (n, refusal) = framing.advance(&message[accepted..end]);
+        assert!(refusal.is_none());
+        accepted += n;
+    }
+    assert_eq!(accepted, message.len());
+    assert_eq!(framing, Framing::Head);
+}
+
+#[test]
+fn refusals_name_their_limit() {
+    let long_line = format!(
+        "GET /?q={} HTTP/1.1\r\n\r\n",
+        "a".repeat(MAX_REQUEST_LINE_BYTES)
+    );
+    let refusal = Framing::Head.advance(long_line.as_bytes()).1.unwrap();
+    assert_eq!(refusal.status(), 414);
+    // Refused before the line ends.
+    let refusal = Framing::Head
+        .advance(&long_line.as_bytes()[..MAX_REQUEST_LINE_BYTES + 1])
+        .1
+        .unwrap();
+    assert_eq!(refusal.status(), 414);
+
+    let many = format!(
+        "GET / HTTP/1.1\r\n{}\r\n",
+        "X-A: b\r\n".repeat(MAX_HEADER_FIELDS + 1)
+    );
+    assert_eq!(
+        Framing::Head.advance(many.as_bytes()).1.unwrap().status(),
+        431
+    );
+    let allowed = format!(
+        "GET / HTTP/1.1\r\n{}\r\n",
+        "X-A: b\r\n".repeat(MAX_HEADER_FIELDS)
+    );
+    assert!(Framing::Head.advance(allowed.as_bytes()).1.is_none());
+
+    let big = format!("GET / HTTP/1.1\r\nX-A: {}", "b".repeat(MAX_HEAD_BYTES));
+    assert_eq!(
+        Framing::Head.advance(big.as_bytes()).1.unwrap().status(),
+        431
+    );
+
+    for garbage in [
+        &b"GARBAGE\r\n\r\n"[..],
+        b"GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    ] {
+        let refusal = Framing::Head.advance(garbage).1;
+        assert_eq!(
+            refusal.map(|r| r.status()),
+            Some(400),
+            "{}",
+            String::from_utf8_lossy(garbage)
+        );
+    }
+}

@@ -1,0 +1,319 @@
+//! The AI host's presence in a stream's room (docs/lifecycle.md, "The show goes on"): dispatch
+//! retries while `preparing`, and the reconnect window when the host drops while `live`. Each
+//! change here is computed from the stream as read and written only onto that stream (its
+//! `revision`), so racing events and sweeps apply each change once.
+
+use chrono::{DateTime, Utc};
+
+use super::stream::{Stream, StreamStatus, Transition};
+
+/// Most dispatches of the agent while `preparing`, the launch's and failed ones included.
+pub const MAX_PREPARING_DISPATCHES: u32 = 3;
+
+/// What an agent leaving the room means, by LiveKit's `disconnect_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Departure {
+    /// It left on purpose (or said nothing): the stream ends, `host_left`.
+    Left,
+    /// The room was deleted or closed: the stream ends, `room_finished`.
+    RoomClosed,
+    /// Another agent with its identity took its place: nothing changes.
+    Replaced,
+    /// It dropped (crash, lost connection, server restart): the reconnect window opens.
+    Dropped,
+}
+
+impl Departure {
+    /// The protojson name of LiveKit's `DisconnectReason` (absent when LiveKit sent none).
+    pub fn from_disconnect_reason(reason: Option<&str>) -> Self {
+        match reason {
+            None | Some("" | "UNKNOWN_REASON" | "CLIENT_INITIATED" | "PARTICIPANT_REMOVED") => {
+                Departure::Left
+            }
+            Some("ROOM_DELETED" | "ROOM_CLOSED") => Departure::RoomClosed,
+            Some("DUPLICATE_IDENTITY") => Departure::Replaced,
+            Some(_) => Departure::Dropped,
+        }
+    }
+}
+
+/// What an active stream has due, most pressing first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Its status deadline passed: the preparing timeout or the duration end.
+    Deadline(Transition),
+    /// Its reconnect window lapsed with no agent back.
+    WindowLapse,
+    /// The agent is to be dispatched again.
+    Dispatch,
+}
+
+impl Stream {
+    /// The earliest time something is due for the stream while it is active: its deadline,
+    /// its next dispatch retry or the end of its reconnect window. The due index and the sweep
+    /// read this.
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        if !self.status.is_active() {
+            return None;
+        }
+        [self.deadline, self.next_dispatch_at, self.reconnect_until]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// What is due at `now`, if anything.
+    pub fn due(&self, now: DateTime<Utc>) -> Option<Due> {
+        if !self.status.is_active() {
+            return None;
+        }
+        let deadline = self.deadline.filter(|deadline| *deadline <= now);
+        let lapse = self
+            .reconnect_until
+            .filter(|until| *until <= now && self.status == StreamStatus::Live);
+        // Both passed (a sweep that ran late): whichever came first.
+        match (deadline, lapse) {
+            (Some(deadline), Some(lapse)) if lapse < deadline => return Some(Due::WindowLapse),
+            (Some(_), _) => return self.deadline_transition().map(Due::Deadline),
+            (None, Some(_)) => return Some(Due::WindowLapse),
+            (None, None) => {}
+        }
+        if self.next_dispatch_at.is_some_and(|t| t <= now) {
+            return Some(Due::Dispatch);
+        }
+        None
+    }
+
+    /// The first dispatch retry of a new live-key stream, `retry` after its launch's dispatch.
+    pub fn with_launch_dispatch(mut self, retry: std::time::Duration) -> Stream {
+        self.dispatches = 1;
+        self.next_dispatch_at = self.retry_at(self.created_at, retry);
+        self
+    }
+
+    /// The stream with a dispatch made at `now` counted and its next retry set: while
+    /// preparing, up to [`MAX_PREPARING_DISPATCHES`] in all; in a reconnect window, every
+    /// `retry` until the window ends. `None` when no dispatch is due.
+    pub fn with_dispatch_claimed(
+        &self,
+        now: DateTime<Utc>,
+        retry: std::time::Duration,
+    ) -> Option<Stream> {
+        if self.due(now) != Some(Due::Dispatch) {
+            return None;
+        }
+        let mut next = self.clone();
+        next.revision += 1;
+        if self.status == StreamStatus::Preparing {
+            next.dispatches += 1;
+        }
+        next.next_dispatch_at = match self.status {
+            StreamStatus::Preparing if next.dispatches < MAX_PREPARING_DISPATCHES => {
+                self.retry_at(now, retry)
+            }
+            StreamStatus::Live => self.retry_at(now, retry),
+            _ => None,
+        };
+        Some(next)
+    }
+
+    /// `retry` after `at`, while that is before whatever ends the retries: the preparing
+    /// timeout, or the end of the reconnect window.
+    fn retry_at(&self, at: DateTime<Utc>, retry: std::time::Duration) -> Option<DateTime<Utc>> {
+        let due = at + chrono::TimeDelta::from_std(retry).ok()?;
+        let until = match self.status {
+            StreamStatus::Preparing => self.deadline,
+            StreamStatus::Live => self.reconnect_until,
+            StreamStatus::Ended | StreamStatus::Error => return None,
+        };
+        until.is_none_or(|until| due < until).then_some(due)
+    }
+
+    /// Whether an agent other than `participant` is in the room.
+    pub fn other_agent_present(&self, participant: &str) -> bool {
+        self.agents.iter().any(|agent| agent != participant)
+    }
+
+    /// The live stream with `participant` in the room; an agent joining during a reconnect
+    /// window closes it (the stream goes on as it was). `None` when nothing changes.
+    pub fn with_agent_joined(&self, participant: &str) -> Option<Stream> {
+        if self.status != StreamStatus::Live {
+            return None;
+        }
+        let mut next = self.clone();
+        if !next.agents.iter().any(|agent| agent == participant) {
+            next.agents.push(participant.to_owned());
+        }
+        if next.host_lost_at.is_some() {
+            next.host_lost_at = None;
+            next.reconnect_until = None;
+            next.next_dispatch_at = None;
+        }
+        (next != *self).then(|| Stream {
+            revision: self.revision + 1,
+            ..next
+        })
+    }
+
+    /// The stream without `participant` among its agents; `None` when it was not there.
+    pub fn with_agent_gone(&self, participant: &str) -> Option<Stream> {
+        if !self.agents.iter().any(|agent| agent == participant) {
+            return None;
+        }
+        let mut next = self.clone();
+        next.agents.retain(|agent| agent != participant);
+        next.revision += 1;
+        Some(next)
+    }
+
+    /// The live stream whose agent `participant` dropped at `dropped_at`: a reconnect window
+    /// of `window` from then, with the agent due to be dispatched again at once (`now`).
+    /// `None` unless live with no window open.
+    pub fn with_window_opened(
+        &self,
+        participant: &str,
+        dropped_at: DateTime<Utc>,
+        window: std::time::Duration,
+        now: DateTime<Utc>,
+    ) -> Option<Stream> {
+        if self.status != StreamStatus::Live || self.host_lost_at.is_some() {
+            return None;
+        }
+        // LiveKit's clock, within what this stream has seen: never before it went live,
+        // never after now.
+        let dropped_at = dropped_at
+            .min(now)
+            .max(self.started_at.unwrap_or(self.created_at));
+        let mut next = self.clone();
+        next.agents.retain(|agent| agent != participant);
+        next.host_lost_at = Some(dropped_at);
+        next.reconnect_until = Some(dropped_at + chrono::TimeDelta::from_std(window).ok()?);
+        next.next_dispatch_at = Some(now);
+        next.revision += 1;
+        Some(next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::tests::stream;
+    use std::time::Duration;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn disconnect_reasons_map_as_documented() {
+        use Departure::*;
+        for (reason, departure) in [
+            (None, Left),
+            (Some("UNKNOWN_REASON"), Left),
+            (Some("CLIENT_INITIATED"), Left),
+            (Some("PARTICIPANT_REMOVED"), Left),
+            (Some("ROOM_DELETED"), RoomClosed),
+            (Some("ROOM_CLOSED"), RoomClosed),
+            (Some("DUPLICATE_IDENTITY"), Replaced),
+            (Some("CONNECTION_TIMEOUT"), Dropped),
+            (Some("SIGNAL_CLOSE"), Dropped),
+            (Some("SERVER_SHUTDOWN"), Dropped),
+            (Some("MEDIA_FAILURE"), Dropped),
+            (Some("MIGRATION"), Dropped),
+            (Some("STATE_MISMATCH"), Dropped),
+            (Some("JOIN_FAILURE"), Dropped),
+            (Some("AGENT_ERROR"), Dropped),
+        ] {
+            assert_eq!(
+                Departure::from_disconnect_reason(reason),
+                departure,
+                "{reason:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn preparing_dispatches_stop_at_three_and_before_the_timeout() {
+        let mut s = stream(StreamStatus::Preparing);
+        s.deadline = Some(s.created_at + chrono::TimeDelta::minutes(5));
+        let s = s.with_launch_dispatch(MINUTE);
+        let first = s.next_dispatch_at.unwrap();
+        assert_eq!(first, s.created_at + chrono::TimeDelta::minutes(1));
+        assert_eq!(
+            s.with_dispatch_claimed(first - chrono::TimeDelta::seconds(1), MINUTE),
+            None
+        );
+        let second = s.with_dispatch_claimed(first, MINUTE).unwrap();
+        assert_eq!((second.dispatches, second.revision), (2, s.revision + 1));
+        let at = second.next_dispatch_at.unwrap();
+        let third = second.with_dispatch_claimed(at, MINUTE).unwrap();
+        assert_eq!((third.dispatches, third.next_dispatch_at), (3, None));
+        assert_eq!(third.next_due(), third.deadline);
+        // A retry that would fall at or after the timeout is never due.
+        let mut late = stream(StreamStatus::Preparing);
+        late.deadline = Some(late.created_at + chrono::TimeDelta::seconds(60));
+        assert_eq!(late.with_launch_dispatch(MINUTE).next_dispatch_at, None);
+    }
+
+    #[test]
+    fn a_window_opens_closes_and_lapses() {
+        let mut s = stream(StreamStatus::Live);
+        let start = s.created_at;
+        s.started_at = Some(start);
+        s.deadline = Some(start + chrono::TimeDelta::minutes(30));
+        s.agents = vec!["PA_1".into()];
+        let dropped = start + chrono::TimeDelta::minutes(10);
+        let now = dropped + chrono::TimeDelta::seconds(2);
+        let open = s.with_window_opened("PA_1", dropped, MINUTE, now).unwrap();
+        assert!(open.agents.is_empty());
+        assert_eq!(open.host_lost_at, Some(dropped));
+        assert_eq!(
+            open.due(now),
+            Some(Due::Dispatch),
+            "dispatched again at once"
+        );
+        assert_eq!(open.with_window_opened("PA_1", dropped, MINUTE, now), None);
+        let claimed = open.with_dispatch_claimed(now, MINUTE).unwrap();
+        assert_eq!(
+            claimed.next_dispatch_at, None,
+            "the next retry is past the window"
+        );
+        let lapse = dropped + chrono::TimeDelta::minutes(1);
+        assert_eq!(claimed.next_due(), Some(lapse));
+        assert_eq!(claimed.due(lapse), Some(Due::WindowLapse));
+        // A sweep late past both the lapse and the duration end: the lapse came first.
+        let late = s.deadline.unwrap() + chrono::TimeDelta::minutes(1);
+        let mut ends_in_window = claimed.clone();
+        ends_in_window.deadline = Some(lapse + chrono::TimeDelta::seconds(30));
+        assert_eq!(ends_in_window.due(late), Some(Due::WindowLapse));
+        ends_in_window.deadline = Some(lapse - chrono::TimeDelta::seconds(30));
+        assert_eq!(
+            ends_in_window.due(late),
+            Some(Due::Deadline(Transition::DurationElapsed))
+        );
+        // Back within the window: it goes on as it was.
+        let back = claimed.with_agent_joined("PA_2").unwrap();
+        assert_eq!((back.host_lost_at, back.reconnect_until), (None, None));
+        assert_eq!(back.agents, ["PA_2"]);
+        assert_eq!(back.next_due(), s.deadline);
+        // Any end during a window is as of the drop.
+        let mut ended = claimed.clone();
+        assert!(ended.apply(Transition::EndRequested, lapse));
+        assert_eq!(ended.ended_at, Some(dropped));
+        let mut lost = claimed;
+        assert!(lost.apply(Transition::HostLost, lapse));
+        assert_eq!(lost.ended_at, Some(dropped));
+        assert_eq!(lost.next_due(), None);
+    }
+
+    #[test]
+    fn a_drop_time_stays_between_the_start_and_now() {
+        let mut s = stream(StreamStatus::Live);
+        s.started_at = Some(s.created_at);
+        let now = s.created_at + chrono::TimeDelta::minutes(1);
+        let future = now + chrono::TimeDelta::hours(1);
+        let opened = s.with_window_opened("PA", future, MINUTE, now).unwrap();
+        assert_eq!(opened.host_lost_at, Some(now));
+        let past = s.created_at - chrono::TimeDelta::hours(1);
+        let opened = s.with_window_opened("PA", past, MINUTE, now).unwrap();
+        assert_eq!(opened.host_lost_at, Some(s.created_at));
+    }
+}

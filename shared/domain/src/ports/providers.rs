@@ -1,0 +1,126 @@
+//! What lies outside the store: timers, the room provider and the delivery queue.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::TimerKind;
+use crate::error::RoomError;
+
+use super::*;
+
+/// A one-shot timer of a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Timer {
+    pub stream_id: Uuid,
+    pub kind: TimerKind,
+    pub due_at: DateTime<Utc>,
+}
+
+/// One-shot timers that call back into `hosting_app::service::timers::fire`. Scheduling the same
+/// (stream, kind) again replaces its timer. Timers are the precise path; the deadline sweep
+/// (`hosting_app::service::timers::sweep`) is the safety net when one is lost.
+#[async_trait]
+pub trait Timers: Send + Sync {
+    async fn schedule(&self, timer: Timer) -> StoreResult<()>;
+    async fn cancel(&self, stream_id: Uuid, kind: TimerKind) -> StoreResult<()>;
+}
+
+/// An event of the room provider's, as its adapter reads it (docs/livekit.md, "Event mapping").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderEventKind {
+    AgentJoined,
+    AgentLeft,
+    /// A participant of any kind but agent (a missing kind is a standard participant).
+    ViewerJoined,
+    ViewerLeft,
+    RoomFinished,
+    /// Anything else: acknowledged, changes nothing.
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderEvent {
+    pub id: String,
+    pub room_name: String,
+    pub kind: ProviderEventKind,
+    /// The participant's id (its `sid`), for participant events.
+    pub participant: String,
+    /// Why a participant left, as the provider names it (`CLIENT_INITIATED`, ...).
+    pub disconnect_reason: Option<String>,
+    /// When the provider says the event happened.
+    pub created_at: Option<DateTime<Utc>>,
+}
+
+/// What a viewer needs to join a launched room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewerAccess {
+    pub ws_url: String,
+    pub viewer_token: String,
+}
+
+/// The real-time room provider (LiveKit).
+#[async_trait]
+pub trait RoomProvider: Send + Sync {
+    /// Creates the room, kept open while empty (or agent-only) for `keep_open`.
+    async fn create_room(&self, room_name: &str, keep_open: Duration) -> Result<(), RoomError>;
+    /// Dispatches the host agent explicitly; `metadata` is handed to the agent.
+    async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError>;
+    /// A subscribe-only token for viewers, valid for `valid_for`.
+    async fn viewer_access(
+        &self,
+        room_name: &str,
+        valid_for: Duration,
+    ) -> Result<ViewerAccess, RoomError>;
+    /// Deletes the room; a room that does not exist (deleted already, or never created)
+    /// counts as deleted.
+    async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
+}
+
+/// One delivery of one event to one webhook. The body, and so the event id, is the same on
+/// every attempt.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Delivery {
+    pub event_id: String,
+    pub event_type: crate::EventType,
+    pub brand_id: String,
+    pub webhook_id: Uuid,
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    pub body: String,
+    /// Times it was put back on the queue unattempted, its brand holding every delivery slot
+    /// (see `hosting_app::delivery::worker::defer`); each waits longer. Absent in messages written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deferrals: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
+/// A delivery that failed its last attempt, with everything needed to replay it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeadLetter {
+    pub delivery: Delivery,
+    pub last_error: String,
+    pub failed_at: DateTime<Utc>,
+}
+
+/// The queue of webhook deliveries (SQS in AWS).
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Makes `delivery` available to the delivery worker after `delay`.
+    async fn enqueue(&self, delivery: Delivery, delay: Duration) -> StoreResult<()>;
+    /// Makes every one of `deliveries` available now, in as few requests as the queue allows.
+    /// On an error, some of them may have been queued.
+    async fn enqueue_now(&self, deliveries: Vec<Delivery>) -> StoreResult<()> {
+        for delivery in deliveries {
+            self.enqueue(delivery, Duration::ZERO).await?;
+        }
+        Ok(())
+    }
+    async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()>;
+}

@@ -1,0 +1,198 @@
+//! A stream's four public representations (docs/streams.md, "Representations"): created,
+//! summary (list items), detail (also the `data.stream` of events) and ended.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::*;
+use crate::clock::timestamp;
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Response of `POST /streams`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StreamCreated {
+    pub stream_id: Uuid,
+    pub status: StreamStatus,
+    pub room_name: String,
+    pub ws_url: Option<String>,
+    pub viewer_token: Option<String>,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    /// Present, and `true`, only on test-key streams.
+    #[serde(skip_serializing_if = "is_false")]
+    pub test: bool,
+    /// Live keys only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_dispatched: Option<bool>,
+    /// Live keys only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch_method: Option<Option<String>>,
+}
+
+/// Item of `GET /streams`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StreamSummary {
+    pub id: Uuid,
+    pub status: StreamStatus,
+    pub platform: String,
+    pub vertical: String,
+    pub creator_id: Option<String>,
+    pub product_name: String,
+    pub source: String,
+    pub room_name: Option<String>,
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub started_at: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub ended_at: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    pub viewer_count: u64,
+    /// Present, and `true`, only on test-key streams.
+    #[serde(skip_serializing_if = "is_false")]
+    pub test: bool,
+    /// Present once the stream is `ended` or `error`; absent before, never `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "EndReason")]
+    pub end_reason: Option<EndReason>,
+}
+
+impl StreamSummary {
+    /// `creator_id` is the creator's id while that creator exists, else `None`. The stream was
+    /// read for this answer alone: its strings move instead of being copied.
+    pub fn new(stream: Stream, creator_id: Option<String>) -> Self {
+        Self {
+            id: stream.id,
+            status: stream.status,
+            platform: stream
+                .platform
+                .unwrap_or_else(|| super::UNKNOWN_PLATFORM.to_owned()),
+            vertical: stream.vertical,
+            creator_id,
+            product_name: stream.product_name,
+            source: stream.source,
+            room_name: stream.room_name,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            created_at: stream.created_at,
+            viewer_count: stream.viewer_count,
+            test: stream.test,
+            end_reason: stream.end_reason,
+        }
+    }
+}
+
+/// Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StreamDetail {
+    pub stream_id: Uuid,
+    pub status: StreamStatus,
+    pub creator_id: Option<String>,
+    pub product_name: String,
+    pub platform: String,
+    pub vertical: String,
+    pub viewer_count: u64,
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub started_at: Option<DateTime<Utc>>,
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub ended_at: Option<DateTime<Utc>>,
+    /// `""` for a stream that never had a room.
+    pub room_name: String,
+    /// Reserved: always empty in this release.
+    pub events: Vec<StreamEventEntry>,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    /// Present, and `true`, only on test-key streams.
+    #[serde(skip_serializing_if = "is_false")]
+    pub test: bool,
+    /// Present once the stream is `ended` or `error`; absent before, never `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "EndReason")]
+    pub end_reason: Option<EndReason>,
+}
+
+impl StreamDetail {
+    pub fn new(stream: &Stream, creator_id: Option<String>) -> Self {
+        Self {
+            stream_id: stream.id,
+            status: stream.status,
+            creator_id,
+            product_name: stream.product_name.clone(),
+            platform: stream.platform_or_unknown().to_owned(),
+            vertical: stream.vertical.clone(),
+            viewer_count: stream.viewer_count,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            room_name: stream.room_name.clone().unwrap_or_default(),
+            events: Vec::new(),
+            created_at: stream.created_at,
+            test: stream.test,
+            end_reason: stream.end_reason,
+        }
+    }
+
+    /// [`StreamDetail::new`] from a stream read for this answer alone: its strings move
+    /// instead of being copied.
+    pub fn from_read(stream: Stream, creator_id: Option<String>) -> Self {
+        Self {
+            stream_id: stream.id,
+            status: stream.status,
+            creator_id,
+            platform: stream
+                .platform
+                .unwrap_or_else(|| super::UNKNOWN_PLATFORM.to_owned()),
+            product_name: stream.product_name,
+            vertical: stream.vertical,
+            viewer_count: stream.viewer_count,
+            started_at: stream.started_at,
+            ended_at: stream.ended_at,
+            room_name: stream.room_name.unwrap_or_default(),
+            events: Vec::new(),
+            created_at: stream.created_at,
+            test: stream.test,
+            end_reason: stream.end_reason,
+        }
+    }
+}
+
+/// Response of `GET /streams`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StreamList {
+    pub streams: Vec<StreamSummary>,
+    /// Streams matching the filter, over every page.
+    pub total: u64,
+    #[schemars(range(min = 1, max = MAX_LIST_LIMIT))]
+    pub limit: u64,
+    pub offset: u64,
+}
+
+/// An entry of `StreamDetail.events` (none are recorded in this release).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StreamEventEntry {
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+}
+
+/// Response of `DELETE /streams/{id}`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StreamEnded {
+    pub stream_id: Uuid,
+    pub status: StreamStatus,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub ended_at: DateTime<Utc>,
+}

@@ -1,0 +1,32 @@
+//! The `{id}` of a path, typed. Every id the API hands out is a UUID, so a path segment that
+//! is not one names nothing: it is `404`, decided without a store read. The extractor never
+//! rejects, so each handler states where that `404` falls among its other checks
+//! ([`PathId::found`] where the path comes first; the raw option where a body is checked
+//! before it).
+
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
+use hosting_domain::error::ApiError;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy)]
+pub struct PathId(pub Option<Uuid>);
+
+impl PathId {
+    /// The id, or `404` when the path names nothing.
+    pub fn found(self) -> Result<Uuid, ApiError> {
+        self.0.ok_or(ApiError::NotFound)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for PathId {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let id = Path::<String>::from_request_parts(parts, state)
+            .await
+            .ok()
+            .and_then(|Path(raw)| Uuid::parse_str(&raw).ok());
+        Ok(PathId(id))
+    }
+}

@@ -1,0 +1,508 @@
+//! Configuration from the environment (docs/configuration.md, "Environment variables"), read and
+//! validated once at start-up. The same variable names hold in Lambda, the local server and tests.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+/// The streams function's timeout: `StreamsFunction`'s `Timeout` in template.yaml (a test
+/// reads both). A start must answer inside it, or the client gets the gateway's bare 5xx.
+pub const STREAMS_FUNCTION_TIMEOUT: Duration = Duration::from_secs(29);
+/// What a live start needs besides its LiveKit calls (the key, the record, a failed launch's
+/// transition, the answer), with room for a slow store.
+pub const START_BESIDES_LAUNCH: Duration = Duration::from_secs(9);
+/// `LAUNCH_TIMEOUT_SECS` when unset: what the streams function's timeout leaves the launch.
+pub const DEFAULT_LAUNCH_TIMEOUT: Duration =
+    STREAMS_FUNCTION_TIMEOUT.saturating_sub(START_BESIDES_LAUNCH);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    /// `STORE=embedded`: every backend inside the process (`hosting-embedded`).
+    Embedded,
+    DynamoDb,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct LiveKitConfig {
+    /// As configured; `ws_url` is derived from it.
+    pub url: String,
+    pub api_key: String,
+    pub api_secret: ApiSecret,
+    pub agent_name: String,
+}
+
+/// The LiveKit API secret: known from the start (the local server, tests), or still being read
+/// while the instance already serves (in Lambda, from SSM). What signs or verifies with it
+/// waits for it; nothing else does.
+#[derive(Clone)]
+pub struct ApiSecret(watch::Receiver<Option<Arc<str>>>);
+
+/// Delivers a pending [`ApiSecret`] to everything waiting for it.
+pub struct SecretArrival(watch::Sender<Option<Arc<str>>>);
+
+/// The secret will never come: its read gave up (the instance stops then, see
+/// docs/configuration.md).
+#[derive(Debug, thiserror::Error)]
+#[error("the LiveKit API secret could not be read")]
+pub struct SecretUnavailable;
+
+impl ApiSecret {
+    pub fn known(secret: impl Into<Arc<str>>) -> Self {
+        let (_, receiver) = watch::channel(Some(secret.into()));
+        Self(receiver)
+    }
+
+    /// A secret to be delivered through the returned [`SecretArrival`].
+    pub fn pending() -> (SecretArrival, Self) {
+        let (sender, receiver) = watch::channel(None);
+        (SecretArrival(sender), Self(receiver))
+    }
+
+    /// The secret, once it is known.
+    pub async fn get(&self) -> Result<Arc<str>, SecretUnavailable> {
+        let mut receiver = self.0.clone();
+        let known = receiver
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| SecretUnavailable)?;
+        known.clone().ok_or(SecretUnavailable)
+    }
+}
+
+impl SecretArrival {
+    pub fn deliver(self, secret: impl Into<Arc<str>>) {
+        self.0.send_replace(Some(secret.into()));
+    }
+}
+
+impl PartialEq for ApiSecret {
+    fn eq(&self, other: &Self) -> bool {
+        *self.0.borrow() == *other.0.borrow()
+    }
+}
+
+impl Eq for ApiSecret {}
+
+impl fmt::Debug for ApiSecret {
+    // The secret never reaches a log line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl fmt::Debug for LiveKitConfig {
+    // The secret never reaches a log line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LiveKitConfig")
+            .field("url", &self.url)
+            .field("api_key", &self.api_key)
+            .field("api_secret", &"<redacted>")
+            .field("agent_name", &self.agent_name)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub store: StoreKind,
+    pub table_name: Option<String>,
+    pub delivery_queue_url: Option<String>,
+    pub delivery_dlq_url: Option<String>,
+    pub scheduler_group: Option<String>,
+    pub scheduler_target_arn: Option<String>,
+    pub scheduler_role_arn: Option<String>,
+    /// Where Scheduler puts timer invocations it could not make.
+    pub scheduler_dlq_arn: Option<String>,
+    /// `None` when `LIVEKIT_URL` is unset: live-key starts then fail with `502 launch_failed`.
+    pub livekit: Option<LiveKitConfig>,
+    pub preparing_timeout: Duration,
+    /// How long after its last dispatch a preparing stream whose agent has not joined is dispatched
+    /// again, and how often during a reconnect window (docs/lifecycle.md, "The show goes on").
+    pub dispatch_retry: Duration,
+    /// How long a live stream whose agent dropped waits for an agent to join again.
+    pub reconnect_window: Duration,
+    /// Bound on a live start's room-provider calls, so the start answers inside the
+    /// function's timeout.
+    pub launch_timeout: Duration,
+    /// How often the local server sweeps for streams past their deadline (in Lambda, the
+    /// template's schedule).
+    pub sweep_interval: Duration,
+    /// Delays before each retry of relaying an event to the delivery queue; then it is set
+    /// aside.
+    pub outbox_retry_delays: Vec<Duration>,
+    pub webhook_retry_delays: Vec<Duration>,
+    pub webhook_timeout: Duration,
+    pub webhook_allow_private_urls: bool,
+    pub public_base_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid configuration: {variable}: {reason}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub reason: String,
+}
+
+fn error(variable: &'static str, reason: impl Into<String>) -> ConfigError {
+    ConfigError {
+        variable,
+        reason: reason.into(),
+    }
+}
+
+pub const DEFAULT_AGENT_NAME: &str = "stream-host";
+pub const DEFAULT_RETRY_DELAYS_SECS: &str = "30,300,1800,7200,28800";
+pub const DEFAULT_OUTBOX_RETRY_DELAYS_SECS: &str = "5,30,120,600,1800";
+
+/// What every function needs in Lambda, where nothing falls back to an in-process backend.
+pub const LAMBDA_REQUIRED: [&str; 7] = [
+    "TABLE_NAME",
+    "DELIVERY_QUEUE_URL",
+    "DELIVERY_DLQ_URL",
+    "SCHEDULER_GROUP",
+    "SCHEDULER_TARGET_ARN",
+    "SCHEDULER_ROLE_ARN",
+    "SCHEDULER_DLQ_ARN",
+];
+
+impl Config {
+    /// Reads the process environment. `default_store` is `embedded` for the local server and
+    /// `dynamodb` for Lambda.
+    pub fn from_env(default_store: StoreKind) -> Result<Self, ConfigError> {
+        Self::from_lookup(default_store, |name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup`; empty values count as unset.
+    pub fn from_lookup(
+        default_store: StoreKind,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let get = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+
+        let store = match get("STORE").as_deref().map(str::trim) {
+            None => default_store,
+            // `memory` is the setting's earlier name, still accepted.
+            Some("embedded" | "memory") => StoreKind::Embedded,
+            Some("dynamodb") => StoreKind::DynamoDb,
+            Some(other) => {
+                return Err(error(
+                    "STORE",
+                    format!("`{other}` is not one of `embedded`, `dynamodb`"),
+                ));
+            }
+        };
+        let table_name = get("TABLE_NAME");
+        if store == StoreKind::DynamoDb && table_name.is_none() {
+            return Err(error("TABLE_NAME", "required when STORE=dynamodb"));
+        }
+
+        let livekit = match get("LIVEKIT_URL") {
+            None => None,
+            Some(url) => {
+                let parsed = url::Url::parse(&url)
+                    .map_err(|e| error("LIVEKIT_URL", format!("not a URL: {e}")))?;
+                if !matches!(parsed.scheme(), "wss" | "ws" | "https" | "http") {
+                    return Err(error(
+                        "LIVEKIT_URL",
+                        "scheme must be wss, ws, https or http",
+                    ));
+                }
+                Some(LiveKitConfig {
+                    url,
+                    api_key: get("LIVEKIT_API_KEY")
+                        .ok_or_else(|| error("LIVEKIT_API_KEY", "required with LIVEKIT_URL"))?,
+                    api_secret: get("LIVEKIT_API_SECRET").map(ApiSecret::known).ok_or_else(
+                        || {
+                            error(
+                                "LIVEKIT_API_SECRET",
+                                "required with LIVEKIT_URL (in Lambda, through \
+                                 LIVEKIT_API_SECRET_PARAMETER)",
+                            )
+                        },
+                    )?,
+                    agent_name: get("LIVEKIT_AGENT_NAME")
+                        .unwrap_or_else(|| DEFAULT_AGENT_NAME.to_owned()),
+                })
+            }
+        };
+
+        let preparing_timeout = seconds(
+            "PREPARING_TIMEOUT_SECS",
+            get("PREPARING_TIMEOUT_SECS").as_deref().unwrap_or("300"),
+        )?;
+        let launch_timeout = seconds(
+            "LAUNCH_TIMEOUT_SECS",
+            &get("LAUNCH_TIMEOUT_SECS")
+                .unwrap_or_else(|| DEFAULT_LAUNCH_TIMEOUT.as_secs().to_string()),
+        )?;
+        let sweep_interval = seconds(
+            "SWEEP_INTERVAL_SECS",
+            get("SWEEP_INTERVAL_SECS").as_deref().unwrap_or("60"),
+        )?;
+        let dispatch_retry = seconds(
+            "DISPATCH_RETRY_SECS",
+            get("DISPATCH_RETRY_SECS").as_deref().unwrap_or("60"),
+        )?;
+        let reconnect_window = seconds(
+            "RECONNECT_WINDOW_SECS",
+            get("RECONNECT_WINDOW_SECS").as_deref().unwrap_or("60"),
+        )?;
+        for (variable, value) in [
+            ("LAUNCH_TIMEOUT_SECS", launch_timeout),
+            ("SWEEP_INTERVAL_SECS", sweep_interval),
+            ("DISPATCH_RETRY_SECS", dispatch_retry),
+            ("RECONNECT_WINDOW_SECS", reconnect_window),
+        ] {
+            if value.is_zero() {
+                return Err(error(variable, "must be greater than 0"));
+            }
+        }
+        let delays = |variable: &'static str, default: &str| {
+            get(variable)
+                .as_deref()
+                .unwrap_or(default)
+                .split(',')
+                .map(|part| seconds(variable, part))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let outbox_retry_delays =
+            delays("OUTBOX_RETRY_DELAYS_SECS", DEFAULT_OUTBOX_RETRY_DELAYS_SECS)?;
+        let webhook_retry_delays = delays("WEBHOOK_RETRY_DELAYS_SECS", DEFAULT_RETRY_DELAYS_SECS)?;
+        let webhook_timeout = seconds(
+            "WEBHOOK_TIMEOUT_SECS",
+            get("WEBHOOK_TIMEOUT_SECS").as_deref().unwrap_or("10"),
+        )?;
+        if webhook_timeout.is_zero() {
+            return Err(error("WEBHOOK_TIMEOUT_SECS", "must be greater than 0"));
+        }
+        let webhook_allow_private_urls = match get("WEBHOOK_ALLOW_PRIVATE_URLS")
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("false" | "0" | "no") => false,
+            Some("true" | "1" | "yes") => true,
+            Some(other) => {
+                return Err(error(
+                    "WEBHOOK_ALLOW_PRIVATE_URLS",
+                    format!("`{other}` is not true or false"),
+                ));
+            }
+        };
+        let public_base_url = match get("PUBLIC_BASE_URL") {
+            None => None,
+            Some(raw) => {
+                url::Url::parse(&raw)
+                    .map_err(|e| error("PUBLIC_BASE_URL", format!("not a URL: {e}")))?;
+                Some(raw.trim_end_matches('/').to_owned())
+            }
+        };
+
+        let config = Config {
+            store,
+            table_name,
+            delivery_queue_url: get("DELIVERY_QUEUE_URL"),
+            delivery_dlq_url: get("DELIVERY_DLQ_URL"),
+            scheduler_group: get("SCHEDULER_GROUP"),
+            scheduler_target_arn: get("SCHEDULER_TARGET_ARN"),
+            scheduler_role_arn: get("SCHEDULER_ROLE_ARN"),
+            scheduler_dlq_arn: get("SCHEDULER_DLQ_ARN"),
+            livekit,
+            preparing_timeout,
+            dispatch_retry,
+            reconnect_window,
+            launch_timeout,
+            sweep_interval,
+            outbox_retry_delays,
+            webhook_retry_delays,
+            webhook_timeout,
+            webhook_allow_private_urls,
+            public_base_url,
+        };
+        Ok(config)
+    }
+
+    /// The value of a variable that [`LAMBDA_REQUIRED`] names.
+    pub fn required(&self, variable: &'static str) -> Result<&str, ConfigError> {
+        let value = match variable {
+            "TABLE_NAME" => &self.table_name,
+            "DELIVERY_QUEUE_URL" => &self.delivery_queue_url,
+            "DELIVERY_DLQ_URL" => &self.delivery_dlq_url,
+            "SCHEDULER_GROUP" => &self.scheduler_group,
+            "SCHEDULER_TARGET_ARN" => &self.scheduler_target_arn,
+            "SCHEDULER_ROLE_ARN" => &self.scheduler_role_arn,
+            "SCHEDULER_DLQ_ARN" => &self.scheduler_dlq_arn,
+            _ => &None,
+        };
+        value
+            .as_deref()
+            .ok_or_else(|| error(variable, "required in Lambda"))
+    }
+
+    /// Fails on the first variable of [`LAMBDA_REQUIRED`] that is unset, or on `STORE=embedded`.
+    pub fn check_for_lambda(&self) -> Result<(), ConfigError> {
+        if self.store == StoreKind::Embedded {
+            return Err(error(
+                "STORE",
+                "`embedded` keeps state in one instance; Lambda runs on `dynamodb`",
+            ));
+        }
+        for variable in LAMBDA_REQUIRED {
+            self.required(variable)?;
+        }
+        Ok(())
+    }
+}
+
+/// A non-negative number of seconds; fractions are allowed so tests can shorten delays.
+fn seconds(variable: &'static str, raw: &str) -> Result<Duration, ConfigError> {
+    let value: f64 = raw.trim().parse().map_err(|_| {
+        error(
+            variable,
+            format!("`{}` is not a number of seconds", raw.trim()),
+        )
+    })?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(error(variable, "must be a non-negative number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let vars: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(StoreKind::Embedded, |name| vars.get(name).cloned())
+    }
+
+    /// The streams function's `Timeout` in template.yaml, and whether the function sets
+    /// `LAUNCH_TIMEOUT_SECS`.
+    fn streams_function_in_template() -> (Duration, bool) {
+        let template = include_str!("../../../template.yaml");
+        let function = template
+            .split("\n  StreamsFunction:\n")
+            .nth(1)
+            .expect("StreamsFunction in template.yaml");
+        // Up to the next resource (a line indented by two spaces).
+        let end = function
+            .match_indices("\n  ")
+            .find(|(at, _)| function[at + 3..].starts_with(|c: char| c.is_ascii_alphabetic()))
+            .map_or(function.len(), |(at, _)| at);
+        let function = &function[..end];
+        let timeout = function
+            .lines()
+            .find_map(|line| line.strip_prefix("      Timeout: "))
+            .expect("StreamsFunction's Timeout")
+            .trim()
+            .parse()
+            .expect("a number of seconds");
+        (
+            Duration::from_secs(timeout),
+            function.contains("LAUNCH_TIMEOUT_SECS"),
+        )
+    }
+
+    #[test]
+    fn the_launch_bound_is_what_the_streams_function_timeout_leaves() {
+        let (timeout, overridden) = streams_function_in_template();
+        assert_eq!(
+            timeout, STREAMS_FUNCTION_TIMEOUT,
+            "template.yaml and config.rs"
+        );
+        assert!(!overridden, "the template keeps the derived launch bound");
+        let launch = config(&[]).unwrap().launch_timeout;
+        assert_eq!(launch, DEFAULT_LAUNCH_TIMEOUT);
+        assert_eq!(launch + START_BESIDES_LAUNCH, timeout);
+        // A launch that hangs is answered `502` well inside the function's timeout.
+        assert!(launch <= Duration::from_secs(20), "{launch:?}");
+    }
+
+    #[test]
+    fn defaults() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.store, StoreKind::Embedded);
+        assert_eq!(c.preparing_timeout, Duration::from_secs(300));
+        assert_eq!(
+            c.webhook_retry_delays,
+            [30, 300, 1800, 7200, 28800]
+                .map(Duration::from_secs)
+                .to_vec()
+        );
+        assert_eq!(c.webhook_timeout, Duration::from_secs(10));
+        assert!(!c.webhook_allow_private_urls);
+        assert!(c.livekit.is_none());
+    }
+
+    #[test]
+    fn errors_name_the_variable() {
+        assert_eq!(config(&[("STORE", "redis")]).unwrap_err().variable, "STORE");
+        assert_eq!(
+            config(&[("STORE", "dynamodb")]).unwrap_err().variable,
+            "TABLE_NAME"
+        );
+        assert_eq!(
+            config(&[("WEBHOOK_RETRY_DELAYS_SECS", "30,x")])
+                .unwrap_err()
+                .variable,
+            "WEBHOOK_RETRY_DELAYS_SECS"
+        );
+        assert_eq!(
+            config(&[("PREPARING_TIMEOUT_SECS", "-1")])
+                .unwrap_err()
+                .variable,
+            "PREPARING_TIMEOUT_SECS"
+        );
+        assert_eq!(
+            config(&[("LIVEKIT_URL", "wss://lk.example.com")])
+                .unwrap_err()
+                .variable,
+            "LIVEKIT_API_KEY"
+        );
+        assert_eq!(
+            config(&[("WEBHOOK_ALLOW_PRIVATE_URLS", "maybe")])
+                .unwrap_err()
+                .variable,
+            "WEBHOOK_ALLOW_PRIVATE_URLS"
+        );
+    }
+
+    #[test]
+    fn lambda_needs_every_backend_named() {
+        let mut vars: Vec<(&str, &str)> = LAMBDA_REQUIRED.iter().map(|v| (*v, "x")).collect();
+        vars.push(("STORE", "dynamodb"));
+        assert_eq!(config(&vars).unwrap().check_for_lambda(), Ok(()));
+        for missing in LAMBDA_REQUIRED.iter().skip(1) {
+            let partial: Vec<(&str, &str)> =
+                vars.iter().copied().filter(|(k, _)| k != missing).collect();
+            let err = config(&partial).unwrap().check_for_lambda().unwrap_err();
+            assert_eq!(err.variable, *missing);
+        }
+        assert_eq!(
+            config(&[])
+                .unwrap()
+                .check_for_lambda()
+                .unwrap_err()
+                .variable,
+            "STORE"
+        );
+    }
+
+    #[test]
+    fn secret_is_not_debug_printed() {
+        let c = config(&[
+            ("LIVEKIT_URL", "wss://lk.example.com"),
+            ("LIVEKIT_API_KEY", "key"),
+            ("LIVEKIT_API_SECRET", "very-secret"),
+        ])
+        .unwrap();
+        assert_eq!(c.livekit.as_ref().unwrap().agent_name, "stream-host");
+        assert!(!format!("{c:?}").contains("very-secret"));
+    }
+}
