@@ -6,6 +6,7 @@
 mod analytics;
 mod aws_adapters;
 mod common;
+mod contract;
 mod delivery;
 mod docs;
 mod faults;

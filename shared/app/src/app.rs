@@ -9,18 +9,59 @@ use crate::ratelimit::Refusals;
 use crate::service::creators::Catalog;
 use hosting_domain::account::KeyDigest;
 use hosting_domain::clock::Clock;
-use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
+use hosting_domain::ports::{
+    AccountStore, CreatorStore, DeliveryLogStore, DeliveryQueue, DeliverySlotStore,
+    IdempotencyStore, Outbox, RateLimitStore, RoomCleanupStore, RoomProvider, Store, StreamStore,
+    Timers, WebhookStore,
+};
 use hosting_domain::{ApiKey, Brand};
 use hosting_support::config::Config;
 
 pub struct AppParts {
     pub config: Config,
     pub clock: Arc<dyn Clock>,
+    /// The backend's store, every port at once: for wiring, seeding and tests. The operations
+    /// reach it through the one port each call needs ([`AppParts::streams`] and the others
+    /// below), so what an operation touches reads off its calls.
     pub store: Arc<dyn Store>,
     pub timers: Arc<dyn Timers>,
     pub queue: Arc<dyn DeliveryQueue>,
     /// `None` when no room provider is configured: live-key starts fail with `launch_failed`.
     pub rooms: Option<Arc<dyn RoomProvider>>,
+}
+
+/// The store seen through one port at a time.
+impl AppParts {
+    pub fn accounts(&self) -> &dyn AccountStore {
+        &*self.store
+    }
+    pub fn rate_limits(&self) -> &dyn RateLimitStore {
+        &*self.store
+    }
+    pub fn creators(&self) -> &dyn CreatorStore {
+        &*self.store
+    }
+    pub fn idempotency(&self) -> &dyn IdempotencyStore {
+        &*self.store
+    }
+    pub fn streams(&self) -> &dyn StreamStore {
+        &*self.store
+    }
+    pub fn room_cleanups(&self) -> &dyn RoomCleanupStore {
+        &*self.store
+    }
+    pub fn webhooks(&self) -> &dyn WebhookStore {
+        &*self.store
+    }
+    pub fn delivery_log(&self) -> &dyn DeliveryLogStore {
+        &*self.store
+    }
+    pub fn delivery_slots(&self) -> &dyn DeliverySlotStore {
+        &*self.store
+    }
+    pub fn outbox(&self) -> &dyn Outbox {
+        &*self.store
+    }
 }
 
 /// Per-instance caches in front of the store (see [`crate::cache`]).

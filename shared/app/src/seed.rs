@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use hosting_domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
 use hosting_domain::error::StoreError;
-use hosting_domain::ports::Store;
+use hosting_domain::ports::{AccountStore, AdminStore};
 use hosting_domain::stream::DEFAULT_PREPARING_TIMEOUT;
 use hosting_domain::{ApiKey, Brand, Creator, Plan, Scope, Stream, StreamStatus};
 
@@ -96,7 +96,10 @@ impl Seed {
 
     /// Loads everything, once every key is known to belong to a brand of the file or of the
     /// store (nothing is written otherwise).
-    pub async fn load(&self, store: &dyn Store) -> Result<(), SeedError> {
+    pub async fn load<S: AccountStore + AdminStore + ?Sized>(
+        &self,
+        store: &S,
+    ) -> Result<(), SeedError> {
         for (index, key) in self.api_keys.iter().enumerate() {
             account::parse_key(&key.key).ok_or(SeedError::MalformedKey(index))?;
             let in_file = self.brands.iter().any(|brand| brand.id == key.brand_id);

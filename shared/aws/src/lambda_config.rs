@@ -3,8 +3,8 @@
 //!
 //! `aws-config`'s loader resolves every setting through a chain (environment, profile files,
 //! the instance metadata service, STS for web identity), and builds a provider for each link
-//! before asking it: about 85,000 instructions and the code pages of a dozen providers on every
-//! cold start, for settings Lambda always gives in the environment. A function builds its
+//! before asking it: work and code pages on every cold start (BENCHMARKS.md, "Cold start"),
+//! for settings Lambda always gives in the environment. A function builds its
 //! configuration from those variables alone; the local server and the admin tool keep the full
 //! chain ([`crate::sdk_config`]), for profiles and single sign-on on a developer's machine.
 

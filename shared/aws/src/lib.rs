@@ -37,8 +37,8 @@ pub async fn sdk_config() -> Result<SdkConfig, trust::CaBundleError> {
 }
 
 /// An SDK client built on its first use, so that an instance pays only for the clients its
-/// requests use: building one parses its SDK's table of endpoint partitions, about 0.2 ms of a
-/// cold start, and a function that reads streams never queues a delivery or sets a timer.
+/// requests use: building one parses its SDK's table of endpoint partitions (BENCHMARKS.md,
+/// "Cold start"), and a function that reads streams never queues a delivery or sets a timer.
 pub struct LazyClient<C>(Arc<LazyLock<C, Box<dyn FnOnce() -> C + Send>>>);
 
 impl<C> LazyClient<C> {

@@ -3,7 +3,7 @@
 //!
 //! The functions talk to AWS endpoints only, whose certificates chain to the Amazon Trust
 //! Services roots. Trusting those five roots, compiled in, spares every instance reading and
-//! decoding the image's whole bundle (about 140 certificates, 2 ms of a cold start) and trusts
+//! decoding the image's whole bundle on every cold start (BENCHMARKS.md, "Cold start") and trusts
 //! no authority AWS does not use. An operator whose AWS traffic passes through an endpoint with
 //! another certificate (an inspecting proxy, an emulator over HTTPS) names a PEM bundle in
 //! `AWS_CA_BUNDLE`, the variable the other AWS SDKs read for this.

@@ -189,7 +189,7 @@ async fn authenticate(
         // does not exist, so still for nobody.
         None => {
             let key_hash = account::key_hash_text(&key_digest);
-            let Some(key) = app.store.find_api_key(&key_hash).await? else {
+            let Some(key) = app.accounts().find_api_key(&key_hash).await? else {
                 cache.put(key_digest, None, now);
                 return Err(ApiError::Unauthorized);
             };
@@ -208,7 +208,7 @@ async fn authenticate(
                         .map(|()| true),
                 }
             };
-            let (brand, counted) = tokio::join!(app.store.get_brand(&key.brand_id), counting);
+            let (brand, counted) = tokio::join!(app.accounts().get_brand(&key.brand_id), counting);
             let found = brand?.map(|brand| (Arc::new(key), Arc::new(brand)));
             cache.put(key_digest, found.clone(), now);
             let (key, brand) = found.ok_or(ApiError::Unauthorized)?;
@@ -238,7 +238,7 @@ async fn count_request(
 /// Counts one request of `brand_id` made at `now`; a refusal is remembered for the rest of
 /// its minute.
 async fn count(app: &App, brand_id: &str, now: DateTime<Utc>) -> Result<Standing, StoreError> {
-    let standing = ratelimit::count(app.store.as_ref(), brand_id, now).await?;
+    let standing = ratelimit::count(app.rate_limits(), brand_id, now).await?;
     if standing.refuses() {
         app.caches().refusals.remember(brand_id, now);
     }

@@ -1,13 +1,13 @@
 //! The local server's global allocator: mimalloc, asked for plainly sized blocks whenever that
 //! gives the alignment a layout needs. Under the local server's many threads, glibc's
-//! allocator cost a request about a tenth of its CPU. The Lambda functions, one thread each,
+//! allocator slowed requests (BENCHMARKS.md, "Throughput"). The Lambda functions, one thread each,
 //! keep glibc's, which starts faster (`lambda` module).
 //!
 //! The `mimalloc` crate's allocator passes every request to `mi_malloc_aligned`. In mimalloc 3,
 //! that call takes its fast path only while the size class's page has a free block at hand;
 //! otherwise a size that is not a power of two (24, 40, 48 bytes...) goes through the
 //! over-allocating path for aligned blocks, even for an alignment of 1. Under the local
-//! server's read load that was about 9 of a request's 40 allocations, and 7% of its
+//! server's read load that was many of a request's allocations, and a measurable share of its
 //! instructions (BENCHMARKS.md, "What one request costs"). Every mimalloc block is aligned to
 //! at least a pointer (its free list is kept inside the blocks), so layouts aligned to 8 bytes
 //! or less take `mi_malloc`, and only larger alignments take the aligned calls.

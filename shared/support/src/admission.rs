@@ -69,8 +69,8 @@ pub fn gate() -> (Admission, Gate) {
 impl Admission {
     /// Opens the gate. `polling` is the waker of the task that polls the gated work next, at
     /// once: the waits registered under it are not woken. Waking them would only queue that
-    /// task to run once more after this poll, and wake an idle worker thread for it: 0.7 us of
-    /// a read's 16 on the local server (BENCHMARKS.md, "Throughput"). Waits under any other
+    /// task to run once more after this poll, and wake an idle worker thread for it, which
+    /// slows a read on the local server (BENCHMARKS.md, "Throughput"). Waits under any other
     /// waker are woken.
     pub fn admit(&self, polling: &Waker) {
         let wakers = {

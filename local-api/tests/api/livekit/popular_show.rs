@@ -4,8 +4,8 @@
 //!
 //! On DynamoDB the fault proxy emulates DynamoDB's optimistic concurrency for the test's table
 //! (a transaction holds its items about as long as DynamoDB's do, and one that overlaps it on
-//! an item is cancelled with `TransactionConflict`). moto serializes DynamoDB at roughly 100
-//! requests a second, so the rate here is what it can carry; the figures for AWS are in
+//! an item is cancelled with `TransactionConflict`). moto serializes DynamoDB requests, so
+//! the rate here is what it can carry; the figures for AWS are in
 //! BENCHMARKS.md, "A popular show".
 //!
 //! Run alone (scripts/test.sh): it measures a rate, which other tests sharing the machine's

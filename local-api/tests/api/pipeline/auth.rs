@@ -4,8 +4,8 @@ use axum::body::Body;
 use axum::http::Request;
 use chrono::Duration;
 
-use super::SPEC_SCOPES;
 use crate::common::*;
+use crate::contract;
 
 /// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
 /// with its required parameters, and its scope.
@@ -45,8 +45,7 @@ fn declared_scopes_are_the_specs() {
             ))
         })
         .collect();
-    let mut spec: Vec<(String, String, String)> = SPEC_SCOPES
-        .iter()
+    let mut spec: Vec<(String, String, String)> = contract::keyed()
         .map(|(m, p, s)| (m.to_string(), p.to_string(), s.to_string()))
         .collect();
     declared.sort();

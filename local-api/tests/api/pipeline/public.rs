@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use super::SPEC_SCOPES;
 use crate::common::*;
+use crate::contract::{self, OPERATIONS};
 
 #[tokio::test]
 async fn discovery_document() {
@@ -19,8 +19,8 @@ async fn discovery_document() {
         );
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
-    assert_eq!(endpoints.len(), 21);
-    for (method, path, scope) in SPEC_SCOPES {
+    assert_eq!(endpoints.len(), OPERATIONS.len());
+    for (method, path, scope) in contract::keyed() {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");
     }

@@ -41,7 +41,7 @@ pub enum Relayed {
 
 /// Queues the deliveries of one event.
 pub async fn fan_out(app: &App, event: &StreamEvent) -> Result<usize, StoreError> {
-    let webhooks = app.store.list_webhooks(&event.brand_id).await?;
+    let webhooks = app.webhooks().list_webhooks(&event.brand_id).await?;
     let mut queued = 0;
     for webhook in webhooks.iter().filter(|w| w.wants(event.event_type)) {
         app.queue
@@ -72,7 +72,7 @@ fn after(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
 pub async fn relay_event(app: &App, event: &StreamEvent) -> Result<Relayed, StoreError> {
     let now = app.clock.now();
     let Some(claim) = app
-        .store
+        .outbox()
         .claim_event(&event.id, now, after(now, LEASE))
         .await?
     else {
@@ -80,7 +80,7 @@ pub async fn relay_event(app: &App, event: &StreamEvent) -> Result<Relayed, Stor
     };
     match fan_out(app, event).await {
         Ok(queued) => {
-            app.store.mark_relayed(&event.id, &claim).await?;
+            app.outbox().mark_relayed(&event.id, &claim).await?;
             Ok(Relayed::Queued(queued))
         }
         Err(err) => {
@@ -97,7 +97,7 @@ pub async fn relay_event(app: &App, event: &StreamEvent) -> Result<Relayed, Stor
                 set_aside = retry_at.is_none(),
                 "relaying an event failed"
             );
-            app.store
+            app.outbox()
                 .relay_failed(&event.id, &claim, &reason, retry_at)
                 .await?;
             Ok(match retry_at {
@@ -153,7 +153,7 @@ pub async fn sweep_within(
     let due_by = app.clock.now() - TimeDelta::from_std(grace).unwrap_or(TimeDelta::zero());
     let mut queued = 0;
     loop {
-        let events = app.store.pending_events(due_by, BATCH).await?;
+        let events = app.outbox().pending_events(due_by, BATCH).await?;
         let count = events.len();
         let relayed = relay_events(app, events).await;
         queued += relayed;
@@ -175,7 +175,7 @@ pub async fn oldest_pending_age(app: &App) -> Result<Duration, StoreError> {
     let now = app.clock.now();
     // Taken in due order, which a retry moves later than the event's creation: the oldest
     // of a batch, not its first.
-    let pending = app.store.pending_events(now, BATCH).await?;
+    let pending = app.outbox().pending_events(now, BATCH).await?;
     Ok(pending
         .iter()
         .map(|event| event.created_at)

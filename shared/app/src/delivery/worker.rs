@@ -51,7 +51,7 @@ pub async fn process(
     let lease = chrono::TimeDelta::from_std(app.config.webhook_timeout + SLOT_MARGIN)
         .unwrap_or(chrono::TimeDelta::MAX);
     let Some(slot) = app
-        .store
+        .delivery_slots()
         .acquire_delivery_slot(
             &delivery.brand_id,
             BRAND_DELIVERY_SLOTS,
@@ -65,7 +65,7 @@ pub async fn process(
     };
     let release = || async {
         if let Err(err) = app
-            .store
+            .delivery_slots()
             .release_delivery_slot(&delivery.brand_id, slot, &holder)
             .await
         {
@@ -74,7 +74,7 @@ pub async fn process(
     };
     // A deleted or deactivated webhook receives nothing more.
     let webhook = match app
-        .store
+        .webhooks()
         .get_webhook(&delivery.brand_id, delivery.webhook_id)
         .await
     {
@@ -93,7 +93,7 @@ pub async fn process(
     let (processed, next_attempt_at) = match &outcome {
         AttemptOutcome::Delivered { .. } => (Processed::Delivered, None),
         AttemptOutcome::Gone => {
-            app.store
+            app.webhooks()
                 .deactivate_webhook(&webhook.brand_id, webhook.id)
                 .await?;
             (Processed::Deactivated, None)
@@ -235,7 +235,7 @@ pub async fn record(
         event_created_at,
         body: delivery.body.clone(),
     };
-    if let Err(err) = app.store.record_attempt(&entry, &event).await {
+    if let Err(err) = app.delivery_log().record_attempt(&entry, &event).await {
         tracing::warn!(error = %err, event_id = %delivery.event_id, "delivery log write failed");
     }
 }

@@ -43,7 +43,7 @@ pub async fn catalog(app: &App) -> ApiResult<Arc<Catalog>> {
     if let Some(cached) = app.caches().creators.get(&(), now) {
         return Ok(cached);
     }
-    let catalog = Arc::new(Catalog::new(app.store.list_creators().await?));
+    let catalog = Arc::new(Catalog::new(app.creators().list_creators().await?));
     app.caches().creators.put((), catalog.clone(), now);
     Ok(catalog)
 }

@@ -30,13 +30,13 @@ async fn update(
             return Ok(Outcome::Stale);
         };
         match app
-            .store
+            .streams()
             .update_stream_host(&current, &updated, app.clock.now(), dedupe)
             .await?
         {
             Outcome::Applied(stored) => return Ok(Outcome::Applied((current, stored))),
             Outcome::Duplicate => return Ok(Outcome::Duplicate),
-            Outcome::Stale => match app.store.get_stream(current.id).await? {
+            Outcome::Stale => match app.streams().get_stream(current.id).await? {
                 // This very change, applied by an attempt whose answer was lost.
                 Some(fresh) if same_host(&fresh, &updated) => {
                     return Ok(Outcome::Applied((current, fresh)));
@@ -75,7 +75,7 @@ pub async fn dispatch_again(app: &App, stream: &Stream) -> Result<bool, StoreErr
     metrics::count(Metric::DispatchRetries);
     streams::schedule_kinds(app, &claimed, &[TimerKind::DispatchRetry]).await;
     let failure = match (&app.rooms, &claimed.room_name) {
-        (Some(rooms), Some(room)) => match app.store.stream_script(claimed.id).await {
+        (Some(rooms), Some(room)) => match app.streams().stream_script(claimed.id).await {
             Ok(script) => rooms
                 .dispatch_agent(room, &streams::agent_metadata(&claimed, script.as_deref()))
                 .await

@@ -98,7 +98,7 @@ pub async fn begin(
     let now = app.clock.now();
     let hold_until = now + TimeDelta::from_std(hold_for(app)).unwrap_or(TimeDelta::MAX);
     match app
-        .store
+        .idempotency()
         .hold_idempotency_key(&key_id, &fingerprint, now, hold_until)
         .await?
     {
@@ -132,17 +132,17 @@ pub async fn finish(app: &App, held: Option<Held>, outcome: &ApiResult<Answer>) 
     };
     let result = match outcome {
         Ok(answer) => {
-            app.store
+            app.idempotency()
                 .record_idempotent_answer(&held.key_id, &answer.stored)
                 .await
         }
         Err(err @ ApiError::LaunchFailed(_)) => {
-            app.store
+            app.idempotency()
                 .record_idempotent_answer(&held.key_id, &error_answer(err))
                 .await
         }
         Err(_) => {
-            app.store
+            app.idempotency()
                 .release_idempotency_key(&held.key_id, &held.token)
                 .await
         }
@@ -165,7 +165,11 @@ pub fn error_answer(err: &ApiError) -> StoredAnswer {
 
 /// Records a rebuilt answer so later replays are identical, and returns it as a replay.
 pub async fn replay_rebuilt(app: &App, key_id: &str, stored: StoredAnswer) -> Answer {
-    if let Err(err) = app.store.record_idempotent_answer(key_id, &stored).await {
+    if let Err(err) = app
+        .idempotency()
+        .record_idempotent_answer(key_id, &stored)
+        .await
+    {
         tracing::warn!(error = %err, "rebuilt idempotent answer not recorded");
     }
     Answer {

@@ -38,7 +38,7 @@ pub(crate) async fn apply_transition(
         .then(|| rooms::for_finished(app, stream, at))
         .flatten();
     let outcome = app
-        .store
+        .streams()
         .apply_transition(stream, transition, at, dedupe, cleanup.as_ref())
         .await?;
     if matches!(outcome, Outcome::Applied(_)) {

@@ -28,7 +28,7 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     if event.kind == ProviderEventKind::Other || event.room_name.is_empty() {
         return Ok(Handled::NoChange);
     }
-    let Some(stream) = app.store.find_stream_by_room(&event.room_name).await? else {
+    let Some(stream) = app.streams().find_stream_by_room(&event.room_name).await? else {
         return Ok(Handled::NoChange);
     };
     let dedupe = Some(event.id.as_str()).filter(|id| !id.is_empty());
@@ -60,12 +60,12 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
             host::finish(app, &stream, Transition::RoomFinished, dedupe).await?
         }
         ProviderEventKind::ViewerJoined => {
-            app.store
+            app.streams()
                 .adjust_viewer_count(&stream, ViewerChange::By(1), now, dedupe)
                 .await?
         }
         ProviderEventKind::ViewerLeft => {
-            app.store
+            app.streams()
                 .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
                 .await?
         }
@@ -103,7 +103,7 @@ async fn went_live(
             streams::schedule_timers(app, &applied.stream).await;
             Some(applied.stream.clone())
         }
-        Outcome::Duplicate | Outcome::Stale => app.store.get_stream(stream.id).await?,
+        Outcome::Duplicate | Outcome::Stale => app.streams().get_stream(stream.id).await?,
     }
     .filter(|live| live.status == StreamStatus::Live);
     let Some(live) = live else {

@@ -60,7 +60,7 @@ async fn attempt_within(
     match deleted {
         Ok(()) => {
             let held = cleanup.confirmed(now);
-            app.store
+            app.room_cleanups()
                 .settle_room_cleanup(cleanup, held.as_ref())
                 .await?;
             if held.is_none() {
@@ -72,7 +72,9 @@ async fn attempt_within(
             metrics::count(Metric::RoomCleanupRetries);
             let next = cleanup.failed(now);
             tracing::warn!(stream_id = %cleanup.stream_id, attempts = next.attempts, retry_at = %next.due_at, error = %err, "room deletion failed; retried");
-            app.store.settle_room_cleanup(cleanup, Some(&next)).await?;
+            app.room_cleanups()
+                .settle_room_cleanup(cleanup, Some(&next))
+                .await?;
             Ok(false)
         }
     }
@@ -97,7 +99,7 @@ pub async fn seen_in_use(app: &App, stream: &Stream) -> Result<(), StoreError> {
         return Ok(());
     };
     tracing::warn!(stream_id = %stream.id, status = stream.status.as_str(), "room of a finished stream in use; deleted again");
-    app.store.put_room_cleanup(&cleanup).await?;
+    app.room_cleanups().put_room_cleanup(&cleanup).await?;
     attempt_after_transition(app, &cleanup, DELETE_TIMEOUT).await;
     Ok(())
 }
@@ -106,7 +108,10 @@ pub async fn seen_in_use(app: &App, stream: &Stream) -> Result<(), StoreError> {
 /// oldest of them has been pending (zero when none is due), which the alarm watches.
 pub async fn sweep(app: &App) -> Result<usize, StoreError> {
     let now = app.clock.now();
-    let due = app.store.due_room_cleanups(now, SWEEP_BATCH).await?;
+    let due = app
+        .room_cleanups()
+        .due_room_cleanups(now, SWEEP_BATCH)
+        .await?;
     let oldest = due
         .iter()
         .map(|cleanup| now - cleanup.since)

@@ -72,7 +72,7 @@ fn created_answer(stream: &Stream, created: &StreamCreated) -> StoredAnswer {
 async fn rebuild(app: &App, caller: &Caller, key_id: &str, stream_id: &str) -> ApiResult<Answer> {
     let id = Uuid::parse_str(stream_id).map_err(|_| ApiError::IdempotencyKeyInUse)?;
     let Some(stream) = app
-        .store
+        .streams()
         .get_stream(id)
         .await?
         .filter(|s| s.brand_id == caller.brand.id)
@@ -191,7 +191,7 @@ async fn start_new(
     let announce = test.then_some(EventType::StreamStarted);
     let binding = held.map(|held| held.binding(app, None));
     let stream = match app
-        .store
+        .streams()
         .create_stream(&stream, announce, MAX_ACTIVE_STREAMS, binding.as_ref())
         .await?
     {
@@ -284,7 +284,7 @@ async fn finished_during_launch(app: &App, stream: &Stream) -> ApiResult<Option<
         return Ok(None);
     }
     Ok(app
-        .store
+        .streams()
         .get_stream(stream.id)
         .await?
         .filter(|stored| !stored.status.is_active()))
@@ -419,7 +419,7 @@ async fn list_page(
 ) -> ApiResult<(Vec<Stream>, u64)> {
     let offset = usize::try_from(query.offset).unwrap_or(usize::MAX);
     let page = app
-        .store
+        .streams()
         .list_streams(brand_id, status, query.limit as usize, offset)
         .await?;
     Ok((page.streams, page.total))
@@ -427,7 +427,7 @@ async fn list_page(
 
 /// The caller's stream with this id; anything else, lookup failures included, is absent.
 pub(crate) async fn find_own(app: &App, caller: &Caller, id: Uuid) -> Option<Stream> {
-    match app.store.get_stream(id).await {
+    match app.streams().get_stream(id).await {
         Ok(stream) => stream.filter(|s| s.brand_id == caller.brand.id),
         Err(err) => {
             tracing::error!(error = %err, "stream lookup failed");

@@ -37,7 +37,7 @@ pub async fn set_viewers(
 ) -> ApiResult<StreamDetail> {
     let request = SetViewersRequest::parse(body)?;
     let stream = live_test_stream(app, caller, id).await?;
-    app.store
+    app.streams()
         .adjust_viewer_count(
             &stream,
             ViewerChange::To(request.count),

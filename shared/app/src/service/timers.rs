@@ -25,7 +25,7 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
         app.timers.schedule(*timer).await?;
         return Ok(false);
     }
-    let Some(current) = app.store.get_stream(timer.stream_id).await? else {
+    let Some(current) = app.streams().get_stream(timer.stream_id).await? else {
         return Ok(false);
     };
     // The stream may have moved on (a preparing timeout is moot once live, a window closed
@@ -53,7 +53,7 @@ async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError
     let mut changed = 0;
     loop {
         let overdue = app
-            .store
+            .streams()
             .overdue_streams(app.clock.now(), SWEEP_BATCH)
             .await?;
         let count = overdue.len();

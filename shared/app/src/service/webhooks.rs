@@ -97,7 +97,7 @@ async fn create(
     };
     let binding = held.map(|held| held.binding(app, Some(answer.clone())));
     match app
-        .store
+        .webhooks()
         .create_webhook(&webhook, MAX_WEBHOOKS_PER_BRAND, binding.as_ref())
         .await?
     {
@@ -146,7 +146,7 @@ fn parse_events(value: &Value) -> ApiResult<Vec<EventType>> {
 
 /// `GET /webhooks`, newest first.
 pub async fn list(app: &App, caller: &Caller) -> ApiResult<WebhookList> {
-    let webhooks = app.store.list_webhooks(&caller.brand.id).await?;
+    let webhooks = app.webhooks().list_webhooks(&caller.brand.id).await?;
     Ok(WebhookList {
         webhooks: webhooks.into_iter().map(WebhookListItem::from).collect(),
     })
@@ -158,7 +158,9 @@ pub async fn delete(app: &App, caller: &Caller, id: Option<&str>) -> ApiResult<W
         .filter(|id| !id.is_empty())
         .ok_or_else(|| ApiError::MissingFields("Missing required query parameter: id.".into()))?;
     if let Ok(uuid) = Uuid::parse_str(id) {
-        app.store.delete_webhook(&caller.brand.id, uuid).await?;
+        app.webhooks()
+            .delete_webhook(&caller.brand.id, uuid)
+            .await?;
     }
     Ok(WebhookDeleted {
         webhook_id: id.to_owned(),
@@ -168,7 +170,7 @@ pub async fn delete(app: &App, caller: &Caller, id: Option<&str>) -> ApiResult<W
 
 /// `GET /webhooks/{id}`.
 pub async fn get(app: &App, caller: &Caller, id: Uuid) -> ApiResult<WebhookDetail> {
-    match app.store.get_webhook(&caller.brand.id, id).await? {
+    match app.webhooks().get_webhook(&caller.brand.id, id).await? {
         Some(webhook) => Ok(webhook.into()),
         None => Err(ApiError::NotFound),
     }
@@ -206,7 +208,7 @@ pub async fn update(
         rotation: None,
     };
     match app
-        .store
+        .webhooks()
         .update_webhook(&caller.brand.id, id, &changes)
         .await?
     {
@@ -239,7 +241,7 @@ pub async fn rotate_secret(
     // A rotation applies only to the secret it read; one racing it wins, and this one
     // rotates again from the secret that one left.
     for _ in 0..5 {
-        let Some(webhook) = app.store.get_webhook(&caller.brand.id, id).await? else {
+        let Some(webhook) = app.webhooks().get_webhook(&caller.brand.id, id).await? else {
             return Err(ApiError::NotFound);
         };
         let rotation = webhook.rotation(generate_secret(), overlap, app.clock.now());
@@ -248,7 +250,7 @@ pub async fn rotate_secret(
             ..WebhookChanges::default()
         };
         match app
-            .store
+            .webhooks()
             .update_webhook(&caller.brand.id, id, &changes)
             .await?
         {
@@ -272,7 +274,7 @@ pub async fn rotate_secret(
 /// webhook's state and events, without retry (a `410` here deactivates nothing: it is a
 /// probe); recorded in the delivery log.
 pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDelivery> {
-    let Some(webhook) = app.store.get_webhook(&caller.brand.id, id).await? else {
+    let Some(webhook) = app.webhooks().get_webhook(&caller.brand.id, id).await? else {
         return Err(ApiError::NotFound);
     };
     let event_id = new_event_id();
@@ -320,7 +322,12 @@ pub async fn deliveries(
     query: DeliveriesQuery<'_>,
 ) -> ApiResult<DeliveryLog> {
     let limit = query.limit;
-    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+    if app
+        .webhooks()
+        .get_webhook(&caller.brand.id, id)
+        .await?
+        .is_none()
+    {
         return Err(ApiError::NotFound);
     }
     let cursor = query
@@ -363,7 +370,7 @@ pub async fn deliveries(
     let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
     // One more than the page, so the last page says it is the last.
     let mut attempts = app
-        .store
+        .delivery_log()
         .delivery_attempts(
             &caller.brand.id,
             id,
@@ -455,20 +462,25 @@ pub async fn redeliver(
     if matches!(&which, Which::Event(event_id) if !delivery_log::is_event_id_shape(event_id)) {
         return Err(ApiError::NotFound);
     }
-    if app.store.get_webhook(&caller.brand.id, id).await?.is_none() {
+    if app
+        .webhooks()
+        .get_webhook(&caller.brand.id, id)
+        .await?
+        .is_none()
+    {
         return Err(ApiError::NotFound);
     }
     let (events, has_more) = match which {
         Which::Event(event_id) => {
             let event = app
-                .store
+                .delivery_log()
                 .delivered_event(&caller.brand.id, id, &event_id, horizon)
                 .await?
                 .ok_or(ApiError::NotFound)?;
             (vec![event], false)
         }
         Which::Since(since) => {
-            app.store
+            app.delivery_log()
                 .take_failed_deliveries(&caller.brand.id, id, since, now, MAX_REDELIVERIES_PER_CALL)
                 .await?
         }
@@ -487,14 +499,14 @@ pub async fn redeliver(
         .collect();
     if let Err(err) = app.queue.enqueue_now(deliveries).await {
         // Some may have been queued: a later call may send those twice, but none is lost.
-        if let Err(restore) = app.store.restore_failed_deliveries(&events).await {
+        if let Err(restore) = app.delivery_log().restore_failed_deliveries(&events).await {
             tracing::error!(error = %restore, "failed deliveries not put back after a queue error");
         }
         return Err(err.into());
     }
     // Queued: pending redeliveries, no longer failed deliveries (an event redelivered by id
     // included).
-    app.store.settle_failed_deliveries(&events).await?;
+    app.delivery_log().settle_failed_deliveries(&events).await?;
     Ok(Redelivered {
         webhook_id: id,
         queued: events.len() as u64,

@@ -41,7 +41,7 @@ use hosting_domain::{Stream, StreamStatus};
 
 /// Counter items per live stream. An event conflicts when it draws a shard another event in
 /// flight holds: about one in 64 per event in flight at once (retried). A read of them all with
-/// the stream item is still one `Query` of about 6.5 KB (BENCHMARKS.md, "A popular show").
+/// the stream item is still one small `Query` (BENCHMARKS.md, "A popular show").
 pub(super) const VIEWER_SHARDS: u32 = 64;
 /// Draws of a shard for one event: a conflict draws another at once.
 const SHARD_DRAWS: u32 = 12;

@@ -1,9 +1,9 @@
 //! Every endpoint of the API, declared once: method, path, access, parameters, request body
 //! and responses. The router ([`super::routes`]), the discovery document (`GET /`), the
 //! OpenAPI document (`hosting_docs::openapi`) and the scope tests all read these declarations.
-//! Adding an endpoint means one declaration here, inside its module's `declare_endpoints!`
-//! (naming the function that serves it), its handler, its service and its route in
-//! `template.yaml`. The declarations themselves make [`ENDPOINTS`]: no list to keep in step.
+//! Adding an endpoint starts with one declaration here, inside its module's
+//! `declare_endpoints!` (ARCHITECTURE.md, "Adding an endpoint", has the rest). The declarations
+//! themselves make [`ENDPOINTS`]: no list to keep in step.
 //!
 //! Bodies are named by their Rust types, whose schemas are derived (`schemars`) with the
 //! limits the validation enforces. Responses every keyed endpoint shares (401, 402, 403, 429,

@@ -5,17 +5,17 @@
 //!
 //! Every function's `main` runs on tokio's current-thread runtime. An instance serves one
 //! invocation at a time on a fraction of a vCPU (a 128 MB function), so worker threads add
-//! nothing but their start and a hand-over between threads for every wake-up: measured on the
-//! floor's hello-world, 2.1 ms of CPU from exec to the first answer instead of 2.9 to 6.3, and
-//! 5 to 9 context switches instead of 30 to 47 (BENCHMARKS.md, "Cold start").
+//! nothing but their start and a hand-over between threads for every wake-up: without them the
+//! floor's hello-world takes less CPU and far fewer context switches to its first answer
+//! (BENCHMARKS.md, "Cold start").
 //! The one other thread is the LiveKit secret's reader ([`read_secret_aside`]), which ends
 //! with its read.
 //!
 //! The functions allocate with glibc's allocator, not the local server's mimalloc
 //! ([`crate::Allocator`]). mimalloc pays off under many threads; an instance has one, and
-//! mimalloc's start (its options read from the environment, a fresh page per size class: about
-//! 100 more page faults) cost a cold start 0.4 to 0.8 ms of CPU, against 20 to 50 us more per
-//! warm invocation with glibc's (BENCHMARKS.md, "Cold start").
+//! mimalloc's start (its options read from the environment, a fresh page per size class, more
+//! page faults) costs a cold start more CPU than glibc's allocator costs warm invocations
+//! (BENCHMARKS.md, "Cold start").
 
 use std::sync::Arc;
 
@@ -105,8 +105,8 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
 
 /// Reads the LiveKit secret from SSM on a thread of its own at idle priority, and delivers it
 /// to whatever waits for it. The read's own work (its SSM client, the connection, signing:
-/// about 0.9 ms of CPU) then runs only while the instance's thread has nothing to do, instead
-/// of ahead of the first answer on the one thread (BENCHMARKS.md, "Cold start"). A read that
+/// CPU a start would otherwise wait for) then runs only while the instance's thread is idle,
+/// not ahead of the first answer on the one thread (BENCHMARKS.md, "Cold start"). A read that
 /// fails for good stops the instance, naming the parameter, as a failed start-up would.
 fn read_secret_aside(
     sdk: hosting_aws::SdkConfig,
