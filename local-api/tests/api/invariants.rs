@@ -1,6 +1,9 @@
 //! The check every `TestApp` makes when dropped (`common/invariants.rs`) is not vacuous: a
 //! slot count or an event list that breaks an invariant fails it, and so do an outbox event
-//! that cannot be relayed and a finished stream's room that exists again, on either backend.
+//! that cannot be relayed and a finished stream's room that exists again, on either backend;
+//! and dropping an app whose store breaks one fails the test that dropped it.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use chrono::TimeDelta;
 use hosting_domain::EventType;
@@ -11,6 +14,7 @@ use crate::common::invariants::{
     app_at, brands, check_store, drain, drain_time, undeleted_rooms, undrained,
 };
 use crate::common::{Keys, TestApp, register_webhook, start_live};
+use hosting_domain::ports::{AdminStore, StreamStore};
 
 #[tokio::test]
 async fn a_broken_invariant_fails_the_drop_check() {
@@ -131,4 +135,48 @@ async fn a_broken_invariant_fails_the_drop_check() {
         )]
     );
     api.skip_rooms_check("the test re-created a failed stream's room on purpose");
+}
+
+/// An ended stream written behind the API's back: no event ended it.
+async fn break_an_invariant(api: &TestApp) -> uuid::Uuid {
+    let id: uuid::Uuid = api
+        .start_test_stream(&Keys::test_a())
+        .await
+        .parse()
+        .unwrap();
+    let store = &api.runtime.app.store;
+    let stream = store.get_stream(id).await.unwrap().expect("the stream");
+    let copy = hosting_domain::Stream {
+        id: uuid::Uuid::new_v4(),
+        status: hosting_domain::StreamStatus::Ended,
+        ended_at: Some(api.now()),
+        end_reason: Some(hosting_domain::EndReason::Requested),
+        room_name: None,
+        ..stream
+    };
+    store.put_stream(&copy).await.unwrap();
+    copy.id
+}
+
+/// The drop itself fails the test that broke an invariant, on either backend; and an app whose
+/// store outage has ended is checked again.
+#[tokio::test]
+async fn dropping_an_app_that_broke_an_invariant_panics() {
+    let api = TestApp::new().await;
+    let copy = break_an_invariant(&api).await;
+    let dropped = catch_unwind(AssertUnwindSafe(move || drop(api)));
+    let panic = dropped.expect_err("the drop check failed the test");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("the test left the store inconsistent")
+            && message.contains(&format!("stream {copy}: ended with no final event")),
+        "{message}"
+    );
+
+    // During an outage the store cannot be checked; after it, it is again.
+    let api = TestApp::new().await;
+    api.store_outage(true).await;
+    api.store_outage(false).await;
+    break_an_invariant(&api).await;
+    assert!(catch_unwind(AssertUnwindSafe(move || drop(api))).is_err());
 }

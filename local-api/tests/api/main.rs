@@ -6,13 +6,13 @@
 mod analytics;
 mod aws_adapters;
 mod common;
-mod contract;
 mod delivery;
 mod docs;
 mod faults;
 mod invariants;
 mod lambda;
 mod livekit;
+mod operations;
 mod permissions;
 mod pipeline;
 mod round_trips;

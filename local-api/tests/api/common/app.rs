@@ -34,6 +34,9 @@ pub struct TestApp {
     /// Whether dropping it checks the invariants (`invariants.rs`); off once a test breaks the
     /// store on purpose.
     pub(super) check_invariants: std::sync::atomic::AtomicBool,
+    /// A store outage the test started and has not ended ([`TestApp::store_outage`]): the
+    /// store cannot be read for the drop check meanwhile.
+    pub(super) in_outage: std::sync::atomic::AtomicBool,
     /// Why the test leaves outbox records it cannot relay, when it does on purpose.
     pub(super) skipped_outbox_check: std::sync::OnceLock<&'static str>,
     /// Why the test leaves rooms of finished streams in LiveKit, when it does on purpose.
@@ -60,6 +63,7 @@ impl Drop for TestApp {
             || !self
                 .check_invariants
                 .load(std::sync::atomic::Ordering::SeqCst)
+            || self.in_outage.load(std::sync::atomic::Ordering::SeqCst)
         {
             return;
         }
@@ -144,6 +148,7 @@ impl TestApp {
             store_log,
             livekit,
             check_invariants: std::sync::atomic::AtomicBool::new(true),
+            in_outage: std::sync::atomic::AtomicBool::new(false),
             skipped_outbox_check: std::sync::OnceLock::new(),
             skipped_rooms_check: std::sync::OnceLock::new(),
             seeded_streams: std::sync::Mutex::new(seeded_streams),

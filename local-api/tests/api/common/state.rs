@@ -108,10 +108,10 @@ impl TestApp {
     /// Makes store writes fail for a while, as a transient outage would: on DynamoDB every
     /// transaction answers `InternalServerError` (reads still work); on the embedded store
     /// every call fails.
+    /// The drop check is off only while the outage lasts: a test that ends it is checked.
     pub async fn store_outage(&self, on: bool) {
-        if on {
-            self.skip_invariants();
-        }
+        self.in_outage
+            .store(on, std::sync::atomic::Ordering::SeqCst);
         match (&self.runtime.embedded, self.table()) {
             (Some(memory), _) => memory.set_failing(on),
             (None, Some(table)) if on => {
@@ -168,6 +168,24 @@ impl TestApp {
             );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
+    }
+
+    /// Adds a live key of `brand_id` holding only `scopes`, as an operator would.
+    pub async fn add_live_key(
+        &self,
+        raw_key: &str,
+        brand_id: &str,
+        scopes: &[hosting_domain::Scope],
+    ) {
+        let key = hosting_domain::ApiKey {
+            key_hash: hosting_domain::account::hash_key(raw_key),
+            brand_id: brand_id.to_owned(),
+            environment: hosting_domain::KeyEnvironment::Live,
+            scopes: scopes.to_vec(),
+            revoked: false,
+            expires_at: None,
+        };
+        self.runtime.app.store.put_api_key(&key).await.unwrap();
     }
 
     /// Changes a stored key in place (revocation, expiry), as an operator would.

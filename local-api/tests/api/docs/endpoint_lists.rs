@@ -1,4 +1,4 @@
-//! The prose that lists endpoints, checked against the contract table (`crate::contract`) and
+//! The prose that lists endpoints, checked against the contract table (`crate::operations`) and
 //! the declarations: docs/request-pipeline.md's endpoint table and its order of checks per
 //! endpoint, each row's link to the topic that holds its rules, and each API function's
 //! `Description` in `template.yaml`. An endpoint added without them fails here.
@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use hosting_http::endpoints::{ENDPOINTS, Function};
 
-use crate::contract::{Access, OPERATIONS};
+use crate::operations::{Access, OPERATIONS};
 
 fn read(relative: &str) -> String {
     let path = format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"));

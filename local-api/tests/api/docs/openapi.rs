@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::contract::{OPERATIONS, Operation};
+use crate::operations::{OPERATIONS, Operation};
 
 #[tokio::test]
 async fn served_publicly_and_never_rate_limited() {

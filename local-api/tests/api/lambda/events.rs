@@ -270,18 +270,32 @@ async fn sqs_queue(runtime: &Runtime) -> hosting_aws::sqs::SqsQueue {
     }
 }
 
+/// The sample batch as it is: its webhook does not exist, so the delivery function looks it up,
+/// sends nothing and settles the message. (A handler that did nothing would settle it too, so
+/// the lookup is what this checks; the next test delivers.)
 #[tokio::test]
 async fn sqs_batch_through_the_delivery_function() {
-    let runtime = runtime(&[]).await;
-    let queue = sqs_queue(&runtime).await;
+    let api = crate::common::TestApp::new().await;
+    let queue = sqs_queue(&api.runtime).await;
     let deliverer =
         hosting_app::delivery::Deliverer::new(std::time::Duration::from_secs(1), false).unwrap();
     let batch = serde_json::from_str(&event("delivery-sqs-batch")).unwrap();
-    let response = delivery::handle(&runtime.app, &queue, &deliverer, batch).await;
+    api.store_requests();
+    let response = delivery::handle(&api.runtime.app, &queue, &deliverer, batch).await;
     assert!(
         response.batch_item_failures.is_empty(),
         "a delivery to a deleted webhook is done"
     );
+    let requests = api.store_requests();
+    assert!(requests.total > 0, "the webhook was looked up");
+    if api.dynamo().is_some() {
+        assert_eq!(
+            requests.naming("GetItem", "WEBHOOK#7f1c0000-0000-4000-8000-000000000009"),
+            1,
+            "{:?}",
+            requests.operations()
+        );
+    }
 }
 
 /// The sample batch, addressed to a live webhook: the delivery function posts its body, signed,

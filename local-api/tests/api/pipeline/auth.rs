@@ -5,7 +5,8 @@ use axum::http::Request;
 use chrono::Duration;
 
 use crate::common::*;
-use crate::contract;
+use crate::operations;
+use hosting_domain::Scope;
 
 /// Every keyed endpoint as declared (so every new one is covered): method, a concrete path
 /// with its required parameters, and its scope.
@@ -45,7 +46,7 @@ fn declared_scopes_are_the_specs() {
             ))
         })
         .collect();
-    let mut spec: Vec<(String, String, String)> = contract::keyed()
+    let mut spec: Vec<(String, String, String)> = operations::keyed()
         .map(|(m, p, s)| (m.to_string(), p.to_string(), s.to_string()))
         .collect();
     declared.sort();
@@ -197,11 +198,25 @@ async fn plan_gate_stops_live_keys_below_growth_only() {
 #[tokio::test]
 async fn scope_is_checked_before_the_plan_gate() {
     let api = TestApp::new().await;
-    // A live key of a Growth brand lacking the scope: 403, not 402 (and a free brand's live
-    // key with the scope: 402).
+    // A live key of a Growth brand lacking the scope: 403 (the plan gate would pass it).
     api.get("/streams", &Keys::live_only("analytics:read"))
         .await
         .assert_error(403, "insufficient_scope");
+    // A free brand's live key fails both checks where it lacks the scope: the scope answers,
+    // so swapping the two checks fails here. Where it holds the scope, the plan gate answers.
+    let free_analytics_only = key("live", "freeanalyticsonly");
+    api.add_live_key(&free_analytics_only, "brand_free", &[Scope::AnalyticsRead])
+        .await;
+    for (method, path, scope) in scoped() {
+        let r = api
+            .call(&method, &path, Some(&free_analytics_only), None)
+            .await;
+        if scope == "analytics:read" {
+            r.assert_error(402, "plan_required");
+        } else {
+            r.assert_error(403, "insufficient_scope");
+        }
+    }
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::common::*;
-use crate::contract::{self, OPERATIONS};
+use crate::operations::{self, OPERATIONS};
 
 #[tokio::test]
 async fn discovery_document() {
@@ -20,7 +20,7 @@ async fn discovery_document() {
     }
     let endpoints = doc["endpoints"].as_object().unwrap();
     assert_eq!(endpoints.len(), OPERATIONS.len());
-    for (method, path, scope) in contract::keyed() {
+    for (method, path, scope) in operations::keyed() {
         let description = endpoints[&format!("{method} {path}")].as_str().unwrap();
         assert!(description.contains(scope), "{method} {path}");
     }

@@ -1,4 +1,5 @@
-//! The README's shell blocks: the try-it block runs as pasted, and every block parses.
+//! The README's shell blocks: the try-it block runs as pasted, and every block of the README
+//! and the docs parses.
 
 use std::process::Command;
 
@@ -83,38 +84,54 @@ async fn the_readme_try_it_block_runs_as_pasted() {
     stop(server);
 }
 
-/// Every shell block of the README pastes as is: bash parses it, and it has no `<placeholder>`
-/// (which bash would read as a redirect).
+/// Every shell block of the README, ARCHITECTURE.md and the docs pastes as is: bash parses it,
+/// and it has no `<placeholder>` (which bash would read as a redirect).
 #[test]
-fn every_readme_shell_block_parses_and_has_no_placeholder() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
-    let blocks: Vec<&str> = readme
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|rest| rest.split("\n```").next())
-        .collect();
-    assert!(blocks.len() >= 5, "{} blocks", blocks.len());
-    for block in blocks {
-        let parsed = Command::new("bash")
-            .args(["-n", "-c", block])
-            .output()
-            .expect("bash runs");
-        assert!(
-            parsed.status.success(),
-            "{block}\n{}",
-            String::from_utf8_lossy(&parsed.stderr)
-        );
-        let placeholder = block.match_indices('<').find(|(at, _)| {
-            let rest = &block[at + 1..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' '))
-                .collect();
-            !name.is_empty()
-                && name.starts_with(|c: char| c.is_ascii_alphabetic())
-                && rest[name.len()..].starts_with('>')
-        });
-        assert!(placeholder.is_none(), "a placeholder in:\n{block}");
+fn every_shell_block_parses_and_has_no_placeholder() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut pages = vec![
+        "README.md".to_owned(),
+        "ARCHITECTURE.md".to_owned(),
+        "scripts/README.md".to_owned(),
+    ];
+    for entry in std::fs::read_dir(format!("{root}/docs")).expect("docs/") {
+        let name = entry.expect("a docs entry").file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".md") {
+            pages.push(format!("docs/{name}"));
+        }
+    }
+    for page in pages {
+        let text = std::fs::read_to_string(format!("{root}/{page}")).expect("the page");
+        let blocks: Vec<&str> = text
+            .split("```sh\n")
+            .skip(1)
+            .filter_map(|rest| rest.split("\n```").next())
+            .collect();
+        if page == "README.md" {
+            assert!(blocks.len() >= 5, "{} blocks", blocks.len());
+        }
+        for block in blocks {
+            let parsed = Command::new("bash")
+                .args(["-n", "-c", block])
+                .output()
+                .expect("bash runs");
+            assert!(
+                parsed.status.success(),
+                "{page}:\n{block}\n{}",
+                String::from_utf8_lossy(&parsed.stderr)
+            );
+            let placeholder = block.match_indices('<').find(|(at, _)| {
+                let rest = &block[at + 1..];
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' '))
+                    .collect();
+                !name.is_empty()
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && rest[name.len()..].starts_with('>')
+            });
+            assert!(placeholder.is_none(), "a placeholder in {page}:\n{block}");
+        }
     }
 }

@@ -56,6 +56,22 @@ mod tests {
         assert_eq!(next_delay(&delays, 0, None), None);
     }
 
+    /// The delays spread over the jitter's range, so receivers that failed together are not
+    /// retried together: without the jitter every draw is the same delay.
+    #[test]
+    fn the_jitter_spreads_retries() {
+        let delays = secs(&[300]);
+        let draws: Vec<f64> = (0..400)
+            .map(|_| next_delay(&delays, 1, None).unwrap().as_secs_f64())
+            .collect();
+        let (low, high) = draws
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), d| (lo.min(*d), hi.max(*d)));
+        // 400 uniform draws over +-20%: below -10% and above +10% with certainty in practice
+        // (each misses with probability 0.75^400).
+        assert!(low < 270.0 && high > 330.0, "{low}..{high}");
+    }
+
     #[test]
     fn retry_after_lengthens_within_bounds() {
         let delays = secs(&[30, 300]);

@@ -594,5 +594,12 @@ mod tests {
         for attempt in 0..20 {
             assert!(backoff(attempt) <= BACKOFF_CAP);
         }
+        // Full jitter: waits drawn over the whole of `0..=ceiling`, so retries of requests that
+        // failed together spread out. Without it every draw is the ceiling.
+        let ceiling = BACKOFF_BASE.saturating_mul(4).min(BACKOFF_CAP);
+        let draws: Vec<Duration> = (0..400).map(|_| backoff(2)).collect();
+        assert!(draws.iter().all(|d| *d <= ceiling));
+        assert!(draws.iter().any(|d| *d < ceiling / 4), "{draws:?}");
+        assert!(draws.iter().any(|d| *d > ceiling * 3 / 4), "{draws:?}");
     }
 }
