@@ -14,7 +14,6 @@ use crate::common::invariants::{
     app_at, brands, check_store, drain, drain_time, undeleted_rooms, undrained,
 };
 use crate::common::{Keys, TestApp, register_webhook, start_live};
-use hosting_domain::ports::{AdminStore, StreamStore};
 
 #[tokio::test]
 async fn a_broken_invariant_fails_the_drop_check() {

@@ -11,6 +11,7 @@ mod docs;
 mod faults;
 mod invariants;
 mod lambda;
+mod layout;
 mod livekit;
 mod operations;
 mod permissions;

@@ -1,11 +1,12 @@
-//! Keys, brands, the rate-limit count and the creators catalog in the embedded store.
+//! Keys, brands, the rate-limit count, the creators catalog, and what operators and seeds
+//! write directly, in the embedded store.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::store::{BrandKey, EmbeddedStore};
-use hosting_domain::ports::{AccountStore, CreatorStore, RateLimitStore, StoreResult};
-use hosting_domain::{ApiKey, Brand, Creator};
+use hosting_domain::ports::{AccountStore, AdminStore, CreatorStore, RateLimitStore, StoreResult};
+use hosting_domain::{ApiKey, Brand, Creator, Stream};
 
 #[async_trait]
 impl AccountStore for EmbeddedStore {
@@ -62,5 +63,42 @@ impl CreatorStore for EmbeddedStore {
 
     async fn get_creator(&self, creator_id: &str) -> StoreResult<Option<Creator>> {
         Ok(self.read()?.creators.get(creator_id).cloned())
+    }
+}
+
+#[async_trait]
+impl AdminStore for EmbeddedStore {
+    async fn put_brand(&self, brand: &Brand) -> StoreResult<()> {
+        self.lock()?.brands.insert(brand.id.clone(), brand.clone());
+        Ok(())
+    }
+
+    async fn put_api_key(&self, key: &ApiKey) -> StoreResult<()> {
+        self.lock()?.keys.insert(key.key_hash.clone(), key.clone());
+        Ok(())
+    }
+
+    async fn put_creator(&self, creator: &Creator) -> StoreResult<()> {
+        self.lock()?
+            .creators
+            .insert(creator.id.clone(), creator.clone());
+        Ok(())
+    }
+
+    async fn delete_creator(&self, creator_id: &str) -> StoreResult<()> {
+        self.lock()?.creators.remove(creator_id);
+        Ok(())
+    }
+
+    async fn put_stream(&self, stream: &Stream) -> StoreResult<()> {
+        let mut state = self.lock()?;
+        if let Some(previous) = state.streams.remove(&stream.id) {
+            state.unindex_stream(&previous);
+        }
+        if stream.status.is_active() {
+            *state.active.entry(stream.brand_id.clone()).or_insert(0) += 1;
+        }
+        state.keep_stream(stream);
+        Ok(())
     }
 }

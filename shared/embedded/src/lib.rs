@@ -2,7 +2,6 @@
 //! (every port call holds one lock for its whole read-check-write).
 
 mod accounts;
-mod admin;
 mod analytics;
 mod delivery_log;
 mod delivery_slots;

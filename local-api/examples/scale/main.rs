@@ -14,9 +14,8 @@
 //! counting allocator); on DynamoDB that is what a function holds for the request, the store
 //! being another process.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration as StdDuration, Instant};
 
 use aws_sdk_dynamodb::config::interceptors::AfterDeserializationInterceptorContextRef;
@@ -34,6 +33,12 @@ use hosting_support::config::{Config, StoreKind};
 use tower::ServiceExt;
 use uuid::Uuid;
 
+mod backend;
+mod heap;
+
+use backend::{ItemsRead, history, runtime, seed};
+use heap::peak_memory_of;
+
 const BRAND: &str = "brand_scale";
 const KEY: &str = "svc_test_scalebenchmarkkey000000000000000";
 const CREATOR: &str = "avt_scalebench01";
@@ -41,49 +46,6 @@ const CREATOR: &str = "avt_scalebench01";
 const IN_WINDOW: usize = 100;
 /// The rate limit is 100 a minute: the clock moves on a minute before it is reached.
 const REQUESTS_PER_MINUTE: usize = 90;
-
-/// Items read from DynamoDB: `ScannedCount` of queries, the items of gets, batch gets and
-/// transactional gets.
-#[derive(Debug, Clone, Default)]
-struct ItemsRead(Arc<AtomicU64>);
-
-impl Intercept for ItemsRead {
-    fn name(&self) -> &'static str {
-        "ItemsRead"
-    }
-
-    fn read_after_deserialization(
-        &self,
-        context: &AfterDeserializationInterceptorContextRef<'_>,
-        _: &RuntimeComponents,
-        _: &mut ConfigBag,
-    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let Some(body) = context.response().body().bytes() else {
-            return Ok(());
-        };
-        let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) else {
-            return Ok(());
-        };
-        let read = if let Some(scanned) = json["ScannedCount"].as_u64() {
-            scanned
-        } else if let Some(responses) = json["Responses"].as_object() {
-            responses
-                .values()
-                .filter_map(|items| items.as_array())
-                .map(|items| items.len() as u64)
-                .sum()
-        } else if let Some(responses) = json["Responses"].as_array() {
-            responses
-                .iter()
-                .filter(|response| response.get("Item").is_some())
-                .count() as u64
-        } else {
-            u64::from(json.get("Item").is_some())
-        };
-        self.0.fetch_add(read, Ordering::Relaxed);
-        Ok(())
-    }
-}
 
 struct Args {
     backend: String,
@@ -122,131 +84,6 @@ fn args() -> Args {
         }
     }
     args
-}
-
-/// `size` streams, the newest `in_window` of them spread over the last 30 days.
-fn history(size: usize, in_window: usize, now: chrono::DateTime<Utc>) -> Vec<Stream> {
-    // From an hour ago to half a day before the window starts.
-    let spacing_ms = (Duration::days(30) - Duration::hours(13)).num_milliseconds()
-        / i64::try_from(in_window.max(1)).unwrap_or(i64::MAX);
-    (0..size)
-        .map(|i| {
-            let created_at = if i < in_window {
-                now - Duration::hours(1) - Duration::milliseconds(spacing_ms * i as i64)
-            } else {
-                now - Duration::days(31) - Duration::minutes(10 * (i - in_window) as i64)
-            };
-            let status = if i % 5 == 3 {
-                StreamStatus::Error
-            } else {
-                StreamStatus::Ended
-            };
-            let id = Uuid::new_v4();
-            Stream {
-                id,
-                brand_id: BRAND.into(),
-                status,
-                platform: Some(["tiktok", "instagram", "youtube"][i % 3].into()),
-                vertical: "live-commerce".into(),
-                creator_id: Some(CREATOR.into()),
-                product_name: format!("Product {i}"),
-                source: "api".into(),
-                room_name: Some(Stream::room_name_for(id)),
-                viewer_count: (i % 50) as u64,
-                test: false,
-                created_at,
-                started_at: Some(created_at + Duration::minutes(1)),
-                ended_at: Some(created_at + Duration::minutes(31)),
-                duration_minutes: Some(30),
-                script: None,
-                end_reason: None,
-                dispatches: 0,
-                next_dispatch_at: None,
-                agents: Vec::new(),
-                host_lost_at: None,
-                reconnect_until: None,
-                revision: 0,
-                deadline: None,
-            }
-        })
-        .collect()
-}
-
-/// A fresh runtime on `backend`; on DynamoDB, a table of its own for this size.
-async fn runtime(
-    backend: &str,
-    size: usize,
-    items_read: &ItemsRead,
-    clock: ManualClock,
-) -> Runtime {
-    let config = Config::from_lookup(StoreKind::Embedded, |_| None).expect("config");
-    let clock: Arc<dyn Clock> = Arc::new(clock);
-    match backend {
-        "embedded" | "memory" => Runtime::embedded(config, clock, None),
-        "dynamodb" => {
-            let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
-            let client = aws_sdk_dynamodb::Client::from_conf(
-                aws_sdk_dynamodb::config::Builder::from(&sdk)
-                    .interceptor(items_read.clone())
-                    .build(),
-            );
-            let table = format!("scale-{size}-{}", Uuid::new_v4().simple());
-            let store = DynamoStore::new(client, table);
-            store.create_table().await.expect("create table");
-            let parts = Parts {
-                store: Arc::new(store),
-                embedded: None,
-                queue: LocalQueue::Embedded(EmbeddedQueue::new()),
-                scheduler: None,
-            };
-            Runtime::assemble(config, clock, None, parts)
-        }
-        other => panic!("--backend {other}: expected embedded or dynamodb"),
-    }
-}
-
-async fn seed(runtime: &Runtime, streams: &[Stream]) {
-    let store = &runtime.app.store;
-    store
-        .put_brand(&Brand {
-            id: BRAND.into(),
-            name: "Scale".into(),
-            plan: Plan::Growth,
-            vertical: "live-commerce".into(),
-        })
-        .await
-        .unwrap();
-    store
-        .put_api_key(&ApiKey {
-            key_hash: hash_key(KEY),
-            brand_id: BRAND.into(),
-            environment: KeyEnvironment::Test,
-            scopes: vec![Scope::StreamsRead, Scope::AnalyticsRead],
-            revoked: false,
-            expires_at: None,
-        })
-        .await
-        .unwrap();
-    store
-        .put_creator(&Creator {
-            id: CREATOR.into(),
-            name: "Bench".into(),
-            status: Some("active".into()),
-            languages: vec!["en".into()],
-            style: None,
-            personality: None,
-            vibe: None,
-            consent: Some(true),
-            photo: None,
-        })
-        .await
-        .unwrap();
-    // Oldest first, as history accumulates: each chunk is then newer than the last.
-    let mut oldest_first = streams.to_vec();
-    oldest_first.sort_by_key(|s| (s.created_at, s.id));
-    for chunk in oldest_first.chunks(5_000) {
-        store.put_streams(chunk).await.unwrap();
-    }
 }
 
 struct Case {
@@ -295,65 +132,6 @@ fn cases(size: usize) -> Vec<Case> {
 fn percentile(sorted: &[StdDuration], p: f64) -> f64 {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[at].as_secs_f64() * 1000.0
-}
-
-/// The p50 and p99 latency (ms) of `requests` calls of `case` (after three warm-up calls that
-/// fill the key and creators caches), and the items the last one read.
-/// The heap: bytes allocated and not yet freed, and the most there were since the last reset.
-/// Counting every allocation shows a request's own peak even where the allocator would reuse
-/// memory already resident (which the process's resident size would not show).
-struct CountingAllocator;
-
-static HEAP_LIVE: AtomicUsize = AtomicUsize::new(0);
-static HEAP_PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn heap_grew(by: usize) {
-    let live = HEAP_LIVE.fetch_add(by, Ordering::Relaxed) + by;
-    HEAP_PEAK.fetch_max(live, Ordering::Relaxed);
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; only sizes are counted.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's guarantees for `layout` are the system allocator's.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            heap_grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `alloc` or `realloc` above with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        HEAP_LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as for `dealloc`, and `new_size` is the caller's to vouch for.
-        let moved = unsafe { System.realloc(ptr, layout, new_size) };
-        if !moved.is_null() {
-            if new_size >= layout.size() {
-                heap_grew(new_size - layout.size());
-            } else {
-                HEAP_LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        moved
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
-
-/// How far the heap rose above where it stood before `request` ran: the request's own peak
-/// memory, in KiB.
-async fn peak_memory_of<F: std::future::Future>(request: F) -> (F::Output, u64) {
-    let before = HEAP_LIVE.load(Ordering::Relaxed);
-    HEAP_PEAK.store(before, Ordering::Relaxed);
-    let output = request.await;
-    let peak = HEAP_PEAK.load(Ordering::Relaxed);
-    (output, (peak.saturating_sub(before) / 1024) as u64)
 }
 
 /// p50 and p99 in ms, the items the last request read, and the highest peak memory of any
