@@ -655,8 +655,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             creator_id: string | null;
-            /** @description Present once the stream is `ended` or `error`. */
-            end_reason?: components["schemas"]["EndReason"] | null;
+            /** @description Present once the stream is `ended` or `error`; absent before, never `null`. */
+            end_reason?: components["schemas"]["EndReason"];
             /** Format: date-time */
             ended_at: string | null;
             /** @description Reserved: always empty in this release. */
@@ -710,8 +710,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             creator_id: string | null;
-            /** @description Present once the stream is `ended` or `error`. */
-            end_reason?: components["schemas"]["EndReason"] | null;
+            /** @description Present once the stream is `ended` or `error`; absent before, never `null`. */
+            end_reason?: components["schemas"]["EndReason"];
             /** Format: date-time */
             ended_at: string | null;
             /** Format: uuid */

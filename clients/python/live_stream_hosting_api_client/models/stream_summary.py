@@ -32,7 +32,14 @@ class StreamSummary:
         status (StreamStatus):
         vertical (str):
         viewer_count (int):
-        end_reason (EndReason | None | Unset): Present once the stream is `ended` or `error`.
+        end_reason (EndReason | Unset): Why the stream reached `ended` or `error`, recorded with that change; absent
+            while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}`
+            (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended).
+            `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes
+            after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed`
+            (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while
+            live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as
+            a generic end.
         test (bool | Unset): Present, and `true`, only on test-key streams.
     """
 
@@ -48,7 +55,7 @@ class StreamSummary:
     status: StreamStatus
     vertical: str
     viewer_count: int
-    end_reason: EndReason | None | Unset = UNSET
+    end_reason: EndReason | Unset = UNSET
     test: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -87,13 +94,9 @@ class StreamSummary:
 
         viewer_count = self.viewer_count
 
-        end_reason: None | str | Unset
-        if isinstance(self.end_reason, Unset):
-            end_reason = UNSET
-        elif isinstance(self.end_reason, EndReason):
+        end_reason: str | Unset = UNSET
+        if not isinstance(self.end_reason, Unset):
             end_reason = self.end_reason.value
-        else:
-            end_reason = self.end_reason
 
         test = self.test
 
@@ -185,22 +188,12 @@ class StreamSummary:
 
         viewer_count = d.pop("viewer_count")
 
-        def _parse_end_reason(data: object) -> EndReason | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                end_reason_type_0 = EndReason(data)
-
-                return end_reason_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(EndReason | None | Unset, data)
-
-        end_reason = _parse_end_reason(d.pop("end_reason", UNSET))
+        _end_reason = d.pop("end_reason", UNSET)
+        end_reason: EndReason | Unset
+        if isinstance(_end_reason, Unset):
+            end_reason = UNSET
+        else:
+            end_reason = EndReason(_end_reason)
 
         test = d.pop("test", UNSET)
 

@@ -572,7 +572,7 @@ pub struct StreamCreated {
 pub struct StreamDetail {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub creator_id: Option<String>,
-    /// Present once the stream is `ended` or `error`.
+    /// Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as a generic end.
     pub end_reason: Option<EndReason>,
     pub ended_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Reserved: always empty in this release.
@@ -672,7 +672,7 @@ impl core::str::FromStr for StreamStatus {
 pub struct StreamSummary {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub creator_id: Option<String>,
-    /// Present once the stream is `ended` or `error`.
+    /// Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as a generic end.
     pub end_reason: Option<EndReason>,
     pub ended_at: Option<chrono::DateTime<chrono::Utc>>,
     pub id: uuid::Uuid,
