@@ -36,8 +36,10 @@ environment (docs/configuration.md, \"Environment variables\", has them all):
   WEBHOOK_ALLOW_PRIVATE_URLS=true   deliver webhooks to http:// and loopback receivers
   PREPARING_TIMEOUT_SECS, DISPATCH_RETRY_SECS, RECONNECT_WINDOW_SECS, SWEEP_INTERVAL_SECS,
   WEBHOOK_RETRY_DELAYS_SECS, LOG_LEVEL, LOG_FORMAT=json (JSON lines, as in Lambda)
+  HEAD_TIMEOUT_SECS, BODY_TIMEOUT_SECS, IDLE_TIMEOUT_SECS, MAX_CONNECTIONS,
+  SHUTDOWN_TIMEOUT_SECS   the limits on clients (defaults 10, 10, 60, 1024, 10)
 
-SIGINT or SIGTERM stops it cleanly.";
+SIGINT or SIGTERM stops it cleanly: requests in progress get SHUTDOWN_TIMEOUT_SECS to finish.";
 
 struct Args {
     addr: SocketAddr,
@@ -148,7 +150,8 @@ async fn run(args: Args) -> Result<(), String> {
     }
 
     let service = local_api::service(runtime.app.clone());
-    local_api::transport::serve(listener, service, shutdown_signal())
+    let limits = runtime.app.config.transport;
+    local_api::transport::serve(listener, service, limits, shutdown_signal())
         .await
         .map_err(|e| e.to_string())?;
     for task in background {

@@ -7,11 +7,12 @@ use axum::http::header::AUTHORIZATION;
 use axum::routing::post;
 use axum::{Json, Router};
 use hosting_app::App;
+use hosting_app::metrics::{self, Metric};
 use hosting_app::service::provider_events;
 use hosting_domain::ApiError;
 use hosting_http::HandlerResult;
 use hosting_http::routes::Routes;
-use hosting_livekit::LiveKitWebhooks;
+use hosting_livekit::{LiveKitWebhooks, WebhookRefusal};
 
 pub const PATH: &str = "/livekit/webhook";
 
@@ -41,22 +42,33 @@ async fn receive(
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .ok_or(ApiError::Unauthorized)?;
-    let body = hosting_http::body::read_limited(body).await?;
-    let body = std::str::from_utf8(&body).map_err(|_| ApiError::Unauthorized)?;
     // Nor without the secret: it never comes only when its read gave up, and the instance
     // stops then (LiveKit retries the webhook on another).
-    let event = LiveKitWebhooks::new(livekit)
-        .await
-        .map_err(|err| {
-            tracing::error!(error = %err, "LiveKit webhook not verified");
-            ApiError::Unauthorized
-        })?
-        .verify(body, authorization)
-        .map_err(|err| {
-            tracing::warn!(error = %err, "LiveKit webhook refused");
-            ApiError::Unauthorized
-        })?;
+    let webhooks = LiveKitWebhooks::new(livekit).await.map_err(|err| {
+        tracing::error!(error = %err, "LiveKit webhook not verified");
+        ApiError::Unauthorized
+    })?;
+    // The token first: a request LiveKit did not sign is refused before its body is read.
+    let signed = webhooks.check_token(authorization).map_err(refused)?;
+    let body = hosting_http::body::read_limited(body).await?;
+    let event = signed.read(&body).map_err(refused)?;
     let handled = provider_events::handle(&app, &event).await?;
     tracing::info!(event_id = %event.id, room = %event.room_name, kind = ?event.kind, handled = ?handled, "LiveKit event");
     Ok(Json(Received { received: true }))
+}
+
+/// A forged or unsigned request is `401`; a signed body that is no event `400`, counted: LiveKit
+/// sent something this build cannot read.
+fn refused(refusal: WebhookRefusal) -> ApiError {
+    match refusal {
+        WebhookRefusal::Unsigned(reason) => {
+            tracing::warn!(error = %reason, "LiveKit webhook refused");
+            ApiError::Unauthorized
+        }
+        WebhookRefusal::Undecodable(err) => {
+            tracing::error!(error = %err, "LiveKit webhook signed but undecodable");
+            metrics::count(Metric::UndecodableLiveKitEvents);
+            ApiError::InvalidFields("The body is not a LiveKit webhook event.".into())
+        }
+    }
 }

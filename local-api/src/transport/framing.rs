@@ -15,9 +15,6 @@ pub(super) enum Framing {
     /// This many bytes of a `Content-Length` body are still to come.
     Fixed(u64),
     Chunked(Chunk),
-    /// Framing the guard does not follow (a malformed chunk, a `CONNECT`): hyper decides, and
-    /// the guard checks nothing more on this connection.
-    Passthrough,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +48,6 @@ impl Framing {
         while at < bytes.len() {
             let rest = &bytes[at..];
             match self {
-                Framing::Passthrough => return (bytes.len(), None),
                 Framing::Head => match check_head(rest) {
                     Ok(None) => break,
                     Ok(Some((length, next))) => {
@@ -76,11 +72,18 @@ impl Framing {
                         *self = Framing::Chunked(Chunk::DataEnd);
                     }
                 }
+                // A chunk the guard cannot follow is refused, never passed on unchecked: every
+                // request of a connection is checked, whatever came before it.
                 Framing::Chunked(chunk) => {
                     *self = match chunk.step(rest[0]) {
                         Some(ChunkStep::Continue(next)) => Framing::Chunked(next),
                         Some(ChunkStep::BodyEnded) => Framing::Head,
-                        None => Framing::Passthrough,
+                        None => {
+                            return (
+                                at,
+                                Some(ApiError::MalformedRequest("the chunked body is malformed")),
+                            );
+                        }
                     };
                     at += 1;
                 }
@@ -97,7 +100,7 @@ enum ChunkStep {
 
 impl Chunk {
     /// One byte of a chunk-size line, a chunk's closing line end, or the trailer section;
-    /// `None` for framing hyper will refuse (or that the guard does not follow).
+    /// `None` for framing hyper would refuse, or a chunk-size line longer than the guard follows.
     fn step(self, byte: u8) -> Option<ChunkStep> {
         use ChunkStep::{BodyEnded, Continue};
         match self {
@@ -203,9 +206,8 @@ fn check_head(bytes: &[u8]) -> Result<Option<(usize, Framing)>, ApiError> {
             "the request target is not a valid URI",
         ));
     }
-    if request.method == Some("CONNECT") {
-        return Ok(Some((length, Framing::Passthrough)));
-    }
+    // A `CONNECT` is framed like any request: the router answers it `404`, hyper then reads
+    // the connection as HTTP again, and so does the guard.
     Ok(Some((length, body_framing(&request)?)))
 }
 
@@ -237,20 +239,20 @@ fn body_framing(request: &httparse::Request<'_, '_>) -> Result<Framing, ApiError
                 .unwrap_or_default();
             chunked = Some(last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
         } else if field.name.eq_ignore_ascii_case("content-length") {
-            for value in field.value.split(|b| *b == b',') {
-                let value = value.trim_ascii();
-                let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
-                    .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
-                    .flatten()
-                    .ok_or(ApiError::MalformedRequest("Content-Length is not a number"))?;
-                match content_length {
-                    Some(earlier) if earlier != parsed => {
-                        return Err(ApiError::MalformedRequest(
-                            "Content-Length has more than one value",
-                        ));
-                    }
-                    _ => content_length = Some(parsed),
+            // One number per field, as hyper reads it: a list (`5, 5`) is refused here, where
+            // the refusal is the envelope. Repeated fields must agree.
+            let value = field.value.trim_ascii();
+            let parsed = (!value.is_empty() && value.iter().all(u8::is_ascii_digit))
+                .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+                .flatten()
+                .ok_or(ApiError::MalformedRequest("Content-Length is not a number"))?;
+            match content_length {
+                Some(earlier) if earlier != parsed => {
+                    return Err(ApiError::MalformedRequest(
+                        "Content-Length has more than one value",
+                    ));
                 }
+                _ => content_length = Some(parsed),
             }
         }
     }

@@ -32,6 +32,7 @@ use tokio::sync::watch;
 use tower::ServiceExt;
 
 use crate::ApiService;
+use hosting_support::config::TransportLimits;
 
 mod framing;
 
@@ -57,18 +58,25 @@ const LINGER_BYTES: usize = 4 * 1024 * 1024;
 const READ_CHUNK: usize = 16 * 1024;
 
 /// Serves `service` on `listener` until `shutdown` resolves, then lets every open connection
-/// finish the request it is answering.
+/// finish the request it is answering, for at most the limits' shutdown timeout. At most the
+/// limits' `max_connections` are served at once: the next waits in the listen backlog until one
+/// closes.
 pub async fn serve(
     listener: TcpListener,
     service: ApiService,
+    limits: TransportLimits,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> io::Result<()> {
     let (stop, stopping) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     let mut connections = tokio::task::JoinSet::new();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
+            (accepted, slot) = async {
+                let slot = slots.clone().acquire_owned().await;
+                (listener.accept().await, slot)
+            } => {
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
                     // Out of file descriptors and the like: wait a moment rather than spin.
@@ -79,7 +87,11 @@ pub async fn serve(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                connections.spawn(serve_connection(stream, service.clone(), stopping.clone()));
+                let connection = serve_connection(stream, service.clone(), limits, stopping.clone());
+                connections.spawn(async move {
+                    connection.await;
+                    drop(slot);
+                });
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             () = &mut shutdown => break,
@@ -87,13 +99,25 @@ pub async fn serve(
     }
     drop(listener);
     let _ = stop.send(true);
-    while connections.join_next().await.is_some() {}
+    let finished = tokio::time::timeout(limits.shutdown_timeout, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if finished.is_err() {
+        tracing::warn!(
+            connections = connections.len(),
+            "closing the connections still open at the shutdown deadline"
+        );
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
     Ok(())
 }
 
 async fn serve_connection(
     stream: TcpStream,
     service: ApiService,
+    limits: TransportLimits,
     mut stopping: watch::Receiver<bool>,
 ) {
     let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -107,7 +131,7 @@ async fn serve_connection(
         .half_close(true)
         // Room for a full head and what follows it; the guard refuses larger heads first.
         .max_buf_size(MAX_HEAD_BYTES + 64 * 1024)
-        .serve_connection(TokioIo::new(Guarded::new(stream)), handler);
+        .serve_connection(TokioIo::new(Guarded::new(stream, limits)), handler);
     let mut stop_requested = std::pin::pin!(stopping.wait_for(|stop| *stop));
     let mut graceful = false;
     let served = poll_fn(|cx| {
@@ -275,10 +299,25 @@ pub struct Guarded<S> {
     framing: Framing,
     refusal: Option<ApiError>,
     eof: bool,
+    limits: TransportLimits,
+    /// What the connection is waiting for, and the deadline by which it must come.
+    waiting: Waiting,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+/// What a connection waits for from its client, each with its own time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    /// A next request, on a kept-alive connection.
+    Idle,
+    /// The rest of a request head.
+    Head,
+    /// The rest of a body.
+    Body,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
-    pub fn new(stream: S) -> Self {
+    pub fn new(stream: S, limits: TransportLimits) -> Self {
         Self {
             stream,
             received: BytesMut::with_capacity(READ_CHUNK),
@@ -286,6 +325,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
             framing: Framing::Head,
             refusal: None,
             eof: false,
+            limits,
+            waiting: Waiting::Idle,
+            deadline: Box::pin(tokio::time::sleep(limits.idle_timeout)),
         }
     }
 
@@ -334,6 +376,41 @@ impl<S> Guarded<S> {
         self.approved += accepted;
         self.refusal = refusal;
     }
+
+    /// Starts the clock of what the connection now waits for, when that changed.
+    fn note_waiting(&mut self) {
+        let waiting = match self.framing {
+            Framing::Head if self.received.len() > self.approved => Waiting::Head,
+            Framing::Head => Waiting::Idle,
+            Framing::Fixed(_) | Framing::Chunked(_) => Waiting::Body,
+        };
+        if waiting == self.waiting {
+            return;
+        }
+        self.waiting = waiting;
+        let limit = match (waiting, self.framing) {
+            (Waiting::Idle, _) => self.limits.idle_timeout,
+            (Waiting::Head, _) => self.limits.head_timeout,
+            (Waiting::Body, Framing::Fixed(declared)) => self.limits.body_deadline(declared),
+            // A chunked body declares nothing: it has as long as the largest accepted one.
+            (Waiting::Body, _) => self.limits.body_deadline(MAX_BODY_BYTES as u64),
+        };
+        self.deadline
+            .as_mut()
+            .reset(tokio::time::Instant::now() + limit);
+    }
+
+    /// The client took too long: hyper reads the end of the stream. A request cut off in its
+    /// body gets its handler's answer to a body that could not be read; a partial head, or a
+    /// connection with no request on it, is closed without an answer.
+    fn time_out(&mut self) {
+        let waiting = self.waiting;
+        tracing::info!(waiting = ?waiting, "connection timed out");
+        if waiting != Waiting::Body {
+            self.received.truncate(self.approved);
+        }
+        self.eof = true;
+    }
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
@@ -355,11 +432,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
                 return Poll::Ready(Ok(()));
             }
             this.received.reserve(READ_CHUNK);
-            let n = ready!(tokio_util::io::poll_read_buf(
-                Pin::new(&mut this.stream),
-                cx,
-                &mut this.received
-            ))?;
+            let read =
+                tokio_util::io::poll_read_buf(Pin::new(&mut this.stream), cx, &mut this.received);
+            let n = match read {
+                Poll::Ready(read) => read?,
+                Poll::Pending => {
+                    ready!(this.deadline.as_mut().poll(cx));
+                    this.time_out();
+                    continue;
+                }
+            };
             if n == 0 {
                 // The client closed mid-head: hyper gets what came, and reports the
                 // incomplete request to no one.
@@ -367,11 +449,8 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
                 this.approved = this.received.len();
                 continue;
             }
-            if let Framing::Passthrough = this.framing {
-                this.approved = this.received.len();
-            } else {
-                this.examine();
-            }
+            this.examine();
+            this.note_waiting();
         }
     }
 }

@@ -11,8 +11,8 @@ use hosting_domain::account::KeyDigest;
 use hosting_domain::clock::Clock;
 use hosting_domain::ports::{
     AccountStore, CreatorStore, DeliveryLogStore, DeliveryQueue, DeliverySlotStore,
-    IdempotencyStore, Outbox, RateLimitStore, RoomCleanupStore, RoomProvider, Store, StreamStore,
-    Timers, WebhookStore,
+    IdempotencyStore, Outbox, RateLimitStore, RoomCleanupStore, RoomProvider, ServiceKeyStore,
+    Store, StreamStore, Timers, WebhookStore,
 };
 use hosting_domain::{ApiKey, Brand};
 use hosting_support::config::Config;
@@ -62,6 +62,9 @@ impl AppParts {
     pub fn outbox(&self) -> &dyn Outbox {
         &*self.store
     }
+    pub fn service_keys(&self) -> &dyn ServiceKeyStore {
+        &*self.store
+    }
 }
 
 /// Per-instance caches in front of the store (see [`crate::cache`]).
@@ -76,6 +79,8 @@ pub struct Caches {
     pub creators: TtlCache<(), Arc<Catalog>>,
     /// Brands refused by the rate limit in the current minute.
     pub refusals: Refusals,
+    /// The key that signs the delivery log's cursors, read from the store once.
+    pub cursor_key: tokio::sync::OnceCell<Arc<[u8]>>,
 }
 
 pub struct AppInner {
@@ -95,12 +100,28 @@ impl App {
                 keys: TtlCache::new(KEY_TTL),
                 creators: TtlCache::new(CREATORS_TTL),
                 refusals: Refusals::default(),
+                cursor_key: tokio::sync::OnceCell::new(),
             },
         }))
     }
 
     pub fn caches(&self) -> &Caches {
         &self.0.caches
+    }
+
+    /// The key that signs the delivery log's cursors: the store's, read once per instance.
+    pub async fn cursor_key(&self) -> Result<Arc<[u8]>, hosting_domain::error::StoreError> {
+        self.0
+            .caches
+            .cursor_key
+            .get_or_try_init(|| async {
+                self.service_keys()
+                    .service_key(hosting_domain::delivery_log::CURSOR_KEY_NAME)
+                    .await
+                    .map(Arc::from)
+            })
+            .await
+            .cloned()
     }
 }
 

@@ -59,10 +59,12 @@ pub enum Metric {
     /// A delivery queue message that could not be read, moved to the dead-letter queue as it
     /// came.
     UnreadableDeliveryMessages,
+    /// A LiveKit webhook that was signed but could not be read as an event (answered `400`).
+    UndecodableLiveKitEvents,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 17] = [
+    pub const ALL: [Metric; 18] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -80,6 +82,7 @@ impl Metric {
         Metric::HostReconnects,
         Metric::ReconnectLapses,
         Metric::UnreadableDeliveryMessages,
+        Metric::UndecodableLiveKitEvents,
     ];
 
     pub fn name(self) -> &'static str {
@@ -101,6 +104,7 @@ impl Metric {
             Metric::HostReconnects => "HostReconnects",
             Metric::ReconnectLapses => "ReconnectLapses",
             Metric::UnreadableDeliveryMessages => "UnreadableDeliveryMessages",
+            Metric::UndecodableLiveKitEvents => "UndecodableLiveKitEvents",
         }
     }
 

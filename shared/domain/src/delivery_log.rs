@@ -5,8 +5,10 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
+use hmac::{Hmac, Mac};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use sha2::Sha256;
 use uuid::Uuid;
 
 use super::event::EventType;
@@ -109,8 +111,10 @@ pub struct DeliveredEvent {
 }
 
 /// Where a walk of a log stands: the position of the last attempt shown, bound to the webhook
-/// and the filters it was made with. Opaque to clients.
+/// and the filters it was made with. Opaque to clients, and signed with a key only the service
+/// holds, so a cursor that was altered, or made by anyone but the service, is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LogCursor {
     #[serde(rename = "w")]
     pub webhook_id: Uuid,
@@ -123,14 +127,34 @@ pub struct LogCursor {
     pub after: String,
 }
 
+/// The name of the service key that signs cursors.
+pub const CURSOR_KEY_NAME: &str = "delivery-log-cursors";
+
+/// How much of the HMAC-SHA256 a cursor carries: 128 bits, beyond guessing.
+const CURSOR_TAG_BYTES: usize = 16;
+
+fn cursor_mac(key: &[u8], payload: &str) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(payload.as_bytes());
+    mac
+}
+
 impl LogCursor {
-    pub fn encode(&self) -> String {
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).unwrap_or_default())
+    /// `<payload>.<tag>`: the cursor as base64url JSON, and its truncated HMAC under `key`.
+    pub fn encode(&self, key: &[u8]) -> String {
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).unwrap_or_default());
+        let tag = cursor_mac(key, &payload).finalize().into_bytes();
+        format!(
+            "{payload}.{}",
+            URL_SAFE_NO_PAD.encode(&tag[..CURSOR_TAG_BYTES])
+        )
     }
 
-    /// The cursor in `raw`, if it was made for this webhook and these filters.
+    /// The cursor in `raw`, if the service made it under `key`, for this webhook and these
+    /// filters.
     pub fn decode(
         raw: &str,
+        key: &[u8],
         webhook_id: Uuid,
         status: &str,
         event_id: &str,
@@ -140,7 +164,15 @@ impl LogCursor {
                 "cursor is not a next_cursor of this webhook's log with these filters.".into(),
             )
         };
-        let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| refused())?;
+        let (payload, tag) = raw.split_once('.').ok_or_else(refused)?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| refused())?;
+        if tag.len() != CURSOR_TAG_BYTES {
+            return Err(refused());
+        }
+        cursor_mac(key, payload)
+            .verify_truncated_left(&tag)
+            .map_err(|_| refused())?;
+        let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| refused())?;
         let cursor: Self = serde_json::from_slice(&bytes).map_err(|_| refused())?;
         if cursor.webhook_id != webhook_id
             || cursor.status != status

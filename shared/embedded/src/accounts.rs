@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::store::{BrandKey, EmbeddedStore};
-use hosting_domain::ports::{AccountStore, AdminStore, CreatorStore, RateLimitStore, StoreResult};
+use hosting_domain::ports::{
+    AccountStore, AdminStore, CreatorStore, RateLimitStore, ServiceKeyStore, StoreResult,
+};
 use hosting_domain::{ApiKey, Brand, Creator, Stream};
 
 #[async_trait]
@@ -100,5 +102,19 @@ impl AdminStore for EmbeddedStore {
         }
         state.keep_stream(stream);
         Ok(())
+    }
+}
+
+#[async_trait]
+impl ServiceKeyStore for EmbeddedStore {
+    /// Made on first use; the process's store lives only as long as the process, and so do
+    /// its keys.
+    async fn service_key(&self, name: &str) -> StoreResult<Vec<u8>> {
+        Ok(self
+            .lock()?
+            .service_keys
+            .entry(name.to_owned())
+            .or_insert_with(|| rand::random::<[u8; 32]>().to_vec())
+            .clone())
     }
 }

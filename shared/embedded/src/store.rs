@@ -56,6 +56,8 @@ pub(super) struct State {
     pub(super) emitted: Vec<StreamEvent>,
     pub(super) provider_events: Map<String, DateTime<Utc>>,
     pub(super) idempotency: Map<String, KeyEntry>,
+    /// Keys the service keeps for itself, by name.
+    pub(super) service_keys: Map<String, Vec<u8>>,
 }
 
 /// One brand's indexes of its streams, held together: a page or an analytics window looks

@@ -5,16 +5,22 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use livekit_api::access_token::{AccessToken, TokenVerifier, VideoGrants};
 use livekit_api::services::LiveKitApi;
 use livekit_api::services::room::CreateRoomOptions;
 use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
-use livekit_api::webhooks::{WebhookError, WebhookReceiver};
 use livekit_protocol as proto;
+use sha2::{Digest, Sha256};
 
 use hosting_domain::error::RoomError;
-use hosting_domain::ports::{ProviderEvent, ProviderEventKind, RoomProvider, ViewerAccess};
+use hosting_domain::ports::{ProviderEvent, RoomProvider, ViewerAccess};
 use hosting_support::config::{LiveKitConfig, SecretUnavailable};
+
+mod webhook_event;
+
+pub use webhook_event::Undecodable;
 
 /// `ws_url` for viewers: the LiveKit URL as a WebSocket address.
 pub fn websocket_url(url: &str) -> String {
@@ -143,9 +149,27 @@ impl RoomProvider for LiveKitRooms {
 }
 
 /// Verifies and reads LiveKit webhooks: the `Authorization` header is a bare JWT signed with
-/// the API secret whose `sha256` claim is the base64 SHA-256 of the body.
+/// the API secret whose `sha256` claim is the base64 SHA-256 of the body. The token is checked
+/// before the body is read ([`LiveKitWebhooks::check_token`]), so an unsigned request costs no
+/// body; the body must then hash to the claim ([`SignedBody::read`]).
 pub struct LiveKitWebhooks {
-    receiver: WebhookReceiver,
+    verifier: TokenVerifier,
+}
+
+/// Why a webhook request is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookRefusal {
+    /// The token is missing, forged, expired, or does not sign this body: `401`.
+    #[error("not signed by LiveKit: {0}")]
+    Unsigned(String),
+    /// Signed, but not an event: `400`.
+    #[error(transparent)]
+    Undecodable(#[from] Undecodable),
+}
+
+/// A token that checked out, waiting for the body it signs.
+pub struct SignedBody {
+    sha256: Vec<u8>,
 }
 
 impl LiveKitWebhooks {
@@ -153,52 +177,41 @@ impl LiveKitWebhooks {
     pub async fn new(config: &LiveKitConfig) -> Result<Self, SecretUnavailable> {
         let secret = config.api_secret.get().await?;
         Ok(Self {
-            receiver: WebhookReceiver::new(TokenVerifier::with_api_key(&config.api_key, &secret)),
+            verifier: TokenVerifier::with_api_key(&config.api_key, &secret),
         })
     }
 
-    pub fn verify(&self, body: &str, authorization: &str) -> Result<ProviderEvent, WebhookError> {
-        let event = self.receiver.receive(body, authorization.trim())?;
-        Ok(to_provider_event(&event))
+    /// Checks the token's signature and expiry, and takes the body hash it claims.
+    pub fn check_token(&self, authorization: &str) -> Result<SignedBody, WebhookRefusal> {
+        let claims = self
+            .verifier
+            .verify(authorization.trim())
+            .map_err(|err| WebhookRefusal::Unsigned(err.to_string()))?;
+        let sha256 = STANDARD
+            .decode(claims.sha256)
+            .map_err(|_| WebhookRefusal::Unsigned("the body hash claim is not base64".into()))?;
+        Ok(SignedBody { sha256 })
+    }
+
+    /// Both checks at once, for a body already read.
+    pub fn verify(
+        &self,
+        body: &[u8],
+        authorization: &str,
+    ) -> Result<ProviderEvent, WebhookRefusal> {
+        self.check_token(authorization)?.read(body)
     }
 }
 
-fn to_provider_event(event: &proto::WebhookEvent) -> ProviderEvent {
-    let is_agent = event
-        .participant
-        .as_ref()
-        .is_some_and(|p| p.kind == proto::participant_info::Kind::Agent as i32);
-    let kind = match event.event.as_str() {
-        "participant_joined" if is_agent => ProviderEventKind::AgentJoined,
-        "participant_joined" => ProviderEventKind::ViewerJoined,
-        "participant_left" if is_agent => ProviderEventKind::AgentLeft,
-        "participant_left" => ProviderEventKind::ViewerLeft,
-        "room_finished" => ProviderEventKind::RoomFinished,
-        _ => ProviderEventKind::Other,
-    };
-    let participant = event.participant.as_ref();
-    // Protojson leaves an unset enum out, which reads as 0 (`UNKNOWN_REASON`): the same
-    // meaning as no reason at all.
-    let disconnect_reason = participant
-        .filter(|p| p.disconnect_reason != proto::DisconnectReason::UnknownReason as i32)
-        .map(|p| {
-            proto::DisconnectReason::try_from(p.disconnect_reason)
-                .map(|reason| reason.as_str_name().to_owned())
-                .unwrap_or_else(|_| format!("REASON_{}", p.disconnect_reason))
-        });
-    ProviderEvent {
-        id: event.id.clone(),
-        room_name: event
-            .room
-            .as_ref()
-            .map(|room| room.name.clone())
-            .unwrap_or_default(),
-        kind,
-        participant: participant.map(|p| p.sid.clone()).unwrap_or_default(),
-        disconnect_reason,
-        created_at: (event.created_at > 0)
-            .then(|| chrono::DateTime::from_timestamp(event.created_at, 0))
-            .flatten(),
+impl SignedBody {
+    /// The event in `body`, if it is the body the token signs.
+    pub fn read(&self, body: &[u8]) -> Result<ProviderEvent, WebhookRefusal> {
+        if Sha256::digest(body)[..] != self.sha256[..] {
+            return Err(WebhookRefusal::Unsigned(
+                "the token signs another body".into(),
+            ));
+        }
+        Ok(webhook_event::read_event(body)?)
     }
 }
 

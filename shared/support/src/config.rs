@@ -136,6 +136,35 @@ pub struct Config {
     pub webhook_timeout: Duration,
     pub webhook_allow_private_urls: bool,
     pub public_base_url: Option<String>,
+    pub transport: TransportLimits,
+}
+
+/// The local server's limits on its clients (docs/configuration.md, "Local server"). The
+/// functions never read them: in Lambda, API Gateway holds the connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransportLimits {
+    /// A request head must arrive whole within this, from its first byte.
+    pub head_timeout: Duration,
+    /// A body must arrive within this, plus a second for every [`BODY_BYTES_PER_SECOND`] it
+    /// declares beyond them.
+    pub body_timeout: Duration,
+    /// A kept-alive connection with no request on it is closed after this.
+    pub idle_timeout: Duration,
+    /// Connections served at once; more wait to be accepted.
+    pub max_connections: usize,
+    /// After SIGINT or SIGTERM, how long requests in progress may take before their
+    /// connections are closed.
+    pub shutdown_timeout: Duration,
+}
+
+/// The slowest a body may arrive, once past its floor ([`TransportLimits::body_timeout`]).
+pub const BODY_BYTES_PER_SECOND: u64 = 64 * 1024;
+
+impl TransportLimits {
+    /// How long a body of `declared` bytes may take to arrive.
+    pub fn body_deadline(&self, declared: u64) -> Duration {
+        self.body_timeout + Duration::from_secs(declared / BODY_BYTES_PER_SECOND)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -299,6 +328,33 @@ impl Config {
             }
         };
 
+        let positive = |variable: &'static str, default: &str| {
+            let value = seconds(variable, get(variable).as_deref().unwrap_or(default))?;
+            if value.is_zero() {
+                return Err(error(variable, "must be greater than 0"));
+            }
+            Ok(value)
+        };
+        let max_connections = match get("MAX_CONNECTIONS") {
+            None => 1024,
+            Some(raw) => match raw.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(error(
+                        "MAX_CONNECTIONS",
+                        format!("`{}` is not a whole number above 0", raw.trim()),
+                    ));
+                }
+            },
+        };
+        let transport = TransportLimits {
+            head_timeout: positive("HEAD_TIMEOUT_SECS", "10")?,
+            body_timeout: positive("BODY_TIMEOUT_SECS", "10")?,
+            idle_timeout: positive("IDLE_TIMEOUT_SECS", "60")?,
+            max_connections,
+            shutdown_timeout: positive("SHUTDOWN_TIMEOUT_SECS", "10")?,
+        };
+
         let config = Config {
             store,
             table_name,
@@ -319,6 +375,7 @@ impl Config {
             webhook_timeout,
             webhook_allow_private_urls,
             public_base_url,
+            transport,
         };
         Ok(config)
     }
@@ -436,6 +493,20 @@ mod tests {
                 .to_vec()
         );
         assert_eq!(c.webhook_timeout, Duration::from_secs(10));
+        assert_eq!(
+            c.transport,
+            TransportLimits {
+                head_timeout: Duration::from_secs(10),
+                body_timeout: Duration::from_secs(10),
+                idle_timeout: Duration::from_secs(60),
+                max_connections: 1024,
+                shutdown_timeout: Duration::from_secs(10),
+            }
+        );
+        assert_eq!(
+            c.transport.body_deadline(1024 * 1024),
+            Duration::from_secs(26)
+        );
         assert!(!c.webhook_allow_private_urls);
         assert!(c.livekit.is_none());
     }

@@ -106,3 +106,42 @@ fn refusals_name_their_limit() {
         );
     }
 }
+
+/// Nothing switches the guard off: after a chunk-size line longer than it follows, the
+/// connection is refused, and after a `CONNECT` the next head is checked like any other.
+#[test]
+fn every_request_of_a_connection_is_checked_whatever_came_before() {
+    let mut framing = Framing::Head;
+    let head = b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let (accepted, refusal) = framing.advance(head);
+    assert_eq!((accepted, refusal.is_none()), (head.len(), true));
+    let long_line = format!("1;{}\r\n", "e".repeat(5000));
+    let (_, refusal) = framing.advance(long_line.as_bytes());
+    assert_eq!(refusal.map(|r| r.status()), Some(400));
+
+    let mut framing = Framing::Head;
+    let connect = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
+    let (accepted, refusal) = framing.advance(connect);
+    assert_eq!((accepted, refusal.is_none()), (connect.len(), true));
+    assert_eq!(framing, Framing::Head);
+    let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20 * 1024));
+    let (_, refusal) = framing.advance(long.as_bytes());
+    assert_eq!(refusal.map(|r| r.status()), Some(414));
+}
+
+/// A `Content-Length` list is refused by the guard, with the envelope, as hyper would refuse it
+/// bare; the same length in two fields is one length.
+#[test]
+fn a_content_length_list_is_refused_and_repeated_equal_fields_are_not() {
+    for head in [
+        &b"POST /x HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\n"[..],
+        b"POST /x HTTP/1.1\r\nContent-Length: 5,5\r\n\r\n",
+    ] {
+        let refusal = Framing::Head.advance(head).1;
+        assert_eq!(refusal.map(|r| r.status()), Some(400), "{head:?}");
+    }
+    let mut framing = Framing::Head;
+    let head = b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n";
+    assert!(framing.advance(head).1.is_none());
+    assert_eq!(framing, Framing::Fixed(5));
+}

@@ -3,6 +3,7 @@
 //! refusal at delivery time, dead letters.
 
 mod attempts;
+mod failure_classes;
 mod fair;
 mod private_urls;
 mod queue_refusals;

@@ -4,6 +4,7 @@
 
 mod events;
 mod launch;
+mod newer_values;
 mod popular_show;
 mod preparing_timeout;
 mod reconnect;

@@ -3,9 +3,11 @@
 //! killed mid-flight, then started again.
 
 mod cli;
+mod connection_limits;
 mod demo;
 mod logs;
 mod readme;
+mod receiver_tokens;
 mod restart;
 mod transport;
 
@@ -27,7 +29,14 @@ impl Drop for Server {
 }
 
 fn start(args: &[&str]) -> Server {
-    let (child, first, base, mut reader) = spawn_local_api(args, &[("STORE", "embedded")]);
+    start_with(args, &[])
+}
+
+/// [`start`] with `envs` set as well.
+fn start_with(args: &[&str], envs: &[(&str, &str)]) -> Server {
+    let mut all = vec![("STORE", "embedded")];
+    all.extend_from_slice(envs);
+    let (child, first, base, mut reader) = spawn_local_api(args, &all);
     let mut lines = vec![first];
     let mut line = String::new();
     while !args.contains(&"--seed") && reader.read_line(&mut line).unwrap() > 0 {

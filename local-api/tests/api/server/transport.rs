@@ -2,19 +2,19 @@
 
 use serde_json::json;
 
-use super::{Server, start, stop};
+use super::{Server, start_with, stop};
 use crate::common::*;
 
 // ---- The transport's edge (docs/request-pipeline.md, "Limits of the transport") ----
 
 /// One raw HTTP/1.1 connection: what an HTTP client library would refuse to send, sent as is.
-struct RawConnection(std::net::TcpStream);
+pub(super) struct RawConnection(pub(super) std::net::TcpStream);
 
 /// A response read off a [`RawConnection`].
-struct RawResponse {
-    status: u16,
+pub(super) struct RawResponse {
+    pub(super) status: u16,
     headers: Vec<(String, String)>,
-    body: serde_json::Value,
+    pub(super) body: serde_json::Value,
 }
 
 impl RawResponse {
@@ -26,7 +26,7 @@ impl RawResponse {
     }
 
     /// JSON with its type and a request id: the envelope with `code` when it is an error.
-    fn assert_answer(&self, status: u16, code: Option<&str>) {
+    pub(super) fn assert_answer(&self, status: u16, code: Option<&str>) {
         assert_eq!(self.status, status, "{:?}", self.body);
         assert_eq!(self.header("content-type"), Some("application/json"));
         assert!(
@@ -46,7 +46,7 @@ impl RawResponse {
 }
 
 impl RawConnection {
-    fn open(base: &str) -> Self {
+    pub(super) fn open(base: &str) -> Self {
         let address = base
             .trim_start_matches("http://")
             .split('/')
@@ -59,13 +59,13 @@ impl RawConnection {
         Self(stream)
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(super) fn send(&mut self, bytes: &[u8]) {
         use std::io::Write;
         self.0.write_all(bytes).unwrap();
     }
 
     /// The next response, or `None` when the server closed the connection first.
-    fn response(&mut self) -> Option<RawResponse> {
+    pub(super) fn response(&mut self) -> Option<RawResponse> {
         use std::io::Read;
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
@@ -106,16 +106,21 @@ impl RawConnection {
     }
 
     /// True when the server closed the connection (reads end without data).
-    fn closed(&mut self) -> bool {
+    pub(super) fn closed(&mut self) -> bool {
         use std::io::Read;
         matches!(self.0.read(&mut [0u8; 1]), Ok(0) | Err(_))
     }
 }
 
 fn seeded_server() -> (Server, std::path::PathBuf) {
+    seeded_server_with(&[])
+}
+
+/// The binary on the suite's seed (its keys), with `envs` set.
+pub(super) fn seeded_server_with(envs: &[(&str, &str)]) -> (Server, std::path::PathBuf) {
     let path = std::env::temp_dir().join(format!("seed-{}.json", uuid::Uuid::new_v4()));
     std::fs::write(&path, base_seed(chrono::Utc::now()).to_string()).unwrap();
-    (start(&["--seed", path.to_str().unwrap()]), path)
+    (start_with(&["--seed", path.to_str().unwrap()], envs), path)
 }
 
 fn keyed_get(path_and_query: &str, key: &str, extra_fields: usize) -> Vec<u8> {

@@ -34,10 +34,21 @@ async fn walk(
     }
 }
 
-/// A cursor as a client could forge one: the right webhook and no filters, any position.
+/// A cursor as a client could forge one: the right webhook and no filters, any position,
+/// unsigned.
 fn forged_cursor(webhook_id: &str, position: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(json!({"w": webhook_id, "s": "", "e": "", "p": position}).to_string())
+}
+
+/// `cursor` (`<payload>.<tag>`) with its payload changed by `alter`, its tag kept.
+fn altered(cursor: &str, alter: impl FnOnce(&mut Value)) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = cursor.split_once('.').expect("a signed cursor");
+    let mut json: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    alter(&mut json);
+    format!("{}.{tag}", URL_SAFE_NO_PAD.encode(json.to_string()))
 }
 
 #[tokio::test]
@@ -134,6 +145,56 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
                 forged_cursor(&id, "2026-01-01T00:00:00.000000Z#evt_x")
             ),
         ),
+        // The service's own cursor, altered: a far-future position, another place, an extra
+        // field, an array form; and its tag cut, dropped or changed.
+        (
+            id.as_str(),
+            format!(
+                "?status=failed&cursor={}",
+                altered(&cursor, |c| c["p"] =
+                    json!("2999-01-01T00:00:00.000000Z#evt_x#1"))
+            ),
+        ),
+        (
+            id.as_str(),
+            format!(
+                "?status=failed&cursor={}",
+                altered(&cursor, |c| c["p"] =
+                    json!(format!("{}0", c["p"].as_str().unwrap())))
+            ),
+        ),
+        (
+            id.as_str(),
+            format!(
+                "?status=failed&cursor={}",
+                altered(&cursor, |c| c["x"] = json!(1))
+            ),
+        ),
+        (
+            id.as_str(),
+            format!(
+                "?status=failed&cursor={}",
+                altered(&cursor, |c| *c = json!([c["w"], c["s"], c["e"], c["p"]]))
+            ),
+        ),
+        (
+            id.as_str(),
+            format!("?status=failed&cursor={}", &cursor[..cursor.len() - 2]),
+        ),
+        (
+            id.as_str(),
+            format!(
+                "?status=failed&cursor={}",
+                cursor.split('.').next().unwrap()
+            ),
+        ),
+        (
+            id.as_str(),
+            format!(
+                "?status=failed&cursor={}.AAAAAAAAAAAAAAAAAAAAAA",
+                cursor.split('.').next().unwrap()
+            ),
+        ),
     ] {
         api.get(
             &format!("/webhooks/{webhook}/deliveries{query}"),
@@ -142,14 +203,7 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
         .await
         .assert_error(400, "invalid_fields");
     }
-    // A cursor whose place aged out of the 30 days has nothing after it; an event id that
-    // cannot be one matches nothing.
-    let aged = forged_cursor(&id, "2020-01-01T00:00:00.000000Z#evt_x#1");
-    let page = log(&api, &id, &format!("?cursor={aged}")).await;
-    assert_eq!(
-        (page["deliveries"].clone(), page["next_cursor"].clone()),
-        (json!([]), Value::Null)
-    );
+    // An event id that cannot be one matches nothing.
     let long = "e".repeat(5_000);
     let page = log(&api, &id, &format!("?event_id={long}")).await;
     assert_eq!(page["deliveries"], json!([]));
@@ -161,4 +215,16 @@ async fn cursor_walks_return_each_attempt_once_in_order_for_every_filter() {
     )
     .await;
     assert_eq!(next["deliveries"].as_array().unwrap().len(), 3);
+    // A cursor whose place aged out of the 30 days has nothing after it.
+    api.advance(chrono::Duration::days(31));
+    let page = log(
+        &api,
+        &id,
+        &format!("?limit=3&status=failed&cursor={cursor}"),
+    )
+    .await;
+    assert_eq!(
+        (page["deliveries"].clone(), page["next_cursor"].clone()),
+        (json!([]), Value::Null)
+    );
 }

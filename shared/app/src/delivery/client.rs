@@ -52,17 +52,28 @@ impl Resolve for GuardedResolver {
             let host = name.as_str().to_owned();
             let addrs: Vec<SocketAddr> = dns
                 .lookup(&host)
-                .await?
+                .await
+                .map_err(|_| ResolveRefusal::NotResolved)?
                 .into_iter()
                 .filter(|ip| allow_private || webhook_url::is_public_ip(*ip))
                 .map(|ip| SocketAddr::new(ip, 0))
                 .collect();
             if addrs.is_empty() {
-                return Err(format!("{host} resolves to no public address").into());
+                return Err(ResolveRefusal::NoPublicAddress.into());
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
     }
+}
+
+/// Why the resolver gave the client no address. Neither names the host: the failure class is
+/// all a delivery's error says.
+#[derive(Debug, thiserror::Error)]
+enum ResolveRefusal {
+    #[error("name not resolved")]
+    NotResolved,
+    #[error("refused address")]
+    NoPublicAddress,
 }
 
 /// How one attempt ended.
@@ -197,7 +208,7 @@ impl Deliverer {
             .await
         {
             Ok(response) => response,
-            Err(err) => return failed(describe(&err)),
+            Err(err) => return failed(failure_class(&err).to_owned()),
         };
         let status = response.status();
         if status.is_success() {
@@ -222,19 +233,57 @@ impl Deliverer {
     }
 }
 
-fn describe(err: &reqwest::Error) -> String {
+/// The class of a failure with no HTTP answer: what the delivery log, the logs and a dead
+/// letter say of it (docs/webhooks.md, "Delivery log"). Never the error's own text, which
+/// carries the URL with its query, and the resolver's and the TLS library's details.
+fn failure_class(err: &reqwest::Error) -> &'static str {
+    use std::io::ErrorKind;
     if err.is_timeout() {
-        "timed out".into()
-    } else if err.is_connect() {
-        // Includes addresses refused by the resolver.
-        let mut message = String::from("connection failed");
-        let mut source = std::error::Error::source(err);
-        while let Some(cause) = source {
-            message = format!("{message}: {cause}");
-            source = cause.source();
+        return "timed out";
+    }
+    let mut closed_early = false;
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        if let Some(refusal) = cause.downcast_ref::<ResolveRefusal>() {
+            return match refusal {
+                ResolveRefusal::NotResolved => "name not resolved",
+                ResolveRefusal::NoPublicAddress => "refused address",
+            };
         }
-        message
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            // I/O errors nest (the TLS library's inside the connector's): the innermost says
+            // what happened.
+            let mut io = io;
+            while let Some(nested) = io
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<std::io::Error>())
+            {
+                io = nested;
+            }
+            if io.get_ref().is_some_and(|e| e.is::<rustls::Error>()) {
+                return "TLS failure";
+            }
+            match io.kind() {
+                ErrorKind::TimedOut => return "timed out",
+                ErrorKind::ConnectionRefused => return "connection refused",
+                ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe
+                | ErrorKind::UnexpectedEof => return "connection reset",
+                _ => {}
+            }
+        }
+        // hyper's "connection closed before message completed": the receiver hung up.
+        closed_early |= cause.to_string().contains("connection closed");
+        source = cause.source();
+    }
+    if closed_early {
+        "connection reset"
+    } else if err.is_connect() {
+        "connection failed"
+    } else if err.is_request() || err.is_body() || err.is_decode() {
+        "invalid response"
     } else {
-        format!("request failed: {err}")
+        "request failed"
     }
 }

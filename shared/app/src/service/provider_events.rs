@@ -38,7 +38,9 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     if !stream.status.is_active()
         && matches!(
             event.kind,
-            ProviderEventKind::AgentJoined | ProviderEventKind::ViewerJoined
+            ProviderEventKind::AgentJoined
+                | ProviderEventKind::ViewerJoined
+                | ProviderEventKind::UnknownParticipantJoined
         )
     {
         rooms::seen_in_use(app, &stream).await?;
@@ -69,7 +71,7 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
                 .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
                 .await?
         }
-        ProviderEventKind::Other => Outcome::Stale,
+        ProviderEventKind::UnknownParticipantJoined | ProviderEventKind::Other => Outcome::Stale,
     };
     Ok(match outcome {
         Outcome::Applied(()) => Handled::Applied,

@@ -322,19 +322,28 @@ pub async fn deliveries(
     query: DeliveriesQuery<'_>,
 ) -> ApiResult<DeliveryLog> {
     let limit = query.limit;
-    if app
-        .webhooks()
-        .get_webhook(&caller.brand.id, id)
-        .await?
-        .is_none()
-    {
+    // The key that signs cursors is read once per instance, alongside the webhook.
+    let (webhook, cursor_key) = tokio::join!(
+        app.webhooks().get_webhook(&caller.brand.id, id),
+        app.cursor_key()
+    );
+    if webhook?.is_none() {
         return Err(ApiError::NotFound);
     }
+    let cursor_key = || -> ApiResult<&[u8]> {
+        match &cursor_key {
+            Ok(key) => Ok(key),
+            Err(err) => Err(ApiError::Db(StoreError::Backend(format!(
+                "the cursor key is unreadable: {err}"
+            )))),
+        }
+    };
     let cursor = query
         .cursor
         .map(|raw| {
             LogCursor::decode(
                 raw,
+                cursor_key()?,
                 id,
                 query.status.unwrap_or_default(),
                 query.event_id.unwrap_or_default(),
@@ -380,9 +389,9 @@ pub async fn deliveries(
             wanted + 1,
         )
         .await?;
-    let next_cursor = (attempts.len() > wanted).then(|| {
+    let next_cursor = if attempts.len() > wanted {
         attempts.truncate(wanted);
-        LogCursor {
+        let cursor = LogCursor {
             webhook_id: id,
             status: query.status.unwrap_or_default().to_owned(),
             event_id: query.event_id.unwrap_or_default().to_owned(),
@@ -390,9 +399,11 @@ pub async fn deliveries(
                 .last()
                 .map(DeliveryAttempt::position)
                 .unwrap_or_default(),
-        }
-        .encode()
-    });
+        };
+        Some(cursor.encode(cursor_key()?))
+    } else {
+        None
+    };
     Ok(DeliveryLog {
         deliveries: attempts.iter().map(DeliveryLogEntry::from).collect(),
         limit,

@@ -1,15 +1,19 @@
 //! Brands, keys, the rate-limit counter and the creators catalog.
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use super::items::{
     ItemExt, api_key_from_item, api_key_item, corrupt, creator_from_item, creator_item, n, s,
 };
 use super::keys::{self, CREATORS_PK};
-use super::requests::{backend, no_sdk_retries, retrying, retrying_unapplied};
+use super::requests::{applied, backend, no_sdk_retries, retrying, retrying_unapplied};
 use super::{DynamoStore, table::TTL_ATTRIBUTE};
-use hosting_domain::ports::{AccountStore, AdminStore, CreatorStore, RateLimitStore, StoreResult};
+use hosting_domain::ports::{
+    AccountStore, AdminStore, CreatorStore, RateLimitStore, ServiceKeyStore, StoreResult,
+};
 use hosting_domain::{ApiKey, Brand, Creator, Plan, Stream};
 
 /// Rate windows are kept a little past their minute.
@@ -138,5 +142,50 @@ impl AdminStore for DynamoStore {
 
     async fn put_stream(&self, stream: &Stream) -> StoreResult<()> {
         self.seed_streams(std::slice::from_ref(stream)).await
+    }
+}
+
+/// A service key's length: an HMAC-SHA256 key as long as the hash.
+const SERVICE_KEY_BYTES: usize = 32;
+
+#[async_trait]
+impl ServiceKeyStore for DynamoStore {
+    /// Read first; when absent, written only if still absent, so instances racing to make it
+    /// agree on the one written first, which a consistent read then finds.
+    async fn service_key(&self, name: &str) -> StoreResult<Vec<u8>> {
+        let key = keys::service_key_key(name);
+        if let Some(item) = self.get(key.clone()).await? {
+            return service_key_bytes(&item);
+        }
+        let made = rand::random::<[u8; SERVICE_KEY_BYTES]>().to_vec();
+        let mut item = key.clone();
+        item.insert("key".into(), AttributeValue::B(Blob::new(made.clone())));
+        let written = applied(
+            retrying(|| {
+                self.client
+                    .put_item()
+                    .table_name(&self.table)
+                    .set_item(Some(item.clone()))
+                    .condition_expression("attribute_not_exists(pk)")
+                    .send()
+            })
+            .await,
+        )?;
+        if written {
+            return Ok(made);
+        }
+        // Another instance's, or this request's own write whose answer was lost.
+        let stored = self
+            .get(key)
+            .await?
+            .ok_or_else(|| corrupt("a service key is absent after its write"))?;
+        service_key_bytes(&stored)
+    }
+}
+
+fn service_key_bytes(item: &super::Item) -> StoreResult<Vec<u8>> {
+    match item.get("key") {
+        Some(AttributeValue::B(bytes)) if !bytes.as_ref().is_empty() => Ok(bytes.as_ref().to_vec()),
+        _ => Err(corrupt("a service key item without its key")),
     }
 }

@@ -76,6 +76,11 @@ pub(super) fn api_key_key(key_hash: &str) -> Item {
     key(format!("KEY#{key_hash}"), "KEY")
 }
 
+/// A key the service keeps for itself ([`hosting_domain::ports::ServiceKeyStore`]).
+pub(super) fn service_key_key(name: &str) -> Item {
+    key(format!("SERVICE_KEY#{name}"), "SERVICE_KEY")
+}
+
 pub(super) const CREATORS_PK: &str = "CREATORS";
 
 pub(super) fn creator_key(creator_id: &str) -> Item {

@@ -90,3 +90,12 @@ pub trait AdminStore: Send + Sync {
         Ok(())
     }
 }
+
+/// Keys the service keeps for itself and shows no one, such as the one that signs the delivery
+/// log's cursors. Each is made once, at random, by whichever instance first asks for it, and is
+/// the same for every instance after.
+#[async_trait]
+pub trait ServiceKeyStore: Send + Sync {
+    /// The key called `name`, made now if it does not exist yet.
+    async fn service_key(&self, name: &str) -> StoreResult<Vec<u8>>;
+}

@@ -35,6 +35,7 @@ pub trait Store:
     + DeliverySlotStore
     + Outbox
     + IdempotencyStore
+    + ServiceKeyStore
     + AdminStore
 {
 }
@@ -50,6 +51,7 @@ impl<T> Store for T where
         + DeliverySlotStore
         + Outbox
         + IdempotencyStore
+        + ServiceKeyStore
         + AdminStore
 {
 }

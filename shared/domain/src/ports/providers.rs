@@ -33,9 +33,13 @@ pub trait Timers: Send + Sync {
 pub enum ProviderEventKind {
     AgentJoined,
     AgentLeft,
-    /// A participant of any kind but agent (a missing kind is a standard participant).
+    /// A participant of a kind this build knows other than agent (a missing kind is a
+    /// standard participant).
     ViewerJoined,
     ViewerLeft,
+    /// A participant of a kind this build does not know: neither an agent nor a viewer. Its
+    /// joining still shows a finished stream's room in use.
+    UnknownParticipantJoined,
     RoomFinished,
     /// Anything else: acknowledged, changes nothing.
     Other,

@@ -1,0 +1,215 @@
+//! LiveKit's webhook events, read leniently (docs/livekit.md, "Event mapping"). Only the fields
+//! the API acts on are read, and an enum value this build does not know (a disconnect reason or
+//! a participant kind LiveKit added later, as a name or a number) is read as LiveKit's own
+//! "unknown" for that field, never as an undecodable event: a newer LiveKit's host drop still
+//! opens the reconnect window. A body that is not such an event at all is [`Undecodable`].
+
+use livekit_protocol as proto;
+use serde::Deserialize;
+use serde_json::Value;
+
+use hosting_domain::ports::{ProviderEvent, ProviderEventKind};
+
+/// A signed body that is not a LiveKit event (not JSON, or a field of the wrong type).
+#[derive(Debug, thiserror::Error)]
+#[error("the event could not be read: {0}")]
+pub struct Undecodable(String);
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct EventBody {
+    event: String,
+    id: String,
+    /// Unix seconds; protojson writes an `int64` as a string.
+    created_at: Value,
+    room: Option<RoomBody>,
+    participant: Option<ParticipantBody>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RoomBody {
+    name: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ParticipantBody {
+    sid: String,
+    /// `"AGENT"`, `4`, or absent for a standard participant.
+    kind: Value,
+    /// `"CLIENT_INITIATED"`, `1`, or absent.
+    disconnect_reason: Value,
+}
+
+/// Who a participant is, by its `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    Agent,
+    /// A kind this build knows that is not an agent: counted as a viewer.
+    Viewer,
+    /// A kind this build does not know: neither an agent nor a viewer.
+    Unknown,
+}
+
+fn who(kind: &Value) -> Who {
+    let known = match kind {
+        Value::Null => Some(proto::participant_info::Kind::Standard),
+        Value::String(name) => proto::participant_info::Kind::from_str_name(name),
+        Value::Number(number) => number
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .and_then(|n| proto::participant_info::Kind::try_from(n).ok()),
+        _ => None,
+    };
+    match known {
+        Some(proto::participant_info::Kind::Agent) => Who::Agent,
+        Some(_) => Who::Viewer,
+        None => Who::Unknown,
+    }
+}
+
+/// The reason as LiveKit names it; `None` for none or `UNKNOWN_REASON`. A name this build does
+/// not know is kept as sent, a number it does not know becomes `REASON_<n>`: either is "any
+/// other" reason, a drop.
+fn disconnect_reason(reason: &Value) -> Option<String> {
+    let unknown = proto::DisconnectReason::UnknownReason;
+    match reason {
+        Value::String(name) if name.is_empty() || name == unknown.as_str_name() => None,
+        Value::String(name) => Some(name.clone()),
+        Value::Number(number) => {
+            let n = number.as_i64().unwrap_or(-1);
+            if n == unknown as i64 {
+                return None;
+            }
+            Some(
+                i32::try_from(n)
+                    .ok()
+                    .and_then(|n| proto::DisconnectReason::try_from(n).ok())
+                    .map_or_else(|| format!("REASON_{n}"), |r| r.as_str_name().to_owned()),
+            )
+        }
+        _ => None,
+    }
+}
+
+fn created_at(value: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    let seconds = match value {
+        Value::String(text) => text.parse::<i64>().ok()?,
+        Value::Number(number) => number.as_i64()?,
+        _ => return None,
+    };
+    (seconds > 0)
+        .then(|| chrono::DateTime::from_timestamp(seconds, 0))
+        .flatten()
+}
+
+/// The event in a body whose signature was checked.
+pub fn read_event(body: &[u8]) -> Result<ProviderEvent, Undecodable> {
+    let event: EventBody =
+        serde_json::from_slice(body).map_err(|err| Undecodable(err.to_string()))?;
+    let who = event.participant.as_ref().map(|p| who(&p.kind));
+    let kind = match (event.event.as_str(), who) {
+        ("participant_joined", Some(Who::Agent)) => ProviderEventKind::AgentJoined,
+        ("participant_joined", Some(Who::Viewer)) => ProviderEventKind::ViewerJoined,
+        ("participant_left", Some(Who::Agent)) => ProviderEventKind::AgentLeft,
+        ("participant_left", Some(Who::Viewer)) => ProviderEventKind::ViewerLeft,
+        ("participant_joined", Some(Who::Unknown)) => ProviderEventKind::UnknownParticipantJoined,
+        ("room_finished", _) => ProviderEventKind::RoomFinished,
+        _ => ProviderEventKind::Other,
+    };
+    let participant = event.participant.as_ref();
+    Ok(ProviderEvent {
+        id: event.id,
+        room_name: event.room.map(|room| room.name).unwrap_or_default(),
+        kind,
+        participant: participant.map(|p| p.sid.clone()).unwrap_or_default(),
+        disconnect_reason: participant.and_then(|p| disconnect_reason(&p.disconnect_reason)),
+        created_at: created_at(&event.created_at),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(body: Value) -> ProviderEvent {
+        read_event(body.to_string().as_bytes()).expect("an event")
+    }
+
+    fn left(participant: Value) -> ProviderEvent {
+        read(
+            json!({"event": "participant_left", "id": "EV_1", "createdAt": "1700000000",
+                    "room": {"name": "stream-x"}, "participant": participant}),
+        )
+    }
+
+    #[test]
+    fn known_values_read_as_the_sdk_names_them() {
+        let event =
+            left(json!({"sid": "PA_1", "kind": "AGENT", "disconnectReason": "CLIENT_INITIATED"}));
+        assert_eq!(event.kind, ProviderEventKind::AgentLeft);
+        assert_eq!(event.disconnect_reason.as_deref(), Some("CLIENT_INITIATED"));
+        assert_eq!(event.participant, "PA_1");
+        assert_eq!(event.room_name, "stream-x");
+        assert_eq!(event.created_at.unwrap().timestamp(), 1_700_000_000);
+        // As numbers, as protojson may also write them.
+        let event = left(json!({"sid": "PA_1", "kind": 4, "disconnectReason": 1}));
+        assert_eq!(event.kind, ProviderEventKind::AgentLeft);
+        assert_eq!(event.disconnect_reason.as_deref(), Some("CLIENT_INITIATED"));
+        // No kind: a standard participant, a viewer; no reason, or the unknown one: none.
+        assert_eq!(
+            left(json!({"sid": "PA_2"})).kind,
+            ProviderEventKind::ViewerLeft
+        );
+        for reason in [json!(null), json!("UNKNOWN_REASON"), json!(0), json!("")] {
+            let event = left(json!({"sid": "PA_1", "kind": "AGENT", "disconnectReason": reason}));
+            assert_eq!(event.disconnect_reason, None, "{reason}");
+        }
+    }
+
+    #[test]
+    fn values_newer_than_the_sdk_are_read_not_refused() {
+        let event =
+            left(json!({"sid": "PA_1", "kind": "AGENT", "disconnectReason": "SOME_FUTURE_REASON"}));
+        assert_eq!(
+            event.disconnect_reason.as_deref(),
+            Some("SOME_FUTURE_REASON")
+        );
+        let event = left(json!({"sid": "PA_1", "kind": "AGENT", "disconnectReason": 999}));
+        assert_eq!(event.disconnect_reason.as_deref(), Some("REASON_999"));
+        // A kind LiveKit adds later is neither an agent nor a viewer.
+        for kind in [json!("SOME_FUTURE_KIND"), json!(99)] {
+            assert_eq!(
+                left(json!({"sid": "PA_3", "kind": kind})).kind,
+                ProviderEventKind::Other
+            );
+            let joined = read(json!({"event": "participant_joined", "id": "EV_3",
+                                     "room": {"name": "r"}, "participant": {"sid": "PA_3", "kind": kind}}));
+            assert_eq!(joined.kind, ProviderEventKind::UnknownParticipantJoined);
+        }
+        // Fields the API does not read may hold anything.
+        let event = read(
+            json!({"event": "room_finished", "id": "EV_2", "room": {"name": "r", "newField": [1]},
+                                "egressInfo": {"status": "SOME_FUTURE_STATUS"}}),
+        );
+        assert_eq!(event.kind, ProviderEventKind::RoomFinished);
+    }
+
+    #[test]
+    fn a_body_that_is_no_event_is_undecodable() {
+        for body in [
+            &b"not json"[..],
+            b"[1]",
+            br#"{"event": 5}"#,
+            br#"{"room": {"name": 1}}"#,
+        ] {
+            assert!(
+                read_event(body).is_err(),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+}
