@@ -300,9 +300,13 @@ pub struct Guarded<S> {
     refusal: Option<ApiError>,
     eof: bool,
     limits: TransportLimits,
-    /// What the connection is waiting for, and the deadline by which it must come.
+    /// What the connection is waiting for, and by when it must come: `due`. The timer is
+    /// armed no later than `due` and moved on lazily when it fires early, so a busy
+    /// connection's requests cost it no timer operation.
     waiting: Waiting,
-    deadline: Pin<Box<tokio::time::Sleep>>,
+    due: tokio::time::Instant,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    armed_for: tokio::time::Instant,
 }
 
 /// What a connection waits for from its client, each with its own time limit.
@@ -327,7 +331,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Guarded<S> {
             eof: false,
             limits,
             waiting: Waiting::Idle,
-            deadline: Box::pin(tokio::time::sleep(limits.idle_timeout)),
+            due: tokio::time::Instant::now() + limits.idle_timeout,
+            timer: Box::pin(tokio::time::sleep(limits.idle_timeout)),
+            armed_for: tokio::time::Instant::now() + limits.idle_timeout,
         }
     }
 
@@ -377,14 +383,15 @@ impl<S> Guarded<S> {
         self.refusal = refusal;
     }
 
-    /// Starts the clock of what the connection now waits for, when that changed.
+    /// Starts the clock of what the connection now waits for, after bytes arrived: a new
+    /// phase starts its own; on an idle connection, every arrival starts it again.
     fn note_waiting(&mut self) {
         let waiting = match self.framing {
             Framing::Head if self.received.len() > self.approved => Waiting::Head,
             Framing::Head => Waiting::Idle,
             Framing::Fixed(_) | Framing::Chunked(_) => Waiting::Body,
         };
-        if waiting == self.waiting {
+        if waiting == self.waiting && waiting != Waiting::Idle {
             return;
         }
         self.waiting = waiting;
@@ -395,9 +402,28 @@ impl<S> Guarded<S> {
             // A chunked body declares nothing: it has as long as the largest accepted one.
             (Waiting::Body, _) => self.limits.body_deadline(MAX_BODY_BYTES as u64),
         };
-        self.deadline
-            .as_mut()
-            .reset(tokio::time::Instant::now() + limit);
+        self.due = tokio::time::Instant::now() + limit;
+        // Armed later than the new limit allows: brought forward. Armed earlier, it is moved
+        // on when it fires.
+        if self.armed_for > self.due {
+            self.arm(self.due);
+        }
+    }
+
+    fn arm(&mut self, at: tokio::time::Instant) {
+        self.armed_for = at;
+        self.timer.as_mut().reset(at);
+    }
+
+    /// Whether the connection's time ran out; registers for the timer when it has not.
+    fn poll_due(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            ready!(self.timer.as_mut().poll(cx));
+            if tokio::time::Instant::now() >= self.due {
+                return Poll::Ready(());
+            }
+            self.arm(self.due);
+        }
     }
 
     /// The client took too long: hyper reads the end of the stream. A request cut off in its
@@ -437,7 +463,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
             let n = match read {
                 Poll::Ready(read) => read?,
                 Poll::Pending => {
-                    ready!(this.deadline.as_mut().poll(cx));
+                    ready!(this.poll_due(cx));
                     this.time_out();
                     continue;
                 }
