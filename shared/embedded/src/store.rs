@@ -278,7 +278,7 @@ pub(super) struct RateWindows {
     pub(super) pruned_at: DateTime<Utc>,
 }
 
-/// The in-memory store.
+/// The embedded store: every port on state held in this process.
 ///
 /// Reads share the state's lock and writes hold it alone, so concurrent reads never wait on
 /// each other. The rate-limit counts, which every request writes, have a lock of their own:

@@ -93,7 +93,7 @@ impl Runtime {
         let memory_timers = parts.scheduler.is_none().then(EmbeddedTimers::new);
         let timers: Arc<dyn Timers> = match (&parts.scheduler, &memory_timers) {
             (Some(scheduler), _) => Arc::new(scheduler.clone()),
-            (None, Some(memory)) => Arc::new(memory.clone()),
+            (None, Some(embedded)) => Arc::new(embedded.clone()),
             (None, None) => unreachable!("one of them is set"),
         };
         let queue: Arc<dyn DeliveryQueue> = match &parts.queue {

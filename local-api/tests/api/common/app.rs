@@ -68,8 +68,8 @@ impl Drop for TestApp {
             return;
         }
         let backend = match (&self.runtime.embedded, &self.dynamo, &self.runtime.queue) {
-            (Some(memory), _, LocalQueue::Embedded(queue)) => invariants::Backend::Embedded {
-                store: memory.clone(),
+            (Some(embedded), _, LocalQueue::Embedded(queue)) => invariants::Backend::Embedded {
+                store: embedded.clone(),
                 queue: queue.clone(),
             },
             (None, Some(dynamo), LocalQueue::Sqs(queue)) => invariants::Backend::DynamoDb {

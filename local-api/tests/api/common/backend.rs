@@ -82,8 +82,8 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
 }
 
 pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> Vec<StreamEvent> {
-    if let Some(memory) = &runtime.embedded {
-        return memory.emitted_events();
+    if let Some(embedded) = &runtime.embedded {
+        return embedded.emitted_events();
     }
     scan_events(dynamo.expect("dynamodb backend")).await
 }
@@ -124,8 +124,8 @@ pub async fn active_streams(
     dynamo: Option<&DynamoStore>,
     brand_id: &str,
 ) -> u32 {
-    if let Some(memory) = &runtime.embedded {
-        return memory.active_streams(brand_id);
+    if let Some(embedded) = &runtime.embedded {
+        return embedded.active_streams(brand_id);
     }
     let item = dynamo
         .expect("dynamodb backend")
@@ -140,7 +140,7 @@ pub async fn active_streams(
 
 pub async fn set_failing(runtime: &Runtime, dynamo: Option<&DynamoStore>) {
     match &runtime.embedded {
-        Some(memory) => memory.set_failing(true),
+        Some(embedded) => embedded.set_failing(true),
         // Every request against a deleted table fails.
         None => dynamo
             .expect("dynamodb backend")

@@ -113,7 +113,7 @@ impl TestApp {
         self.in_outage
             .store(on, std::sync::atomic::Ordering::SeqCst);
         match (&self.runtime.embedded, self.table()) {
-            (Some(memory), _) => memory.set_failing(on),
+            (Some(embedded), _) => embedded.set_failing(on),
             (None, Some(table)) if on => {
                 faults::set(
                     table,
