@@ -192,15 +192,6 @@ impl LiveKitWebhooks {
             .map_err(|_| WebhookRefusal::Unsigned("the body hash claim is not base64".into()))?;
         Ok(SignedBody { sha256 })
     }
-
-    /// Both checks at once, for a body already read.
-    pub fn verify(
-        &self,
-        body: &[u8],
-        authorization: &str,
-    ) -> Result<ProviderEvent, WebhookRefusal> {
-        self.check_token(authorization)?.read(body)
-    }
 }
 
 impl SignedBody {

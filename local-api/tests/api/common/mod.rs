@@ -61,6 +61,22 @@ pub fn spawn_local_api(
     (child, first, base, reader)
 }
 
+/// Every line `reader` (a started binary's stdout) writes from now on, gathered by a thread
+/// of its own so the binary never blocks on a full pipe.
+pub fn collect_lines(
+    reader: std::io::BufReader<std::process::ChildStdout>,
+) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    use std::io::BufRead;
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let collected = lines.clone();
+    std::thread::spawn(move || {
+        for line in reader.lines().map_while(Result::ok) {
+            collected.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
 /// Runs `count` copies of `request` at once; returns how many answered each status.
 pub async fn concurrently<F, Fut>(count: usize, request: F) -> std::collections::HashMap<u16, usize>
 where

@@ -222,3 +222,20 @@ pub fn run_verifier(secret: &str, hit: &Hit) -> (bool, String) {
     );
     (output.status.success(), text)
 }
+
+/// A loopback receiver below HTTP: it reads the first bytes of each request, writes `answer`
+/// (nothing: it hangs up) and closes. Its port.
+pub async fn raw_receiver(answer: &'static [u8]) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let _ = socket.read(&mut [0u8; 4096]).await;
+                let _ = socket.write_all(answer).await;
+            });
+        }
+    });
+    port
+}

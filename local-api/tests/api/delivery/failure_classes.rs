@@ -6,30 +6,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use crate::common::receiver::{Behaviour, Receiver};
+use crate::common::receiver::{Behaviour, Receiver, raw_receiver};
 use crate::common::*;
+use serde_json::{Value, json};
 
 const TOKEN: &str = "tok3nNeverEchoed";
-
-/// A loopback server that reads each request's first bytes, then writes `answer` (nothing:
-/// hangs up) and closes.
-async fn raw_server(answer: &'static [u8]) -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                let _ = socket.read(&mut buffer).await;
-                let _ = socket.write_all(answer).await;
-            });
-        }
-    });
-    port
-}
 
 /// A port nothing listens on.
 fn closed_port() -> u16 {
@@ -72,8 +53,8 @@ async fn each_failure_is_named_by_its_class_never_by_its_url() {
         .with_webhook_timeout_secs(1)
         .await;
     let slow = Receiver::start(Behaviour::Slow(Duration::from_secs(3))).await;
-    let hangs_up = raw_server(b"").await;
-    let garbage = raw_server(b"garbage\r\n\r\n").await;
+    let hangs_up = raw_receiver(b"").await;
+    let garbage = raw_receiver(b"garbage\r\n\r\n").await;
     let cases = [
         (
             format!("http://127.0.0.1:{}/hook", slow.port()),

@@ -146,7 +146,6 @@ fn with_log_format_json_each_request_is_one_json_line_naming_its_brand() {
 #[tokio::test]
 async fn with_log_format_json_operations_write_emf_metric_lines() {
     use crate::common::receiver::{Behaviour, Receiver};
-    use std::sync::{Arc, Mutex};
 
     let succeeding = Receiver::start(Behaviour::Ok).await;
     let failing = Receiver::start(Behaviour::Always(500)).await;
@@ -161,13 +160,7 @@ async fn with_log_format_json_operations_write_emf_metric_lines() {
             ("WEBHOOK_RETRY_DELAYS_SECS", "1"),
         ],
     );
-    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
-    let collected = lines.clone();
-    std::thread::spawn(move || {
-        for line in reader.lines().map_while(Result::ok) {
-            collected.lock().unwrap().push(line);
-        }
-    });
+    let lines = collect_lines(reader);
 
     let http = reqwest::Client::new();
     let key = hosting_app::seed::FIXED_DEMO_TEST_KEY;

@@ -3,12 +3,9 @@
 //! token in no log line and no metric line, and the delivery log's errors name the failure
 //! class only (docs/webhooks.md, "Failure classes").
 
-use std::io::BufRead;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::*;
 
@@ -17,16 +14,7 @@ const TOKEN: &str = "rcvTok3nInTheQuery";
 #[tokio::test]
 async fn a_token_in_a_receiver_url_is_in_no_log_metric_or_delivery_log() {
     // A receiver that answers garbage: an invalid response, retried and dead-lettered.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let _ = socket.read(&mut [0u8; 4096]).await;
-                let _ = socket.write_all(b"garbage\r\n\r\n").await;
-            });
-        }
-    });
+    let port = crate::common::receiver::raw_receiver(b"garbage\r\n\r\n").await;
     let (mut child, _, base, reader) = spawn_local_api(
         &["--fixed-demo-keys"],
         &[
@@ -37,13 +25,7 @@ async fn a_token_in_a_receiver_url_is_in_no_log_metric_or_delivery_log() {
             ("WEBHOOK_RETRY_DELAYS_SECS", "0.2"),
         ],
     );
-    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
-    let collected = lines.clone();
-    std::thread::spawn(move || {
-        for line in reader.lines().map_while(Result::ok) {
-            collected.lock().unwrap().push(line);
-        }
-    });
+    let lines = collect_lines(reader);
     let http = reqwest::Client::new();
     let key = hosting_app::seed::FIXED_DEMO_TEST_KEY;
     let url = format!("http://127.0.0.1:{port}/hook?token={TOKEN}");
