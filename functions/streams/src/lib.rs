@@ -1,21 +1,25 @@
-//! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, and the test
-//! helpers under `/test_helpers/streams/{id}/`.
+//! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, a stream's
+//! destinations (`POST /streams/{id}/destinations`, `DELETE
+//! /streams/{id}/destinations/{destination_id}`), and the test helpers under
+//! `/test_helpers/streams/{id}/`.
 
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::{Json, Router};
 use hosting_app::App;
-use hosting_app::service::{streams, test_helpers};
+use hosting_app::service::{destinations, streams, test_helpers};
+use hosting_domain::destination::Destination;
 use hosting_domain::paging::ListQuery;
 use hosting_domain::stream::{StreamDetail, StreamEnded, StreamList};
-use hosting_http::body::JsonObject;
+use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
-    END_STREAM, FAIL_TEST_STREAM, FINISH_TEST_STREAM, Function, GET_STREAM, LIST_STREAMS,
-    ListStreamsParams, SET_TEST_STREAM_VIEWERS, START_STREAM,
+    ADD_DESTINATION, END_STREAM, FAIL_TEST_DESTINATION, FAIL_TEST_STREAM, FINISH_TEST_STREAM,
+    Function, GET_STREAM, LIST_STREAMS, ListStreamsParams, REMOVE_DESTINATION,
+    SET_TEST_STREAM_VIEWERS, START_STREAM,
 };
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
-use hosting_http::{CreateAnswer, HandlerResult, PathId, idempotency_key};
+use hosting_http::{CreateAnswer, DestinationPath, HandlerResult, PathId, idempotency_key};
 
 pub fn router(app: App) -> Router {
     routes(Routes::new(app, Function::Streams)).into_router()
@@ -32,6 +36,9 @@ pub fn routes(routes: Routes) -> Routes {
         .serve(&SET_TEST_STREAM_VIEWERS, set_viewers)
         .serve(&FINISH_TEST_STREAM, finish)
         .serve(&FAIL_TEST_STREAM, fail)
+        .serve(&ADD_DESTINATION, add_destination)
+        .serve(&REMOVE_DESTINATION, remove_destination)
+        .serve(&FAIL_TEST_DESTINATION, fail_destination)
 }
 
 async fn start(
@@ -99,4 +106,44 @@ async fn fail(
     PathId(id): PathId,
 ) -> HandlerResult<Json<StreamDetail>> {
     Ok(Json(test_helpers::fail(&app, &caller, id).await?))
+}
+
+/// The body is checked before the stream, so the id goes in unresolved.
+async fn add_destination(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    PathId(id): PathId,
+    JsonObject(body): JsonObject,
+) -> HandlerResult<(StatusCode, Json<Destination>)> {
+    let destination = destinations::add(&app, &caller, id, &body).await?;
+    Ok((StatusCode::CREATED, Json(destination)))
+}
+
+async fn remove_destination(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    path: DestinationPath,
+) -> HandlerResult<Json<Destination>> {
+    Ok(Json(
+        destinations::remove(&app, &caller, path.stream_id, &path.destination_id).await?,
+    ))
+}
+
+/// The body is checked before the stream.
+async fn fail_destination(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    path: DestinationPath,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> HandlerResult<Json<Destination>> {
+    Ok(Json(
+        test_helpers::fail_destination(
+            &app,
+            &caller,
+            path.stream_id,
+            &path.destination_id,
+            body.as_ref(),
+        )
+        .await?,
+    ))
 }

@@ -89,6 +89,9 @@ pub fn history(size: usize, in_window: usize, now: chrono::DateTime<Utc>) -> Vec
                 reconnect_until: None,
                 revision: 0,
                 deadline: None,
+                destinations: Vec::new(),
+                egress: Default::default(),
+                stream_keys: Default::default(),
             }
         })
         .collect()

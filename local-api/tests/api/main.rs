@@ -7,6 +7,7 @@ mod analytics;
 mod aws_adapters;
 mod common;
 mod delivery;
+mod destinations;
 mod docs;
 mod faults;
 mod invariants;

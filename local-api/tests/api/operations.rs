@@ -56,6 +56,12 @@ pub const OPERATIONS: &[Operation] = &[
     op("GET", "/streams", Scope("streams:read")),
     op("GET", "/streams/{id}", Scope("streams:read")),
     op("DELETE", "/streams/{id}", Scope("streams:write")),
+    op("POST", "/streams/{id}/destinations", Scope("streams:write")),
+    op(
+        "DELETE",
+        "/streams/{id}/destinations/{destination_id}",
+        Scope("streams:write"),
+    ),
     op("GET", "/analytics", Scope("analytics:read")),
     op("POST", "/webhooks", Scope("webhooks:write")),
     op("GET", "/webhooks", Scope("webhooks:write")),
@@ -83,6 +89,11 @@ pub const OPERATIONS: &[Operation] = &[
     op(
         "POST",
         "/test_helpers/streams/{id}/fail",
+        TestKeys("streams:write"),
+    ),
+    op(
+        "POST",
+        "/test_helpers/streams/{id}/destinations/{destination_id}/fail",
         TestKeys("streams:write"),
     ),
 ];

@@ -152,6 +152,19 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
         ("GET", "/webhooks".into(), None, Some(2), 200),
         ("POST", "/streams".into(), Some(start_body), Some(2), 201),
         ("DELETE", format!("/streams/{id}"), None, None, 200),
+        // Five destinations: their keys are one more item of the same transaction.
+        (
+            "POST",
+            "/streams".into(),
+            Some(
+                json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick",
+                "duration_minutes": 5, "destinations": (0..5).map(|i| json!({"platform": "kick",
+                "ingest_url": "rtmps://ingest.kick.example.com/app", "stream_key": format!("key-{i}")}))
+                .collect::<Vec<_>>()}),
+            ),
+            Some(2),
+            201,
+        ),
         (
             "POST",
             "/webhooks".into(),

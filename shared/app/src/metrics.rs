@@ -61,10 +61,17 @@ pub enum Metric {
     UnreadableDeliveryMessages,
     /// A LiveKit webhook that was signed but could not be read as an event (answered `400`).
     UndecodableLiveKitEvents,
+    /// An egress started for a live stream's destinations (a restart included).
+    EgressStarts,
+    /// An egress start that gave up after `EGRESS_START_RETRY_SECS`: its destinations failed
+    /// with `egress_unavailable`.
+    EgressStartFailures,
+    /// A destination that turned `failed`.
+    DestinationFailures,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 18] = [
+    pub const ALL: [Metric; 21] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -83,6 +90,9 @@ impl Metric {
         Metric::ReconnectLapses,
         Metric::UnreadableDeliveryMessages,
         Metric::UndecodableLiveKitEvents,
+        Metric::EgressStarts,
+        Metric::EgressStartFailures,
+        Metric::DestinationFailures,
     ];
 
     pub fn name(self) -> &'static str {
@@ -105,6 +115,9 @@ impl Metric {
             Metric::ReconnectLapses => "ReconnectLapses",
             Metric::UnreadableDeliveryMessages => "UnreadableDeliveryMessages",
             Metric::UndecodableLiveKitEvents => "UndecodableLiveKitEvents",
+            Metric::EgressStarts => "EgressStarts",
+            Metric::EgressStartFailures => "EgressStartFailures",
+            Metric::DestinationFailures => "DestinationFailures",
         }
     }
 

@@ -157,6 +157,9 @@ impl Seed {
                 reconnect_until: None,
                 revision: 0,
                 deadline: None,
+                destinations: Vec::new(),
+                egress: Default::default(),
+                stream_keys: Default::default(),
             })
             // Seeded active streams end at their deadlines like any other.
             .map(|stream| Stream {

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::destination::{Destination, DestinationStatus};
 use super::stream::{Stream, StreamDetail};
 use crate::clock::timestamp;
 
@@ -17,6 +18,10 @@ pub enum EventType {
     StreamEnded,
     #[serde(rename = "stream.error")]
     StreamError,
+    #[serde(rename = "stream.destination_active")]
+    DestinationActive,
+    #[serde(rename = "stream.destination_failed")]
+    DestinationFailed,
     /// The event `POST /webhooks/{id}/test` sends; nobody subscribes to it.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -37,10 +42,12 @@ impl JsonSchema for EventType {
 
 impl EventType {
     /// The types a webhook subscribes to.
-    pub const ALL: [EventType; 3] = [
+    pub const ALL: [EventType; 5] = [
         EventType::StreamStarted,
         EventType::StreamEnded,
         EventType::StreamError,
+        EventType::DestinationActive,
+        EventType::DestinationFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +55,8 @@ impl EventType {
             EventType::StreamStarted => "stream.started",
             EventType::StreamEnded => "stream.ended",
             EventType::StreamError => "stream.error",
+            EventType::DestinationActive => "stream.destination_active",
+            EventType::DestinationFailed => "stream.destination_failed",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -92,6 +101,9 @@ pub struct WebhookEvent {
 pub struct WebhookEventData {
     /// The stream right after the change, as `GET /streams/{id}` shows it.
     pub stream: StreamDetail,
+    /// The destination whose state changed (`stream.destination_active`, `stream.destination_failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination: Option<Destination>,
 }
 
 /// `evt_` and 32 lowercase hex digits.
@@ -102,6 +114,54 @@ pub fn new_event_id() -> String {
 impl StreamEvent {
     /// The event for `stream` as it is right after the change; `creator_id` as stored.
     pub fn new(event_type: EventType, stream: &Stream, at: DateTime<Utc>) -> Self {
+        Self::build(event_type, stream, None, at)
+    }
+
+    /// The event of `destination` of `stream` reaching `active` or `failed`.
+    pub fn destination(stream: &Stream, destination: &Destination, at: DateTime<Utc>) -> Self {
+        let event_type = if destination.status == DestinationStatus::Active {
+            EventType::DestinationActive
+        } else {
+            EventType::DestinationFailed
+        };
+        Self::build(event_type, stream, Some(destination.clone()), at)
+    }
+
+    /// The events of a change from `before` to `after` made at `at`: `main` (a status
+    /// change's) first, then one per destination that reached `active` or `failed`.
+    pub fn of_change(
+        main: Option<EventType>,
+        before: &Stream,
+        after: &Stream,
+        at: DateTime<Utc>,
+    ) -> Vec<Self> {
+        main.map(|event_type| Self::new(event_type, after, at))
+            .into_iter()
+            .chain(
+                after
+                    .evented_destination_changes(before)
+                    .into_iter()
+                    .map(|destination| Self::destination(after, destination, at)),
+            )
+            .collect()
+    }
+
+    /// The events a new stream is created with: `announce` (a test stream's start), then one
+    /// per destination already `active` (a test stream's).
+    pub fn of_creation(announce: Option<EventType>, stream: &Stream) -> Vec<Self> {
+        let before = Stream {
+            destinations: Vec::new(),
+            ..stream.clone()
+        };
+        Self::of_change(announce, &before, stream, stream.created_at)
+    }
+
+    fn build(
+        event_type: EventType,
+        stream: &Stream,
+        destination: Option<Destination>,
+        at: DateTime<Utc>,
+    ) -> Self {
         let id = new_event_id();
         let body = WebhookEvent {
             id: id.clone(),
@@ -111,6 +171,7 @@ impl StreamEvent {
             test: stream.test,
             data: WebhookEventData {
                 stream: StreamDetail::new(stream, stream.creator_id.clone()),
+                destination,
             },
         };
         let body = serde_json::to_string(&body).unwrap_or_default();

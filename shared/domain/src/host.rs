@@ -46,6 +46,8 @@ pub enum Due {
     WindowLapse,
     /// The agent is to be dispatched again.
     Dispatch,
+    /// A start of the stream's egress is owed (docs/destinations.md, "Going live").
+    EgressStart,
 }
 
 impl Stream {
@@ -56,10 +58,19 @@ impl Stream {
         if !self.status.is_active() {
             return None;
         }
-        [self.deadline, self.next_dispatch_at, self.reconnect_until]
-            .into_iter()
-            .flatten()
-            .min()
+        let egress_due = self
+            .egress
+            .due_at
+            .filter(|_| self.status == StreamStatus::Live);
+        [
+            self.deadline,
+            self.next_dispatch_at,
+            self.reconnect_until,
+            egress_due,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// What is due at `now`, if anything.
@@ -80,6 +91,9 @@ impl Stream {
         }
         if self.next_dispatch_at.is_some_and(|t| t <= now) {
             return Some(Due::Dispatch);
+        }
+        if self.status == StreamStatus::Live && self.egress.due_at.is_some_and(|t| t <= now) {
+            return Some(Due::EgressStart);
         }
         None
     }

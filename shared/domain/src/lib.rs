@@ -10,6 +10,7 @@ pub mod analytics;
 pub mod clock;
 pub mod creator;
 pub mod delivery_log;
+pub mod destination;
 pub mod error;
 pub mod event;
 pub mod host;

@@ -33,6 +33,11 @@ pub struct RoomCleanup {
     /// Until then a launch may still create the room (or dispatch its agent), so a deletion
     /// confirmed earlier is made again at this time before the record is done.
     pub hold_until: DateTime<Utc>,
+    /// The stream's egress, stopped before the room is deleted (docs/destinations.md,
+    /// "Ending").
+    pub egress_id: Option<String>,
+    /// The stream has stream keys to erase once the cleanup is done.
+    pub erase_keys: bool,
 }
 
 impl RoomCleanup {
@@ -53,7 +58,20 @@ impl RoomCleanup {
             due_at: at,
             attempts: 0,
             hold_until,
+            egress_id: stream.egress.id.clone(),
+            erase_keys: !stream.destinations.is_empty(),
         })
+    }
+
+    /// The cleanup as the finished stream it was written with holds it (the stream as stored
+    /// may have moved on from the read it was first built from: an egress started, a
+    /// destination added).
+    pub fn of_stored(&self, stream: &Stream) -> Self {
+        Self {
+            egress_id: stream.egress.id.clone(),
+            erase_keys: !stream.destinations.is_empty(),
+            ..self.clone()
+        }
     }
 
     /// The record after a failed attempt at `now`: due again after a delay that doubles with
@@ -95,6 +113,8 @@ mod tests {
             due_at: at,
             attempts: 0,
             hold_until: at + TimeDelta::seconds(30),
+            egress_id: None,
+            erase_keys: false,
         }
     }
 

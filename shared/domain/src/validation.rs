@@ -25,7 +25,7 @@ pub const PLATFORMS: [&str; 6] = [
 // A start-stream body that passed steps 1 and 2; its derived schema (the documented request
 // body) carries the limits `parse` enforces. Doc comments here are public text.
 /// Body of `POST /streams`.
-#[derive(Debug, Clone, PartialEq, Eq, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
 pub struct StartStreamRequest {
     /// The `avt_` id of a creator from `GET /creators`.
     #[schemars(length(max = CREATOR_ID_MAX_CHARS))]
@@ -43,6 +43,12 @@ pub struct StartStreamRequest {
     pub script: Option<String>,
     /// Must match the brand's vertical (`live-commerce`); the brand's when omitted.
     pub vertical: Option<String>,
+    /// Channels to push the show to once live: at most 5; absent, `null` or `[]` for none. Checked after the creator.
+    #[schemars(
+        with = "Option<Vec<crate::destination::DestinationRequest>>",
+        length(max = 5)
+    )]
+    pub destinations: Option<serde_json::Value>,
 }
 
 /// A field's value, unless it is absent or `null` (which count alike in every body).
@@ -126,6 +132,8 @@ impl StartStreamRequest {
             duration_minutes,
             script,
             vertical,
+            // Kept as sent: checked after the creator (`crate::destination::parse_destinations`).
+            destinations: present(body, "destinations").cloned(),
         })
     }
 }

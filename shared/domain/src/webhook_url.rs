@@ -92,6 +92,25 @@ pub fn validate(raw: &str, allow_private: bool) -> Result<Url, UrlRejection> {
     Ok(url)
 }
 
+/// Whether `host` (as a URL of any scheme spells it) passes the same host rule as a webhook
+/// URL: it is read as a browser reads an `https` URL's host, so every spelling of an IPv4
+/// literal is normalised before the reserved ranges are checked. Used for destinations' RTMP
+/// ingests, whose scheme the URL parser treats as opaque.
+pub fn host_is_public(host: &str) -> bool {
+    let Ok(url) = Url::parse(&format!("https://{host}/")) else {
+        return false;
+    };
+    // The whole host must have been read as the host (no `@`, `/`, `?` or `#` smuggled in).
+    url.host_str().is_some_and(|parsed| !parsed.is_empty())
+        && url.username().is_empty()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url
+            .host()
+            .is_some_and(|parsed| check_public_host(&parsed).is_ok())
+}
+
 /// The host rule of `validate`. The url crate has already normalised numeric IPv4 spellings
 /// (`127.1`, `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`) into `Host::Ipv4`, so they land here too.
 fn check_public_host(host: &Host<&str>) -> Result<(), UrlRejection> {

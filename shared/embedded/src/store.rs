@@ -2,6 +2,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use chrono::{DateTime, Duration, Utc};
+use hosting_domain::destination::StreamKeys;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -45,6 +46,8 @@ pub(super) struct State {
     pub(super) room_cleanups_due: BTreeSet<(DateTime<Utc>, Uuid)>,
     /// Streams' scripts, apart from the streams.
     pub(super) scripts: Map<Uuid, String>,
+    /// Streams' destination keys, apart from the streams, until erased.
+    pub(super) stream_keys: Map<Uuid, StreamKeys>,
     pub(super) webhooks: Map<Uuid, Webhook>,
     /// Each webhook's delivery log.
     pub(super) delivery_logs: Map<Uuid, super::delivery_log::DeliveryLogState>,
@@ -96,6 +99,10 @@ impl State {
         let mut kept = stream.clone();
         if let Some(script) = kept.script.take() {
             self.scripts.insert(kept.id, script);
+        }
+        let keys = std::mem::take(&mut kept.stream_keys);
+        if !keys.is_empty() {
+            self.stream_keys.insert(kept.id, keys);
         }
         self.index_stream(&kept);
         self.streams.insert(kept.id, kept);

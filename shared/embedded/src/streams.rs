@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use hosting_domain::analytics::{
     AnalyticsStream, Figures, MAX_LISTED_STREAMS, Window, next_whole_minute,
 };
+use hosting_domain::destination::StreamKeys;
 use hosting_domain::ports::*;
 use hosting_domain::room_cleanup::RoomCleanup;
 use hosting_domain::stream::Transition;
@@ -43,10 +44,14 @@ impl StreamStore for EmbeddedStore {
         }
         state.keep_stream(&stored);
         state.bind(binding, stored.id.to_string());
-        if let Some(event_type) = announce {
-            state.emit(StreamEvent::new(event_type, &stored, stored.created_at));
+        let events = StreamEvent::of_creation(announce, &stored);
+        if !events.is_empty() {
+            for event in events {
+                state.emit(event);
+            }
             self.outbox_ready.notify_one();
         }
+        stored.stream_keys = Default::default();
         Ok(CreateStreamOutcome::Created(Box::new(stored)))
     }
 
@@ -151,6 +156,7 @@ impl StreamStore for EmbeddedStore {
         let Some(mut stream) = state.streams.get(&current.id).cloned() else {
             return Ok(Outcome::Stale);
         };
+        let before = stream.clone();
         let (from, old_due) = (stream.status, stream.next_due());
         if !stream.apply(transition, at) {
             return Ok(Outcome::Stale);
@@ -165,11 +171,19 @@ impl StreamStore for EmbeddedStore {
             state.release_slot(&stream.brand_id);
             state.aggregate(&stream, &Figures::finished(&stream), true);
         }
-        if let Some(cleanup) = cleanup {
-            state.put_room_cleanup(cleanup);
+        match cleanup {
+            Some(cleanup) => state.put_room_cleanup(&cleanup.of_stored(&stream)),
+            // No room, so no egress to stop first: the keys go with the transition.
+            None if !stream.status.is_active() => {
+                state.stream_keys.remove(&stream.id);
+            }
+            None => {}
         }
-        let event = StreamEvent::new(transition.event_type(), &stream, at);
-        state.emit(event.clone());
+        let events = StreamEvent::of_change(Some(transition.event_type()), &before, &stream, at);
+        let event = events[0].clone();
+        for event in events {
+            state.emit(event);
+        }
         self.outbox_ready.notify_one();
         Ok(Outcome::Applied((stream, event)))
     }
@@ -180,6 +194,19 @@ impl StreamStore for EmbeddedStore {
         updated: &Stream,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
+        self.update_stream_destinations(current, updated, at, dedupe, &[], None)
+            .await
+    }
+
+    async fn update_stream_destinations(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+        events: &[StreamEvent],
+        added_key: Option<(&str, &str)>,
     ) -> StoreResult<Outcome<Stream>> {
         let mut state = self.lock()?;
         let Some(stored) = state.streams.get(&current.id) else {
@@ -201,10 +228,40 @@ impl StreamStore for EmbeddedStore {
         stored.next_dispatch_at = updated.next_dispatch_at;
         stored.host_lost_at = updated.host_lost_at;
         stored.reconnect_until = updated.reconnect_until;
+        stored.destinations = updated.destinations.clone();
+        stored.egress = updated.egress.clone();
         stored.revision = updated.revision;
         let stored = stored.clone();
         state.reindex_due(stored.id, old_due, stored.next_due());
+        if let Some((destination_id, key)) = added_key {
+            state
+                .stream_keys
+                .entry(stored.id)
+                .or_default()
+                .0
+                .push((destination_id.to_owned(), key.to_owned()));
+        }
+        if !events.is_empty() {
+            for event in events {
+                state.emit(event.clone());
+            }
+            self.outbox_ready.notify_one();
+        }
         Ok(Outcome::Applied(stored))
+    }
+
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
+        Ok(self
+            .read()?
+            .stream_keys
+            .get(&stream_id)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()> {
+        self.lock()?.stream_keys.remove(&stream_id);
+        Ok(())
     }
 
     async fn adjust_viewer_count(

@@ -30,3 +30,27 @@ impl<S: Send + Sync> FromRequestParts<S> for PathId {
         Ok(PathId(id))
     }
 }
+
+/// The `{id}` and `{destination_id}` of a destination's path: the stream's id as [`PathId`]
+/// reads it, and the destination's id as sent (an id the stream does not hold is not found).
+#[derive(Debug, Clone)]
+pub struct DestinationPath {
+    pub stream_id: Option<Uuid>,
+    pub destination_id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for DestinationPath {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let (stream_id, destination_id) =
+            Path::<(String, String)>::from_request_parts(parts, state)
+                .await
+                .map(|Path((id, destination_id))| (Uuid::parse_str(&id).ok(), destination_id))
+                .unwrap_or_default();
+        Ok(DestinationPath {
+            stream_id,
+            destination_id,
+        })
+    }
+}

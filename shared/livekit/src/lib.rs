@@ -9,13 +9,14 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use livekit_api::access_token::{AccessToken, TokenVerifier, VideoGrants};
 use livekit_api::services::LiveKitApi;
+use livekit_api::services::egress::{EgressOutput, RoomCompositeOptions};
 use livekit_api::services::room::CreateRoomOptions;
 use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_protocol as proto;
 use sha2::{Digest, Sha256};
 
 use hosting_domain::error::RoomError;
-use hosting_domain::ports::{ProviderEvent, RoomProvider, ViewerAccess};
+use hosting_domain::ports::{EgressError, ProviderEvent, RoomProvider, ViewerAccess};
 use hosting_support::config::{LiveKitConfig, SecretUnavailable};
 
 mod webhook_event;
@@ -146,6 +147,80 @@ impl RoomProvider for LiveKitRooms {
             Err(err) => Err(room_error("DeleteRoom")(err)),
         }
     }
+
+    async fn start_egress(
+        &self,
+        room_name: &str,
+        output_urls: Vec<String>,
+    ) -> Result<String, EgressError> {
+        let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
+        let options = RoomCompositeOptions {
+            layout: self.config.egress_layout.clone(),
+            ..Default::default()
+        };
+        let outputs = vec![EgressOutput::Stream(proto::StreamOutput {
+            protocol: proto::StreamProtocol::Rtmp as i32,
+            urls: output_urls.clone(),
+        })];
+        api.egress()
+            .start_room_composite_egress(room_name, outputs, options)
+            .await
+            .map(|info| info.egress_id)
+            .map_err(|err| egress_error("StartRoomCompositeEgress", err, &output_urls))
+    }
+
+    async fn update_egress_outputs(
+        &self,
+        egress_id: &str,
+        add: Vec<String>,
+        remove: Vec<String>,
+    ) -> Result<(), EgressError> {
+        let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
+        let urls: Vec<String> = add.iter().chain(&remove).cloned().collect();
+        api.egress()
+            .update_stream(egress_id, add, remove)
+            .await
+            .map(drop)
+            .map_err(|err| egress_error("UpdateStream", err, &urls))
+    }
+
+    async fn stop_egress(&self, egress_id: &str) -> Result<(), EgressError> {
+        let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
+        match api.egress().stop_egress(egress_id).await {
+            Ok(_) => Ok(()),
+            // Ended already (LiveKit refuses to stop an egress that is not running): what
+            // the stop was for.
+            Err(ServiceError::Twirp(ServerError::Twirp(code)))
+                if code.code == ServerErrorCode::FAILED_PRECONDITION =>
+            {
+                Ok(())
+            }
+            Err(err) => match egress_error("StopEgress", err, &[]) {
+                EgressError::Gone => Ok(()),
+                failed => Err(failed),
+            },
+        }
+    }
+}
+
+/// An egress request's failure, with every output URL it carried (and its stream key) taken out
+/// of LiveKit's text.
+fn egress_error(step: &str, err: ServiceError, urls: &[String]) -> EgressError {
+    if let ServiceError::Twirp(ServerError::Twirp(code)) = &err
+        && code.code == ServerErrorCode::NOT_FOUND
+    {
+        return EgressError::Gone;
+    }
+    let mut text = format!("{step}: {err}");
+    for url in urls {
+        text = text.replace(url.as_str(), "[output URL]");
+        if let Some((_, key)) = url.rsplit_once('/')
+            && key.len() >= 6
+        {
+            text = text.replace(key, "[redacted]");
+        }
+    }
+    EgressError::Failed(text)
 }
 
 /// Verifies and reads LiveKit webhooks: the `Authorization` header is a bare JWT signed with

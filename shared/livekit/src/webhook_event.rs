@@ -8,7 +8,9 @@ use livekit_protocol as proto;
 use serde::Deserialize;
 use serde_json::Value;
 
-use hosting_domain::ports::{ProviderEvent, ProviderEventKind};
+use hosting_domain::ports::{
+    EgressReport, OutputReport, OutputState, ProviderEvent, ProviderEventKind,
+};
 
 /// A signed body that is not a LiveKit event (not JSON, or a field of the wrong type).
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +26,79 @@ struct EventBody {
     created_at: Value,
     room: Option<RoomBody>,
     participant: Option<ParticipantBody>,
+    egress_info: Option<EgressInfoBody>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct EgressInfoBody {
+    egress_id: String,
+    room_name: String,
+    /// `"EGRESS_COMPLETE"`, `3`, ...
+    status: Value,
+    error: String,
+    stream_results: Vec<StreamResultBody>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StreamResultBody {
+    url: String,
+    /// `"ACTIVE"`, `"FINISHED"`, `"FAILED"`, or a number.
+    status: Value,
+    error: String,
+}
+
+/// An enum field as protojson writes it: its name, or its number; absent is the zero value
+/// (protojson leaves defaults out: a stream result that is `ACTIVE` has no `status`).
+fn enum_name<E: TryFrom<i32>>(
+    value: &Value,
+    name_of: impl Fn(E) -> &'static str,
+) -> Option<String> {
+    match value {
+        Value::Null => E::try_from(0).ok().map(|e| name_of(e).to_owned()),
+        Value::String(name) => Some(name.clone()),
+        Value::Number(number) => number
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .and_then(|n| E::try_from(n).ok())
+            .map(|e| name_of(e).to_owned()),
+        _ => None,
+    }
+}
+
+fn egress_report(info: EgressInfoBody) -> EgressReport {
+    let status = enum_name::<proto::EgressStatus>(&info.status, |s| s.as_str_name());
+    let ended = matches!(
+        status.as_deref(),
+        Some("EGRESS_COMPLETE" | "EGRESS_FAILED" | "EGRESS_ABORTED" | "EGRESS_LIMIT_REACHED")
+    );
+    let outputs = info
+        .stream_results
+        .into_iter()
+        .map(|result| {
+            let state =
+                match enum_name::<proto::stream_info::Status>(&result.status, |s| s.as_str_name())
+                    .as_deref()
+                {
+                    Some("ACTIVE") => OutputState::Active,
+                    Some("FINISHED") => OutputState::Finished,
+                    Some("FAILED") => OutputState::Failed,
+                    _ => OutputState::Other,
+                };
+            OutputReport {
+                url: result.url,
+                state,
+                error: Some(result.error).filter(|e| !e.is_empty()),
+            }
+        })
+        .collect();
+    EgressReport {
+        egress_id: info.egress_id,
+        ended,
+        error: Some(info.error).filter(|e| !e.is_empty()),
+        outputs,
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -46,6 +121,8 @@ struct ParticipantBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Who {
     Agent,
+    /// The room's egress recorder.
+    Egress,
     /// A kind this build knows that is not an agent: counted as a viewer.
     Viewer,
     /// A kind this build does not know: neither an agent nor a viewer.
@@ -64,6 +141,7 @@ fn who(kind: &Value) -> Who {
     };
     match known {
         Some(proto::participant_info::Kind::Agent) => Who::Agent,
+        Some(proto::participant_info::Kind::Egress) => Who::Egress,
         Some(_) => Who::Viewer,
         None => Who::Unknown,
     }
@@ -115,17 +193,38 @@ pub fn read_event(body: &[u8]) -> Result<ProviderEvent, Undecodable> {
         ("participant_left", Some(Who::Agent)) => ProviderEventKind::AgentLeft,
         ("participant_left", Some(Who::Viewer)) => ProviderEventKind::ViewerLeft,
         ("participant_joined", Some(Who::Unknown)) => ProviderEventKind::UnknownParticipantJoined,
+        ("participant_joined" | "participant_left", Some(Who::Egress)) => {
+            ProviderEventKind::EgressParticipant
+        }
+        ("egress_started" | "egress_updated" | "egress_ended", _)
+            if event.egress_info.is_some() =>
+        {
+            ProviderEventKind::Egress
+        }
         ("room_finished", _) => ProviderEventKind::RoomFinished,
         _ => ProviderEventKind::Other,
     };
     let participant = event.participant.as_ref();
+    let egress_room = event
+        .egress_info
+        .as_ref()
+        .map(|info| info.room_name.clone());
     Ok(ProviderEvent {
         id: event.id,
-        room_name: event.room.map(|room| room.name).unwrap_or_default(),
+        room_name: event
+            .room
+            .map(|room| room.name)
+            .filter(|name| !name.is_empty())
+            .or(egress_room)
+            .unwrap_or_default(),
         kind,
         participant: participant.map(|p| p.sid.clone()).unwrap_or_default(),
         disconnect_reason: participant.and_then(|p| disconnect_reason(&p.disconnect_reason)),
         created_at: created_at(&event.created_at),
+        egress: (kind == ProviderEventKind::Egress)
+            .then_some(event.egress_info)
+            .flatten()
+            .map(egress_report),
     })
 }
 

@@ -31,6 +31,8 @@ pub struct LiveKitConfig {
     pub api_key: String,
     pub api_secret: ApiSecret,
     pub agent_name: String,
+    /// `EGRESS_LAYOUT`: the room-composite layout destinations are pushed with.
+    pub egress_layout: String,
 }
 
 /// The LiveKit API secret: known from the start (the local server, tests), or still being read
@@ -123,6 +125,9 @@ pub struct Config {
     pub dispatch_retry: Duration,
     /// How long a live stream whose agent dropped waits for an agent to join again.
     pub reconnect_window: Duration,
+    /// `EGRESS_START_RETRY_SECS`: how long an egress start is retried before its destinations
+    /// fail with `egress_unavailable`.
+    pub egress_start_retry: Duration,
     /// Bound on a live start's room-provider calls, so the start answers inside the
     /// function's timeout.
     pub launch_timeout: Duration,
@@ -182,6 +187,8 @@ fn error(variable: &'static str, reason: impl Into<String>) -> ConfigError {
 }
 
 pub const DEFAULT_AGENT_NAME: &str = "stream-host";
+/// `EGRESS_LAYOUT` when unset.
+pub const DEFAULT_EGRESS_LAYOUT: &str = "speaker";
 pub const DEFAULT_RETRY_DELAYS_SECS: &str = "30,300,1800,7200,28800";
 pub const DEFAULT_OUTBOX_RETRY_DELAYS_SECS: &str = "5,30,120,600,1800";
 
@@ -253,6 +260,9 @@ impl Config {
                     )?,
                     agent_name: get("LIVEKIT_AGENT_NAME")
                         .unwrap_or_else(|| DEFAULT_AGENT_NAME.to_owned()),
+                    egress_layout: get("EGRESS_LAYOUT")
+                        .filter(|layout| !layout.trim().is_empty())
+                        .unwrap_or_else(|| DEFAULT_EGRESS_LAYOUT.to_owned()),
                 })
             }
         };
@@ -278,11 +288,16 @@ impl Config {
             "RECONNECT_WINDOW_SECS",
             get("RECONNECT_WINDOW_SECS").as_deref().unwrap_or("60"),
         )?;
+        let egress_start_retry = seconds(
+            "EGRESS_START_RETRY_SECS",
+            get("EGRESS_START_RETRY_SECS").as_deref().unwrap_or("120"),
+        )?;
         for (variable, value) in [
             ("LAUNCH_TIMEOUT_SECS", launch_timeout),
             ("SWEEP_INTERVAL_SECS", sweep_interval),
             ("DISPATCH_RETRY_SECS", dispatch_retry),
             ("RECONNECT_WINDOW_SECS", reconnect_window),
+            ("EGRESS_START_RETRY_SECS", egress_start_retry),
         ] {
             if value.is_zero() {
                 return Err(error(variable, "must be greater than 0"));
@@ -368,6 +383,7 @@ impl Config {
             preparing_timeout,
             dispatch_retry,
             reconnect_window,
+            egress_start_retry,
             launch_timeout,
             sweep_interval,
             outbox_retry_delays,

@@ -25,12 +25,26 @@ pub const API_SECRET: &str = "fake-secret-0123456789abcdefghijklmnop";
 pub const CREATE_ROOM: &str = "livekit.RoomService/CreateRoom";
 pub const DELETE_ROOM: &str = "livekit.RoomService/DeleteRoom";
 pub const CREATE_DISPATCH: &str = "livekit.AgentDispatchService/CreateDispatch";
+pub const START_EGRESS: &str = "livekit.Egress/StartRoomCompositeEgress";
+pub const UPDATE_STREAM: &str = "livekit.Egress/UpdateStream";
+pub const STOP_EGRESS: &str = "livekit.Egress/StopEgress";
 
 #[derive(Debug, Clone)]
 pub enum Call {
     CreateRoom(Box<proto::CreateRoomRequest>),
     DeleteRoom(proto::DeleteRoomRequest),
     CreateDispatch(proto::CreateAgentDispatchRequest),
+    StartEgress(Box<proto::RoomCompositeEgressRequest>),
+    UpdateStream(proto::UpdateStreamRequest),
+    StopEgress(proto::StopEgressRequest),
+}
+
+/// An egress the fake started: its room, its outputs, and whether it still runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeEgress {
+    pub room: String,
+    pub urls: Vec<String>,
+    pub running: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +64,7 @@ struct Shared {
     /// Methods that answer (and act) only after a while.
     delays: Arc<Mutex<HashMap<String, std::time::Duration>>>,
     rooms: Arc<Mutex<HashSet<String>>>,
+    egresses: Arc<Mutex<HashMap<String, FakeEgress>>>,
 }
 
 /// A handle on the server; clones share it, and the server stops when the last is dropped.
@@ -155,6 +170,35 @@ async fn twirp(
             };
             (Call::CreateDispatch(req), dispatch.encode_to_vec())
         }
+        START_EGRESS => {
+            let req = proto::RoomCompositeEgressRequest::decode(body).unwrap();
+            let id = format!("EG_{}", shared.egresses.lock().unwrap().len() + 1);
+            let info = proto::EgressInfo {
+                egress_id: id,
+                room_name: req.room_name.clone(),
+                status: proto::EgressStatus::EgressStarting as i32,
+                ..Default::default()
+            };
+            (Call::StartEgress(Box::new(req)), info.encode_to_vec())
+        }
+        UPDATE_STREAM => {
+            let req = proto::UpdateStreamRequest::decode(body).unwrap();
+            let info = proto::EgressInfo {
+                egress_id: req.egress_id.clone(),
+                status: proto::EgressStatus::EgressActive as i32,
+                ..Default::default()
+            };
+            (Call::UpdateStream(req), info.encode_to_vec())
+        }
+        STOP_EGRESS => {
+            let req = proto::StopEgressRequest::decode(body).unwrap();
+            let info = proto::EgressInfo {
+                egress_id: req.egress_id.clone(),
+                status: proto::EgressStatus::EgressEnding as i32,
+                ..Default::default()
+            };
+            (Call::StopEgress(req), info.encode_to_vec())
+        }
         _ => return twirp_error(StatusCode::NOT_FOUND, "bad_route", "no such method"),
     };
     shared.calls.lock().unwrap().push(Recorded {
@@ -197,6 +241,67 @@ async fn twirp(
                 "not_found",
                 "requested room does not exist",
             );
+        }
+        Call::DeleteRoom(req) => {
+            // LiveKit ends a room's egresses with the room.
+            for egress in shared.egresses.lock().unwrap().values_mut() {
+                if egress.room == req.room {
+                    egress.running = false;
+                }
+            }
+        }
+        Call::StartEgress(req) => {
+            let info = proto::EgressInfo::decode(reply.as_slice()).unwrap();
+            let urls = req
+                .stream_outputs
+                .iter()
+                .flat_map(|output| output.urls.clone())
+                .collect();
+            shared.egresses.lock().unwrap().insert(
+                info.egress_id,
+                FakeEgress {
+                    room: req.room_name.clone(),
+                    urls,
+                    running: true,
+                },
+            );
+        }
+        Call::UpdateStream(req) => {
+            let mut egresses = shared.egresses.lock().unwrap();
+            match egresses.get_mut(&req.egress_id) {
+                Some(egress) if egress.running => {
+                    egress
+                        .urls
+                        .retain(|url| !req.remove_output_urls.contains(url));
+                    egress.urls.extend(req.add_output_urls.iter().cloned());
+                }
+                Some(_) => {
+                    return twirp_error(
+                        StatusCode::PRECONDITION_FAILED,
+                        "failed_precondition",
+                        "egress is not active",
+                    );
+                }
+                None => {
+                    return twirp_error(StatusCode::NOT_FOUND, "not_found", "egress not found");
+                }
+            }
+        }
+        Call::StopEgress(req) => {
+            let mut egresses = shared.egresses.lock().unwrap();
+            match egresses.get_mut(&req.egress_id) {
+                Some(egress) if egress.running => egress.running = false,
+                Some(_) => {
+                    return twirp_error(
+                        StatusCode::PRECONDITION_FAILED,
+                        "failed_precondition",
+                        "egress with status EGRESS_COMPLETE cannot be stopped",
+                    );
+                }
+                None => {
+                    return twirp_error(StatusCode::NOT_FOUND, "not_found", "egress not found");
+                }
+            }
         }
         _ => {}
     }
@@ -295,6 +400,18 @@ impl FakeLiveKit {
         self.shared.rooms.lock().unwrap().clone()
     }
 
+    /// The egresses started so far, by id.
+    pub fn egresses(&self) -> HashMap<String, FakeEgress> {
+        self.shared.egresses.lock().unwrap().clone()
+    }
+
+    /// The egress ends by itself (as LiveKit's does when an output or the encoder fails).
+    pub fn end_egress(&self, egress_id: &str) {
+        if let Some(egress) = self.shared.egresses.lock().unwrap().get_mut(egress_id) {
+            egress.running = false;
+        }
+    }
+
     /// Someone joins `room`: LiveKit creates it when it does not exist.
     pub fn join(&self, room: &str) {
         self.shared.rooms.lock().unwrap().insert(room.to_owned());
@@ -336,51 +453,4 @@ pub fn signed_webhook_with(
     (body, sign_jwt(&claims, secret))
 }
 
-/// The event of the host agent joining `room`, with event id `id`.
-pub fn agent_joined(room: &str, id: &str) -> serde_json::Value {
-    serde_json::json!({"event": "participant_joined", "room": {"sid": "RM_fake", "name": room},
-        "participant": {"sid": "PA_agent", "identity": "agent", "state": "ACTIVE", "kind": "AGENT"},
-        "id": id, "createdAt": chrono::Utc::now().timestamp().to_string()})
-}
-
-/// A participant event in `room` with event id `id`, created now. An agent (`kind` `AGENT`) is
-/// always the one host participant `PA_agent`; anyone else is a participant of its own.
-pub fn participant_event(
-    event: &str,
-    room: &str,
-    kind: Option<&str>,
-    id: &str,
-) -> serde_json::Value {
-    let sid = match kind {
-        Some("AGENT") => "PA_agent".to_owned(),
-        _ => format!("PA_{id}"),
-    };
-    let mut participant =
-        serde_json::json!({"sid": sid, "identity": format!("p-{sid}"), "state": "ACTIVE"});
-    if let Some(kind) = kind {
-        participant["kind"] = serde_json::json!(kind);
-    }
-    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
-        "participant": participant, "id": id,
-        "createdAt": chrono::Utc::now().timestamp().to_string()})
-}
-
-/// Agent participant `sid` joining (`participant_joined`) or leaving (`participant_left`, with
-/// `reason` as LiveKit's protojson names it) `room`, as LiveKit signed it at `at`.
-pub fn agent_event(
-    event: &str,
-    room: &str,
-    sid: &str,
-    reason: Option<&str>,
-    id: &str,
-    at: chrono::DateTime<chrono::Utc>,
-) -> serde_json::Value {
-    let mut participant = serde_json::json!({"sid": sid, "identity": format!("host-{sid}"),
-        "state": if event == "participant_left" { "DISCONNECTED" } else { "ACTIVE" },
-        "kind": "AGENT"});
-    if let Some(reason) = reason {
-        participant["disconnectReason"] = serde_json::json!(reason);
-    }
-    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
-        "participant": participant, "id": id, "createdAt": at.timestamp().to_string()})
-}
+pub use super::livekit_events::*;

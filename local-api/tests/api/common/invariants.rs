@@ -142,6 +142,7 @@ async fn check(subject: Subject) -> Vec<String> {
     }
     if let Some(livekit) = livekit {
         violations.extend(undeleted_rooms(&*store, &brands(&events), &livekit.rooms()).await);
+        violations.extend(unstopped_egresses(&*store, &brands(&events), &livekit.egresses()).await);
     }
     let active = |brand: &str| active.get(brand).copied().unwrap_or(0);
     violations.extend(check_store(&*store, &events, active, &seeded_streams).await);
@@ -266,6 +267,45 @@ pub async fn undeleted_rooms<S: StreamStore + ?Sized>(
     left
 }
 
+/// The finished streams of `brands` with an egress still running in their room, or with
+/// stream keys still stored (docs/destinations.md, "Secrecy").
+pub async fn unstopped_egresses<S: StreamStore + ?Sized>(
+    store: &S,
+    brands: &BTreeSet<String>,
+    egresses: &std::collections::HashMap<String, super::fake_livekit::FakeEgress>,
+) -> Vec<String> {
+    let mut left = Vec::new();
+    for brand in brands {
+        for status in [StreamStatus::Ended, StreamStatus::Error] {
+            for stream in finished_streams(store, brand, status, &mut left).await {
+                let room = stream
+                    .room_name
+                    .clone()
+                    .unwrap_or_else(|| Stream::room_name_for(stream.id));
+                for (id, egress) in egresses {
+                    if egress.running && egress.room == room {
+                        left.push(format!(
+                            "stream {} is {}, but its egress {id} still runs",
+                            stream.id,
+                            status.as_str()
+                        ));
+                    }
+                }
+                match store.stream_keys(stream.id).await {
+                    Ok(keys) if keys.is_empty() => {}
+                    Ok(_) => left.push(format!(
+                        "stream {} is {}, but its stream keys are still stored",
+                        stream.id,
+                        status.as_str()
+                    )),
+                    Err(err) => left.push(format!("stream {}: keys unreadable: {err}", stream.id)),
+                }
+            }
+        }
+    }
+    left
+}
+
 pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
     SEEDED_BRANDS
         .iter()
@@ -330,12 +370,29 @@ pub async fn check_store<S: StreamStore + ?Sized>(
         }
     }
     let mut per_stream: BTreeMap<Uuid, (u32, Vec<EventType>)> = BTreeMap::new();
+    // Each destination reaches each evented state once.
+    let mut per_destination: BTreeMap<(String, &'static str), u32> = BTreeMap::new();
     for event in events {
         let (started, finals) = per_stream.entry(event.stream_id).or_default();
         match event.event_type {
             EventType::StreamStarted => *started += 1,
             EventType::StreamEnded | EventType::StreamError => finals.push(event.event_type),
+            EventType::DestinationActive | EventType::DestinationFailed => {
+                let body: serde_json::Value = serde_json::from_str(&event.body).unwrap_or_default();
+                let id = body["data"]["destination"]["destination_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                *per_destination
+                    .entry((id, event.event_type.as_str()))
+                    .or_default() += 1;
+            }
             EventType::WebhookTest => {}
+        }
+    }
+    for ((id, event_type), count) in per_destination {
+        if count > 1 || id.is_empty() {
+            violations.push(format!("destination {id:?}: {count} {event_type} events"));
         }
     }
     for brand in brands(events) {

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod contract;
 pub mod fake_livekit;
 pub mod faults;
+pub mod livekit_events;
 pub mod receiver;
 pub mod store_log;
 

@@ -27,6 +27,7 @@ async fn live_start_creates_room_dispatches_agent_and_issues_viewer_token() {
         [
             "agent_dispatched",
             "created_at",
+            "destinations",
             "dispatch_method",
             "room_name",
             "status",

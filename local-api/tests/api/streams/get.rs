@@ -17,6 +17,7 @@ async fn detail_has_every_field() {
         [
             "created_at",
             "creator_id",
+            "destinations",
             "ended_at",
             "events",
             "platform",
@@ -31,6 +32,7 @@ async fn detail_has_every_field() {
         ]
     );
     assert_eq!(r.body["events"], json!([]));
+    assert_eq!(r.body["destinations"], json!([]));
     assert_eq!(r.body["stream_id"], id.as_str());
     assert_eq!(r.body["ended_at"], Value::Null);
     assert_eq!(r.body["platform"], "tiktok");

@@ -18,6 +18,7 @@ async fn test_key_start_is_live_at_once() {
         field_names(b),
         [
             "created_at",
+            "destinations",
             "room_name",
             "status",
             "stream_id",

@@ -2,6 +2,7 @@
 
 pub mod analytics;
 pub mod creators;
+pub mod destinations;
 pub mod host;
 pub mod idempotency;
 pub mod provider_events;
@@ -41,8 +42,12 @@ pub(crate) async fn apply_transition(
         .streams()
         .apply_transition(stream, transition, at, dedupe, cleanup.as_ref())
         .await?;
-    if matches!(outcome, Outcome::Applied(_)) {
+    if let Outcome::Applied((after, _)) = &outcome {
         crate::metrics::transition(transition);
+        destinations::count_failures(stream, after);
     }
-    Ok(outcome.map(|(stream, _event)| Applied { stream, cleanup }))
+    Ok(outcome.map(|(stream, _event)| Applied {
+        cleanup: cleanup.map(|cleanup| cleanup.of_stored(&stream)),
+        stream,
+    }))
 }

@@ -71,7 +71,14 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
                 .adjust_viewer_count(&stream, ViewerChange::By(-1), now, dedupe)
                 .await?
         }
-        ProviderEventKind::UnknownParticipantJoined | ProviderEventKind::Other => Outcome::Stale,
+        ProviderEventKind::Egress => match &event.egress {
+            Some(report) => super::destinations::apply_report(app, &stream, report, dedupe).await?,
+            None => Outcome::Stale,
+        },
+        // The egress's recorder is neither a viewer nor the host.
+        ProviderEventKind::EgressParticipant
+        | ProviderEventKind::UnknownParticipantJoined
+        | ProviderEventKind::Other => Outcome::Stale,
     };
     Ok(match outcome {
         Outcome::Applied(()) => Handled::Applied,

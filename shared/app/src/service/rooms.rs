@@ -47,19 +47,17 @@ async fn attempt_within(
     let deleted = match &app.rooms {
         // Without a provider no room was ever created.
         None => Ok(()),
-        Some(rooms) => tokio::time::timeout(limit, rooms.delete_room(&cleanup.room_name))
-            .await
-            .unwrap_or_else(|_| {
-                Err(RoomError(format!(
-                    "DeleteRoom: no answer within {:.1} s",
-                    limit.as_secs_f64()
-                )))
-            }),
+        Some(rooms) => stop_then_delete(rooms.as_ref(), cleanup, limit).await,
     };
     let now = app.clock.now();
     match deleted {
         Ok(()) => {
             let held = cleanup.confirmed(now);
+            if held.is_none() && cleanup.erase_keys {
+                // The egress is stopped and the stream over: its stream keys go before the
+                // record does, so a failure here leaves the record to try again.
+                app.streams().erase_stream_keys(cleanup.stream_id).await?;
+            }
             app.room_cleanups()
                 .settle_room_cleanup(cleanup, held.as_ref())
                 .await?;
@@ -78,6 +76,33 @@ async fn attempt_within(
             Ok(false)
         }
     }
+}
+
+/// The stream's egress stopped (`StopEgress`), then its room deleted, each within `limit`.
+async fn stop_then_delete(
+    rooms: &dyn hosting_domain::ports::RoomProvider,
+    cleanup: &RoomCleanup,
+    limit: Duration,
+) -> Result<(), RoomError> {
+    if let Some(egress_id) = &cleanup.egress_id {
+        tokio::time::timeout(limit, rooms.stop_egress(egress_id))
+            .await
+            .unwrap_or_else(|_| {
+                Err(hosting_domain::ports::EgressError::Failed(format!(
+                    "StopEgress: no answer within {:.1} s",
+                    limit.as_secs_f64()
+                )))
+            })
+            .map_err(|err| RoomError(format!("egress not stopped: {err}")))?;
+    }
+    tokio::time::timeout(limit, rooms.delete_room(&cleanup.room_name))
+        .await
+        .unwrap_or_else(|_| {
+            Err(RoomError(format!(
+                "DeleteRoom: no answer within {:.1} s",
+                limit.as_secs_f64()
+            )))
+        })
 }
 
 /// The finishing transition's own attempt, right after it, waiting at most `limit` (a

@@ -13,6 +13,7 @@ use crate::service::idempotency::{self, Answer, Begin, Held};
 use hosting_domain::API_PREFIX;
 use hosting_domain::Caller;
 use hosting_domain::account::LIVE_COMMERCE;
+use hosting_domain::destination::{new_destinations, parse_destinations};
 use hosting_domain::error::{ApiError, ApiResult, RoomError};
 use hosting_domain::event::EventType;
 use hosting_domain::idempotency::{Endpoint, StoredAnswer};
@@ -26,7 +27,7 @@ use hosting_domain::validation::{PLATFORMS, StartStreamRequest};
 use hosting_domain::{Stream, StreamStatus, TimerKind};
 
 /// Platforms each vertical permits.
-fn platform_permitted(vertical: &str, platform: &str) -> bool {
+pub(crate) fn platform_permitted(vertical: &str, platform: &str) -> bool {
     vertical == LIVE_COMMERCE && PLATFORMS.contains(&platform)
 }
 
@@ -142,6 +143,10 @@ async fn start_new(
     if !creators::exists(app, &request.creator_id).await? {
         return Err(ApiError::InvalidCreator);
     }
+    let destinations = parse_destinations(request.destinations.as_ref(), |platform| {
+        platform_permitted(brand_vertical, platform)
+    })?;
+    let (destinations, stream_keys) = new_destinations(destinations);
 
     let now = app.clock.now();
     let id = Uuid::new_v4();
@@ -175,6 +180,9 @@ async fn start_new(
         reconnect_until: None,
         revision: 0,
         deadline: None,
+        destinations,
+        egress: Default::default(),
+        stream_keys,
     };
     // Durable with the record: whatever dies after this, the sweep ends the stream on time,
     // and dispatches the agent again if it has not joined in time.
@@ -183,6 +191,9 @@ async fn start_new(
         ..stream
     };
     let stream = if test {
+        // Live at once: its destinations are `active` with it.
+        let mut stream = stream;
+        stream.destinations_follow_status(now);
         stream
     } else {
         stream.with_launch_dispatch(app.config.dispatch_retry)
@@ -341,6 +352,7 @@ fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
         ws_url,
         viewer_token,
         created_at: stream.created_at,
+        destinations: stream.destinations.clone(),
         test: stream.test,
         agent_dispatched: live_key.then_some(true),
         dispatch_method: live_key.then(|| Some("explicit".to_owned())),
@@ -356,6 +368,7 @@ pub async fn schedule_timers(app: &App, stream: &Stream) {
         TimerKind::DurationEnd,
         TimerKind::DispatchRetry,
         TimerKind::ReconnectWindow,
+        TimerKind::EgressStart,
     ];
     schedule_kinds(app, stream, &kinds).await;
 }
@@ -369,6 +382,11 @@ pub(crate) async fn schedule_kinds(app: &App, stream: &Stream, kinds: &[TimerKin
         }
         TimerKind::DispatchRetry => stream.next_dispatch_at.map(|at| (*kind, at)),
         TimerKind::ReconnectWindow => stream.reconnect_until.map(|at| (*kind, at)),
+        TimerKind::EgressStart => stream
+            .egress
+            .due_at
+            .filter(|_| stream.status == StreamStatus::Live)
+            .map(|at| (*kind, at)),
     });
     let arms = timers.map(|(kind, due_at)| async move {
         let timer = Timer {

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use crate::app::App;
 use crate::service::streams;
+use hosting_domain::destination::{Destination, parse_test_failure};
 use hosting_domain::error::{ApiError, ApiResult};
 use hosting_domain::ports::ViewerChange;
 use hosting_domain::stream::{StreamDetail, Transition};
@@ -79,4 +80,18 @@ async fn end(
         .ok_or(ApiError::NotFound)?;
     streams::after_final(app, &applied).await;
     streams::detail(app, &applied.stream).await
+}
+
+/// `POST /test_helpers/streams/{id}/destinations/{destination_id}/fail`: the body (its optional
+/// `error`) is checked before the stream; an unknown or final destination is not found.
+pub async fn fail_destination(
+    app: &App,
+    caller: &Caller,
+    id: Option<Uuid>,
+    destination_id: &str,
+    body: Option<&Map<String, Value>>,
+) -> ApiResult<Destination> {
+    let error = parse_test_failure(body)?;
+    let stream = live_test_stream(app, caller, id).await?;
+    super::destinations::fail_for_test(app, &stream, destination_id, &error).await
 }

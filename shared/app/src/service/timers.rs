@@ -90,6 +90,7 @@ pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, Store
             Ok(lapsed)
         }
         Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await,
+        Some(Due::EgressStart) => super::destinations::start_owed(app, stream).await,
         None => Ok(false),
     }
 }

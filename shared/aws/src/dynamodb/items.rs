@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::Item;
 use super::keys::{self, sortable};
+use hosting_domain::destination::StreamKeys;
 use hosting_domain::error::StoreError;
 use hosting_domain::event::EventType;
 use hosting_domain::{
@@ -168,10 +169,46 @@ pub(super) fn agents_value(agents: &[String]) -> AttributeValue {
     AttributeValue::L(agents.iter().map(s).collect())
 }
 
+/// The stream's destination keys, on an item of their own (see [`keys::stream_keys_key`]): one
+/// attribute per destination, named by its id, so a destination added later is one `SET`.
+pub(super) fn stream_keys_item(stream_id: Uuid, stream_keys: &StreamKeys) -> Item {
+    let mut item = keys::stream_keys_key(stream_id);
+    for (destination_id, key) in &stream_keys.0 {
+        item.insert(destination_id.clone(), s(key));
+    }
+    item
+}
+
+pub(super) fn stream_keys_of(item: &Item) -> StreamKeys {
+    StreamKeys(
+        item.iter()
+            .filter(|(name, _)| name.starts_with("dst_"))
+            .filter_map(|(name, value)| Some((name.clone(), value.as_s().ok()?.clone())))
+            .collect(),
+    )
+}
+
+/// The destinations and the egress as the stream item holds them (never the position copy:
+/// lists and analytics show neither), JSON in one attribute each; `None` to remove.
+pub(super) fn destinations_value(stream: &Stream) -> Option<AttributeValue> {
+    (!stream.destinations.is_empty())
+        .then(|| s(serde_json::to_string(&stream.destinations).unwrap_or_default()))
+}
+
+pub(super) fn egress_value(stream: &Stream) -> Option<AttributeValue> {
+    (!stream.egress.is_idle()).then(|| s(serde_json::to_string(&stream.egress).unwrap_or_default()))
+}
+
 /// The stream item at its `position`, in the due index while it has something due.
 pub(super) fn stream_item(stream: &Stream, position: u64) -> Item {
     let mut item = record_item(stream);
     item.insert("position".into(), n(position));
+    if let Some(destinations) = destinations_value(stream) {
+        item.insert("destinations".into(), destinations);
+    }
+    if let Some(egress) = egress_value(stream) {
+        item.insert("egress".into(), egress);
+    }
     if let Some(due) = stream.next_due() {
         item.insert(keys::DUE_PK.into(), s(keys::deadline_pk(stream.id)));
         item.insert(
@@ -238,6 +275,15 @@ pub(super) fn stream_of(item: &Item) -> Result<Stream, StoreError> {
                 .and_then(|r| u64::try_from(r).ok())
                 .unwrap_or(0),
             deadline: item.opt_time("deadline")?,
+            destinations: match item.opt_string("destinations") {
+                Some(raw) => serde_json::from_str(&raw).map_err(|_| corrupt("destinations"))?,
+                None => Vec::new(),
+            },
+            egress: match item.opt_string("egress") {
+                Some(raw) => serde_json::from_str(&raw).map_err(|_| corrupt("egress"))?,
+                None => Default::default(),
+            },
+            stream_keys: Default::default(),
         })
     }
 }

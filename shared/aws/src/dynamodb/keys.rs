@@ -113,6 +113,12 @@ pub(super) fn script_key(stream_id: Uuid) -> Item {
     key(stream_pk(stream_id), "SCRIPT")
 }
 
+/// The item of a stream's destination keys: its sort key sorts before `STREAM`, so a read of
+/// the stream and its viewer shards (`sk >= STREAM`) never carries it.
+pub(super) fn stream_keys_key(stream_id: Uuid) -> Item {
+    key(stream_pk(stream_id), "DESTINATION_KEYS")
+}
+
 pub(super) fn position_pk(brand_id: &str, position: u64) -> String {
     format!("POS#{brand_id}#{position}")
 }

@@ -231,6 +231,15 @@ pub(super) fn put(
     Ok(TransactWriteItem::builder().put(put).build())
 }
 
+pub(super) fn delete(table: &str, key: Item) -> Result<TransactWriteItem, StoreError> {
+    let delete = aws_sdk_dynamodb::types::Delete::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .build()
+        .map_err(backend)?;
+    Ok(TransactWriteItem::builder().delete(delete).build())
+}
+
 pub(super) struct UpdateSpec<'a> {
     pub key: Item,
     pub expression: &'a str,
@@ -273,6 +282,20 @@ impl DynamoStore {
     }
 
     /// An unconditional write of a whole item.
+    /// Deletes one item (absent or not).
+    pub(super) async fn delete_item(&self, key: Item) -> StoreResult<()> {
+        retrying(|| {
+            self.client
+                .delete_item()
+                .table_name(&self.table)
+                .set_key(Some(key.clone()))
+                .send()
+        })
+        .await
+        .map(drop)
+        .map_err(backend)
+    }
+
     pub(super) async fn put_item(&self, item: Item) -> StoreResult<()> {
         retrying(|| {
             self.client

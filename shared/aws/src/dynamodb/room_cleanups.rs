@@ -25,6 +25,12 @@ pub(super) fn cleanup_item(cleanup: &RoomCleanup) -> Item {
     item.insert("due_at".into(), s(sortable(cleanup.due_at)));
     item.insert("attempts".into(), n(cleanup.attempts));
     item.insert("hold_until".into(), s(sortable(cleanup.hold_until)));
+    if let Some(egress_id) = &cleanup.egress_id {
+        item.insert("egress_id".into(), s(egress_id));
+    }
+    if cleanup.erase_keys {
+        item.insert("erase_keys".into(), AttributeValue::Bool(true));
+    }
     item.insert(
         keys::DUE_PK.into(),
         s(keys::room_cleanup_pk(cleanup.stream_id)),
@@ -43,6 +49,8 @@ fn cleanup_from_item(item: &Item) -> StoreResult<RoomCleanup> {
         due_at: item.time("due_at")?,
         attempts: u32::try_from(item.number("attempts")?).unwrap_or(u32::MAX),
         hold_until: item.time("hold_until")?,
+        egress_id: item.opt_string("egress_id"),
+        erase_keys: item.boolean("erase_keys"),
     })
 }
 

@@ -8,13 +8,17 @@ use uuid::Uuid;
 
 use super::brand_index::Creation;
 use super::idempotency::binding_item;
-use super::items::{ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item};
+use super::items::{
+    ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item, stream_keys_item,
+    stream_keys_of,
+};
 use super::keys::{self};
 use super::positions::BrandIndex;
 use super::requests::{backend, condition_failed_at, put};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use hosting_domain::analytics::{Figures, Window};
+use hosting_domain::destination::StreamKeys;
 use hosting_domain::error::StoreError;
 use hosting_domain::event::EventType;
 use hosting_domain::ports::{
@@ -114,11 +118,17 @@ impl StreamStore for DynamoStore {
             if let Some(script) = &stored.script {
                 items.push(put(&self.table, script_item(stored.id, script), None)?);
             }
+            if !stored.stream_keys.is_empty() {
+                items.push(put(
+                    &self.table,
+                    stream_keys_item(stored.id, &stored.stream_keys),
+                    None,
+                )?);
+            }
             if let Some(room) = &stored.room_name {
                 items.push(put(&self.table, room_item(room, stored.id), None)?);
             }
-            if let Some(event_type) = announce {
-                let event = StreamEvent::new(event_type, &stored, stored.created_at);
+            for event in StreamEvent::of_creation(announce, &stored) {
                 items.push(put(&self.table, event_item(&event), None)?);
             }
             let binding_at = items.len();
@@ -128,6 +138,7 @@ impl StreamStore for DynamoStore {
             match self.transact(items).await {
                 Ok(()) => {
                     self.remember_position(stored.id, position);
+                    stored.stream_keys = Default::default();
                     return Ok(CreateStreamOutcome::Created(Box::new(stored)));
                 }
                 Err(err) if binding.is_some() && condition_failed_at(&err, binding_at) => {
@@ -239,7 +250,33 @@ impl StreamStore for DynamoStore {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>> {
-        self.host_change(current, updated, at, dedupe).await
+        self.host_change(current, updated, at, dedupe, &[], None)
+            .await
+    }
+
+    async fn update_stream_destinations(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+        events: &[StreamEvent],
+        added_key: Option<(&str, &str)>,
+    ) -> StoreResult<Outcome<Stream>> {
+        self.host_change(current, updated, at, dedupe, events, added_key)
+            .await
+    }
+
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
+        Ok(self
+            .get(keys::stream_keys_key(stream_id))
+            .await?
+            .map(|item| stream_keys_of(&item))
+            .unwrap_or_default())
+    }
+
+    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()> {
+        self.delete_item(keys::stream_keys_key(stream_id)).await
     }
 
     async fn adjust_viewer_count(

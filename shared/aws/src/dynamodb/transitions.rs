@@ -7,10 +7,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 use super::DynamoStore;
-use super::items::{agents_value, corrupt, event_item, n, s, stream_of};
+use super::items::{
+    agents_value, corrupt, destinations_value, egress_value, event_item, n, s, stream_of,
+};
 use super::keys::{self, sortable};
 use super::positions;
-use super::requests::{UpdateSpec, backend, condition_failed_at, put, update};
+use super::requests::{UpdateSpec, backend, condition_failed_at, delete, put, update};
 use super::room_cleanups::cleanup_item;
 use super::streams::dedupe_item;
 use hosting_domain::analytics::Figures;
@@ -56,6 +58,28 @@ fn host_times<'a>(
             Some(time) => {
                 sets.push(set);
                 values.push((placeholder, s(sortable(time))));
+            }
+            None => removes.push(name),
+        }
+    }
+    for (name, set, placeholder, value) in [
+        (
+            "#destinations",
+            "#destinations = :destinations",
+            ":destinations",
+            destinations_value(stream),
+        ),
+        (
+            "#egress",
+            "#egress = :egress",
+            ":egress",
+            egress_value(stream),
+        ),
+    ] {
+        match value {
+            Some(value) => {
+                sets.push(set);
+                values.push((placeholder, value));
             }
             None => removes.push(name),
         }
@@ -110,7 +134,8 @@ impl DynamoStore {
                 self.forget_position(stream.id);
             }
             let position = self.position(stream.id).await?;
-            let event = StreamEvent::new(transition.event_type(), &stream, at);
+            let events = StreamEvent::of_change(Some(transition.event_type()), &seen, &stream, at);
+            let event = events[0].clone();
 
             // The record's changes, shared by the stream item and its position copy.
             let mut sets = vec!["#status = :to"];
@@ -184,6 +209,8 @@ impl DynamoStore {
                             ("#revision", "revision".to_owned()),
                             ("#due_pk", keys::DUE_PK.to_owned()),
                             ("#due_sk", keys::DUE_SK.to_owned()),
+                            ("#destinations", "destinations".to_owned()),
+                            ("#egress", "egress".to_owned()),
                         ],
                         values: stream_values,
                     },
@@ -199,8 +226,10 @@ impl DynamoStore {
                     },
                 )?,
                 self.counters_update(&stream, position, Some(from), None)?,
-                put(&self.table, event_item(&event), None)?,
             ];
+            for event in &events {
+                items.push(put(&self.table, event_item(event), None)?);
+            }
             if finishes {
                 items.extend(self.aggregate_updates(&stream, &Figures::finished(&stream))?);
             }
@@ -216,8 +245,17 @@ impl DynamoStore {
                     },
                 )?);
             }
-            if let Some(cleanup) = cleanup {
-                items.push(put(&self.table, cleanup_item(cleanup), None)?);
+            match cleanup {
+                Some(cleanup) => items.push(put(
+                    &self.table,
+                    cleanup_item(&cleanup.of_stored(&stream)),
+                    None,
+                )?),
+                // No room, so no egress to stop first: the keys go with the transition.
+                None if finishes && !stream.destinations.is_empty() => {
+                    items.push(delete(&self.table, keys::stream_keys_key(stream.id))?);
+                }
+                None => {}
             }
             let dedupe_at = items.len();
             if let Some(event_id) = dedupe {
@@ -259,6 +297,8 @@ impl DynamoStore {
         updated: &Stream,
         at: DateTime<Utc>,
         dedupe: Option<&str>,
+        events: &[StreamEvent],
+        added_key: Option<(&str, &str)>,
     ) -> StoreResult<Outcome<Stream>> {
         // Only the stream item: lists and analytics show none of this.
         let mut sets = vec!["dispatches = :dispatches"];
@@ -289,6 +329,8 @@ impl DynamoStore {
             ("#revision", "revision".to_owned()),
             ("#due_pk", keys::DUE_PK.to_owned()),
             ("#due_sk", keys::DUE_SK.to_owned()),
+            ("#destinations", "destinations".to_owned()),
+            ("#egress", "egress".to_owned()),
         ];
         let change = update(
             &self.table,
@@ -301,12 +343,30 @@ impl DynamoStore {
             },
         )?;
         let mut items = vec![change];
+        for event in events {
+            items.push(put(&self.table, event_item(event), None)?);
+        }
+        if let Some((destination_id, key)) = added_key {
+            items.push(update(
+                &self.table,
+                UpdateSpec {
+                    key: keys::stream_keys_key(updated.id),
+                    expression: "SET #destination = :key",
+                    condition: None,
+                    names: vec![("#destination", destination_id.to_owned())],
+                    values: vec![(":key", s(key))],
+                },
+            )?);
+        }
+        let dedupe_at = items.len();
         if let Some(event_id) = dedupe {
             items.push(dedupe_item(&self.table, event_id, at)?);
         }
         match self.transact(items).await {
             Ok(()) => Ok(Outcome::Applied(updated.clone())),
-            Err(err) if dedupe.is_some() && condition_failed_at(&err, 1) => Ok(Outcome::Duplicate),
+            Err(err) if dedupe.is_some() && condition_failed_at(&err, dedupe_at) => {
+                Ok(Outcome::Duplicate)
+            }
             Err(err) if condition_failed_at(&err, 0) => Ok(Outcome::Stale),
             Err(err) => Err(backend(err)),
         }

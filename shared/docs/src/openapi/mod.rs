@@ -16,6 +16,7 @@ use hosting_app::delivery::retry::JITTER;
 use hosting_support::config::DEFAULT_RETRY_DELAYS_SECS;
 use uuid::Uuid;
 
+use hosting_domain::destination::{Destination, DestinationStatus, EGRESS_UNAVAILABLE};
 use hosting_domain::event::{EventType, WebhookEvent, WebhookEventData};
 use hosting_domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
 use hosting_domain::{Plan, Scope};
@@ -112,6 +113,22 @@ fn event_examples() -> Value {
                 Some(EndReason::DurationElapsed),
                 "Ended: by `DELETE`, at the end of its duration, by the host, or with the room; `end_reason` says which.",
             ),
+            EventType::DestinationActive => (
+                StreamStatus::Live,
+                Some(at(1)),
+                None,
+                12,
+                None,
+                "A destination's output is live on its channel (for a test key, when the stream starts).",
+            ),
+            EventType::DestinationFailed => (
+                StreamStatus::Live,
+                Some(at(1)),
+                None,
+                57,
+                None,
+                "A destination failed: LiveKit reported its output failed, or the egress could not be started (`egress_unavailable`). The stream goes on.",
+            ),
             EventType::WebhookTest => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
@@ -147,15 +164,46 @@ fn event_examples() -> Value {
             reconnect_until: None,
             revision: 0,
             deadline: None,
+            destinations: Vec::new(),
+            egress: Default::default(),
+            stream_keys: Default::default(),
         };
+        let destination = match event_type {
+            EventType::DestinationActive | EventType::DestinationFailed => {
+                let failed = event_type == EventType::DestinationFailed;
+                Some(Destination {
+                    destination_id: format!("dst_{:032x}", 0x5e1f_u128),
+                    platform: "tiktok".into(),
+                    ingest_url: "rtmps://push.example-live.com/live".into(),
+                    stream_key_last4: "9f3c".into(),
+                    status: if failed {
+                        DestinationStatus::Failed
+                    } else {
+                        DestinationStatus::Active
+                    },
+                    error: failed.then(|| EGRESS_UNAVAILABLE.to_owned()),
+                    started_at: (!failed).then(|| at(2)),
+                    ended_at: failed.then(|| at(3)),
+                })
+            }
+            _ => None,
+        };
+        let mut stream = stream;
+        stream.destinations.extend(destination.clone());
         let event = WebhookEvent {
             id: format!("evt_{:032x}", n + 1),
             event_type,
-            created_at: ended_at.or(started_at).unwrap_or(at(5)),
+            created_at: destination
+                .as_ref()
+                .and_then(|d| d.ended_at.or(d.started_at))
+                .or(ended_at)
+                .or(started_at)
+                .unwrap_or(at(5)),
             api_version: "v1",
             test: false,
             data: WebhookEventData {
                 stream: StreamDetail::new(&stream, stream.creator_id.clone()),
+                destination,
             },
         };
         examples.insert(

@@ -40,6 +40,11 @@ pub enum ProviderEventKind {
     /// A participant of a kind this build does not know: neither an agent nor a viewer. Its
     /// joining still shows a finished stream's room in use.
     UnknownParticipantJoined,
+    /// The room's egress (its recorder joining as a participant of kind `EGRESS`): neither a
+    /// viewer nor a host.
+    EgressParticipant,
+    /// `egress_started`, `egress_updated` or `egress_ended`, with its report.
+    Egress,
     RoomFinished,
     /// Anything else: acknowledged, changes nothing.
     Other,
@@ -56,6 +61,37 @@ pub struct ProviderEvent {
     pub disconnect_reason: Option<String>,
     /// When the provider says the event happened.
     pub created_at: Option<DateTime<Utc>>,
+    /// What an egress event reports.
+    pub egress: Option<EgressReport>,
+}
+
+/// An egress's state as an egress event reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressReport {
+    pub egress_id: String,
+    /// The egress has ended (`EGRESS_COMPLETE`, `EGRESS_FAILED`, `EGRESS_ABORTED`,
+    /// `EGRESS_LIMIT_REACHED`).
+    pub ended: bool,
+    /// Its error text, as the provider gives it (it may name an output URL).
+    pub error: Option<String>,
+    pub outputs: Vec<OutputReport>,
+}
+
+/// One output of an egress: its URL and state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputReport {
+    pub url: String,
+    pub state: OutputState,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputState {
+    Active,
+    Finished,
+    Failed,
+    /// Anything else (`ACTIVE` not yet reached): changes nothing.
+    Other,
 }
 
 /// What a viewer needs to join a launched room.
@@ -81,6 +117,33 @@ pub trait RoomProvider: Send + Sync {
     /// Deletes the room; a room that does not exist (deleted already, or never created)
     /// counts as deleted.
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
+    /// Starts one room-composite egress of the room pushing to `output_urls` over RTMP; its id.
+    async fn start_egress(
+        &self,
+        room_name: &str,
+        output_urls: Vec<String>,
+    ) -> Result<String, EgressError>;
+    /// Adds and removes outputs of a running egress.
+    async fn update_egress_outputs(
+        &self,
+        egress_id: &str,
+        add: Vec<String>,
+        remove: Vec<String>,
+    ) -> Result<(), EgressError>;
+    /// Stops the egress; one the provider no longer knows, or one that has ended, counts as
+    /// stopped.
+    async fn stop_egress(&self, egress_id: &str) -> Result<(), EgressError>;
+}
+
+/// Why an egress request failed. Its text never holds an output URL or a stream key: the
+/// adapter removes them before it is built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EgressError {
+    /// The provider does not know the egress (it ended and was forgotten).
+    #[error("the egress no longer exists")]
+    Gone,
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// One delivery of one event to one webhook. The body, and so the event id, is the same on

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::destination::StreamKeys;
 use crate::room_cleanup::RoomCleanup;
 use crate::stream::Transition;
 use crate::{EventType, Stream, StreamEvent, StreamStatus};
@@ -88,7 +89,9 @@ pub trait StreamStore: Send + Sync {
     /// `preparing` or `live`, its event in the outbox, and `dedupe` (a room-provider event id)
     /// recorded as seen, so that a provider event is applied once and a failed attempt leaves
     /// it unseen for the provider's retry; and `cleanup`, the deletion of the room of a stream
-    /// the transition finishes, written pending. A transition that finishes the stream adds
+    /// the transition finishes, written pending. The events of the destinations it moves
+    /// ([`StreamEvent::of_change`]) follow its own; a finished stream without a room cleanup
+    /// (a test stream) has its stream keys erased in the same step. A transition that finishes the stream adds
     /// its final figures (its viewer count as stored, not as the caller read it) to the
     /// brand's analytics aggregates in the same step.
     async fn apply_transition(
@@ -112,6 +115,27 @@ pub trait StreamStore: Send + Sync {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<Stream>>;
+
+    /// [`StreamStore::update_stream_host`] for a change of the destinations or the egress
+    /// (docs/destinations.md): the same conditional write, with `events` (the destinations'
+    /// events) in the outbox and `added_key` (a new destination's id and stream key) kept with
+    /// the stream's keys, in the same atomic step.
+    async fn update_stream_destinations(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+        events: &[StreamEvent],
+        added_key: Option<(&str, &str)>,
+    ) -> StoreResult<Outcome<Stream>>;
+
+    /// The stream keys of the stream's destinations, kept apart from the stream: only the
+    /// egress requests need them.
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys>;
+
+    /// Erases the stream's keys: its egress is stopped and it has ended.
+    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()>;
 
     /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
     /// count is final), never read below zero, recording `dedupe` in the same atomic step as

@@ -71,6 +71,8 @@ pub enum TimerKind {
     DispatchRetry,
     /// The reconnect window lapses ([`Stream::reconnect_until`]).
     ReconnectWindow,
+    /// An attempt at the egress start owed to a live stream ([`crate::destination::Egress`]).
+    EgressStart,
 }
 
 impl TimerKind {
@@ -80,6 +82,7 @@ impl TimerKind {
             TimerKind::DurationEnd => "duration_end",
             TimerKind::DispatchRetry => "dispatch_retry",
             TimerKind::ReconnectWindow => "reconnect_window",
+            TimerKind::EgressStart => "egress_start",
         }
     }
 }
@@ -296,6 +299,16 @@ pub struct Stream {
     /// step that creates the stream or makes it live, so a lost timer never leaves a stream
     /// active past it (see `hosting_app::service::timers::sweep`).
     pub deadline: Option<DateTime<Utc>>,
+    /// The channels the show is pushed to, in the order given (docs/destinations.md).
+    #[serde(default)]
+    pub destinations: Vec<crate::destination::Destination>,
+    /// The egress that pushes it there, and a start still owed.
+    #[serde(default)]
+    pub egress: crate::destination::Egress,
+    /// The stream keys of a new stream's destinations, written with it to an item of their
+    /// own; never read back onto the stream.
+    #[serde(skip)]
+    pub stream_keys: crate::destination::StreamKeys,
 }
 
 impl Stream {
@@ -317,6 +330,11 @@ impl Stream {
         }
         if self.started_at == Some(self.created_at) {
             self.started_at = Some(at);
+            for destination in &mut self.destinations {
+                if destination.started_at == Some(self.created_at) {
+                    destination.started_at = Some(at);
+                }
+            }
         }
         for due in [&mut self.deadline, &mut self.next_dispatch_at]
             .into_iter()
@@ -387,6 +405,7 @@ impl Stream {
             self.host_lost_at = None;
             self.reconnect_until = None;
         }
+        self.destinations_follow_status(at);
         self.revision += 1;
         // Only `live` has a deadline that a transition sets: the preparing one is set at
         // creation, where the timeout is known.
@@ -440,6 +459,9 @@ pub(crate) mod tests {
             reconnect_until: None,
             revision: 0,
             deadline: None,
+            destinations: Vec::new(),
+            egress: Default::default(),
+            stream_keys: Default::default(),
         }
     }
 

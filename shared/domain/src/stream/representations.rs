@@ -33,6 +33,8 @@ pub struct StreamCreated {
     /// Live keys only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dispatch_method: Option<Option<String>>,
+    /// The destinations, in the order given (`[]` when none): `pending` for a live key, `active` for a test key.
+    pub destinations: Vec<crate::destination::Destination>,
 }
 
 /// Item of `GET /streams`.
@@ -120,6 +122,8 @@ pub struct StreamDetail {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "EndReason")]
     pub end_reason: Option<EndReason>,
+    /// The channels the show is pushed to, in the order given (`[]` when none).
+    pub destinations: Vec<crate::destination::Destination>,
 }
 
 impl StreamDetail {
@@ -139,6 +143,7 @@ impl StreamDetail {
             created_at: stream.created_at,
             test: stream.test,
             end_reason: stream.end_reason,
+            destinations: stream.destinations.clone(),
         }
     }
 
@@ -162,6 +167,7 @@ impl StreamDetail {
             created_at: stream.created_at,
             test: stream.test,
             end_reason: stream.end_reason,
+            destinations: stream.destinations,
         }
     }
 }

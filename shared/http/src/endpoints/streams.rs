@@ -7,6 +7,7 @@ use super::{Access, Body, Endpoint, Function, Header, In, Parameter, Response, s
 use super::{list_limit, list_offset, string};
 use crate::query::QueryParameters;
 use hosting_domain::analytics::Analytics;
+use hosting_domain::destination::{Destination, DestinationRequest};
 use hosting_domain::error::ErrorCode::*;
 use hosting_domain::stream::{StreamCreated, StreamDetail, StreamEnded, StreamList};
 use hosting_domain::validation::StartStreamRequest;
@@ -65,6 +66,16 @@ pub(super) const STREAM_ID: Parameter = Parameter {
     schema: string,
 };
 
+pub(super) const DESTINATION_ID: Parameter = Parameter {
+    name: "destination_id",
+    location: In::Path,
+    required: true,
+    description: "The destination's `dst_` id.",
+    schema: string,
+};
+
+const DESTINATION_NOT_FOUND: &str = "No such stream for this brand, or it is not `preparing` or `live`; or no such destination, or one already `failed`, `ended` or `removed`.";
+
 declare_endpoints! {
     pub static START_STREAM: Endpoint = Endpoint {
         operation_id: "startStream",
@@ -74,7 +85,7 @@ declare_endpoints! {
         path: "/streams",
         access: Access::Keyed(Scope::StreamsWrite),
         summary: "Start a stream and dispatch its AI host.",
-        description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.",
+        description: "Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live, through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints, vertical, creator, destinations, concurrency.",
         request_body: Some(schema_of::<StartStreamRequest>),
         responses: &[
             Response {
@@ -95,7 +106,7 @@ declare_endpoints! {
             },
             Response {
                 status: 403,
-                description: "The key lacks `streams:write` (the message names it), or `vertical` is not the brand's.",
+                description: "The key lacks `streams:write` (the message names it), `vertical` is not the brand's, or a destination's platform is not permitted for it.",
                 body: Body::Error(&[VerticalMismatch]),
                 headers: &[],
             },
@@ -184,6 +195,73 @@ declare_endpoints! {
             Response {
                 status: 404,
                 description: "No such live stream for this brand.",
+                body: Body::Error(&[NotFound]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static ADD_DESTINATION: Endpoint = Endpoint {
+        operation_id: "addStreamDestination",
+        tag: "streams",
+        function: Function::Streams,
+        method: Method::POST,
+        path: "/streams/{id}/destinations",
+        access: Access::Keyed(Scope::StreamsWrite),
+        summary: "Add a destination to a preparing or live stream.",
+        description: "`pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.",
+        parameters: &[STREAM_ID],
+        request_body: Some(schema_of::<DestinationRequest>),
+        responses: &[
+            Response {
+                status: 201,
+                description: "The destination added. Its stream key is never shown again.",
+                body: Body::Json(schema_of::<Destination>),
+                headers: &[],
+            },
+            Response {
+                status: 400,
+                description: "Invalid JSON, not an object, or `platform`, `ingest_url` or `stream_key` absent or null (`missing_fields`); a violated constraint, a sixth destination (`removed` ones not counted), or the same `ingest_url` and `stream_key` as another destination (`invalid_fields`).",
+                body: Body::Error(&[MissingFields, InvalidFields]),
+                headers: &[],
+            },
+            Response {
+                status: 403,
+                description: "The key lacks `streams:write` (the message names it), or the platform is not permitted for the brand's vertical.",
+                body: Body::Error(&[VerticalMismatch]),
+                headers: &[],
+            },
+            Response {
+                status: 404,
+                description: DESTINATION_NOT_FOUND,
+                body: Body::Error(&[NotFound]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static REMOVE_DESTINATION: Endpoint = Endpoint {
+        operation_id: "removeStreamDestination",
+        tag: "streams",
+        function: Function::Streams,
+        method: Method::DELETE,
+        path: "/streams/{id}/destinations/{destination_id}",
+        access: Access::Keyed(Scope::StreamsWrite),
+        summary: "Stop airing a stream on one destination.",
+        description: "The destination becomes `removed`, after `livekit.Egress/UpdateStream` with `remove_output_urls` when it was `starting` or `active`.",
+        parameters: &[STREAM_ID, DESTINATION_ID],
+        responses: &[
+            Response {
+                status: 200,
+                description: "The destination, `removed`.",
+                body: Body::Json(schema_of::<Destination>),
+                headers: &[],
+            },
+            Response {
+                status: 404,
+                description: DESTINATION_NOT_FOUND,
                 body: Body::Error(&[NotFound]),
                 headers: &[],
             },

@@ -2,9 +2,10 @@
 
 use axum::http::Method;
 
-use super::streams::STREAM_ID;
+use super::streams::{DESTINATION_ID, STREAM_ID};
 use super::{Access, Body, Endpoint, Function, Response, schema_of};
 use hosting_domain::Scope;
+use hosting_domain::destination::{Destination, TestFailureRequest};
 use hosting_domain::error::ErrorCode::*;
 use hosting_domain::stream::StreamDetail;
 use hosting_domain::validation::SetViewersRequest;
@@ -73,6 +74,40 @@ declare_endpoints! {
         description: "The stream becomes `error` with `ended_at` set and `end_reason` `provider_error`, `stream.error` is sent and its slot released. Takes no body; any body is ignored.",
         parameters: &[STREAM_ID],
         responses: &[TEST_HELPER_DETAIL, TEST_HELPER_NOT_FOUND],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static FAIL_TEST_DESTINATION: Endpoint = Endpoint {
+        operation_id: "failTestStreamDestination",
+        tag: "test_helpers",
+        function: Function::Streams,
+        method: Method::POST,
+        path: "/test_helpers/streams/{id}/destinations/{destination_id}/fail",
+        access: Access::Keyed(Scope::StreamsWrite),
+        summary: "Test keys: fail one destination of a live test stream.",
+        description: "The destination becomes `failed` with `error` (default `simulated failure`) and `stream.destination_failed` is sent. The body is optional. Checks in order: the body, then the stream, then the destination.",
+        parameters: &[STREAM_ID, DESTINATION_ID],
+        request_body: Some(schema_of::<TestFailureRequest>),
+        responses: &[
+            Response {
+                status: 200,
+                description: "The destination, `failed`.",
+                body: Body::Json(schema_of::<Destination>),
+                headers: &[],
+            },
+            Response {
+                status: 400,
+                description: "A body that is not a JSON object, or an `error` that is not a string of 1 to 200 characters (`invalid_fields`).",
+                body: Body::Error(&[InvalidFields]),
+                headers: &[],
+            },
+            Response {
+                status: 404,
+                description: "A live key, a stream started with a live key, no such stream for this brand, a test stream that is not `live`, or no such destination, or one already `failed`, `ended` or `removed`.",
+                body: Body::Error(&[NotFound]),
+                headers: &[],
+            },
+        ],
         ..Endpoint::DEFAULT
     };
 }

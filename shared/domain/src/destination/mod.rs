@@ -1,0 +1,438 @@
+//! Destinations (docs/destinations.md): the brand's channels a live stream is pushed to through
+//! one room-composite egress, their states, and the egress's own state on the stream. Stream keys
+//! are write-only: they are kept apart from the stream ([`StreamKeys`]), and a destination shows
+//! only the key's last four characters.
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::clock::timestamp;
+use crate::stream::{Stream, StreamStatus};
+use crate::validation::PLATFORMS;
+
+/// Most destinations a stream holds, `removed` ones not counted.
+pub const MAX_DESTINATIONS: usize = 5;
+pub const INGEST_URL_MAX_CHARS: usize = 512;
+pub const STREAM_KEY_MAX_CHARS: usize = 256;
+/// A destination's `error` when its egress could not be started within the retry time.
+pub const EGRESS_UNAVAILABLE: &str = "egress_unavailable";
+/// Times an egress that ended while its stream is live is started again.
+pub const MAX_EGRESS_RESTARTS: u32 = 3;
+/// The `error` of a destination failed by the test helper without one.
+pub const SIMULATED_FAILURE: &str = "simulated failure";
+/// Longest `error` the test helper takes.
+pub const TEST_ERROR_MAX_CHARS: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DestinationStatus {
+    /// The stream is not live yet.
+    Pending,
+    /// The egress was requested.
+    Starting,
+    /// LiveKit reports the output active.
+    Active,
+    Failed,
+    Ended,
+    Removed,
+}
+
+impl DestinationStatus {
+    pub fn is_final(self) -> bool {
+        matches!(self, Self::Failed | Self::Ended | Self::Removed)
+    }
+
+    /// States only move forward: to a higher rank, and never from a final one.
+    fn rank(self) -> u8 {
+        match self {
+            Self::Pending => 0,
+            Self::Starting => 1,
+            Self::Active => 2,
+            Self::Failed | Self::Ended | Self::Removed => 3,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Starting => "starting",
+            Self::Active => "active",
+            Self::Failed => "failed",
+            Self::Ended => "ended",
+            Self::Removed => "removed",
+        }
+    }
+}
+
+/// A destination as stored on its stream and shown: never its stream key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Destination {
+    /// `dst_` and 32 lowercase hex digits.
+    #[schemars(pattern("^dst_[0-9a-f]{32}$"))]
+    pub destination_id: String,
+    #[schemars(extend("enum" = PLATFORMS))]
+    pub platform: String,
+    /// The RTMP ingest, as given.
+    pub ingest_url: String,
+    /// The stream key's last 4 characters (the whole key when shorter); the key itself is never shown again.
+    pub stream_key_last4: String,
+    pub status: DestinationStatus,
+    /// Why it failed: LiveKit's error text, or `egress_unavailable` when the egress could not be started.
+    pub error: Option<String>,
+    /// When it became `active`.
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it became `failed`, `ended` or `removed`.
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+impl Destination {
+    /// Moves to `to` at `at` when that is forward ([`DestinationStatus`]); `true` when it moved.
+    pub fn advance(
+        &mut self,
+        to: DestinationStatus,
+        at: DateTime<Utc>,
+        error: Option<&str>,
+    ) -> bool {
+        if self.status.is_final() || to.rank() <= self.status.rank() {
+            return false;
+        }
+        self.status = to;
+        match to {
+            DestinationStatus::Active => self.started_at = Some(at),
+            DestinationStatus::Failed | DestinationStatus::Ended | DestinationStatus::Removed => {
+                self.ended_at = Some(at);
+            }
+            DestinationStatus::Pending | DestinationStatus::Starting => {}
+        }
+        if to == DestinationStatus::Failed {
+            self.error = error.map(str::to_owned);
+        }
+        true
+    }
+
+    /// In the egress (requested or airing).
+    pub fn in_egress(&self) -> bool {
+        matches!(
+            self.status,
+            DestinationStatus::Starting | DestinationStatus::Active
+        )
+    }
+}
+
+// The documented shapes of a destination in a request body, with the limits the checks
+// enforce. Doc comments here are public text.
+/// A destination to push the show to: an RTMP ingest and its stream key.
+#[derive(Debug, Clone, JsonSchema)]
+pub struct DestinationRequest {
+    /// As the stream's own platform: one of the six.
+    #[schemars(extend("enum" = PLATFORMS))]
+    pub platform: String,
+    /// An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment.
+    #[schemars(length(max = INGEST_URL_MAX_CHARS), pattern("^rtmps?://"))]
+    pub ingest_url: String,
+    /// Write-only: printable ASCII without spaces. Never shown again; the destination shows `stream_key_last4`.
+    #[schemars(length(min = 1, max = STREAM_KEY_MAX_CHARS), pattern("^[!-~]+$"))]
+    pub stream_key: String,
+}
+
+/// Body of `POST /test_helpers/streams/{id}/destinations/{destination_id}/fail` (optional).
+#[derive(Debug, Clone, JsonSchema)]
+pub struct TestFailureRequest {
+    /// The destination's `error`; `simulated failure` when absent.
+    #[schemars(length(min = 1, max = TEST_ERROR_MAX_CHARS))]
+    pub error: Option<String>,
+}
+
+/// A destination as the brand sends it, checked. Its key is never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct NewDestination {
+    pub platform: String,
+    pub ingest_url: String,
+    pub stream_key: String,
+}
+
+impl std::fmt::Debug for NewDestination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewDestination")
+            .field("platform", &self.platform)
+            .field("ingest_url", &self.ingest_url)
+            .field("stream_key", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The address LiveKit pushes a destination to: `<ingest_url>/<stream_key>`. As secret as the key.
+pub fn output_url(ingest_url: &str, stream_key: &str) -> String {
+    format!("{ingest_url}/{stream_key}")
+}
+
+/// The stream keys of a stream's destinations, by destination id: kept on an item of their own,
+/// read only to talk to the egress, and erased once the stream has ended and its egress is
+/// stopped. Never printed.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamKeys(pub Vec<(String, String)>);
+
+impl std::fmt::Debug for StreamKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StreamKeys(<{} redacted>)", self.0.len())
+    }
+}
+
+impl StreamKeys {
+    pub fn get(&self, destination_id: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(id, _)| id == destination_id)
+            .map(|(_, key)| key.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The output URL of `destination`, when its key is known.
+    pub fn output_url(&self, destination: &Destination) -> Option<String> {
+        self.get(&destination.destination_id)
+            .map(|key| output_url(&destination.ingest_url, key))
+    }
+
+    /// `text` with every key and output URL of these destinations replaced, so that an error a
+    /// provider wrote about an output can be shown, logged and stored.
+    pub fn redact(&self, text: &str, destinations: &[Destination]) -> String {
+        let mut text = text.to_owned();
+        for destination in destinations {
+            if let Some(url) = self.output_url(destination) {
+                text = text.replace(&url, &format!("{}/[redacted]", destination.ingest_url));
+            }
+        }
+        for (_, key) in &self.0 {
+            // A key of a few characters would blank out ordinary words.
+            if key.len() >= 6 {
+                text = text.replace(key.as_str(), "[redacted]");
+            }
+        }
+        text
+    }
+}
+
+/// The running egress of a stream, and the start still owed to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Egress {
+    /// LiveKit's id of the egress started last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Times an egress was started again after one ended while live.
+    #[serde(default)]
+    pub restarts: u32,
+    /// While a start is owed: when its next attempt is due.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_at: Option<DateTime<Utc>>,
+    /// While a start is owed: since when (its retries stop `EGRESS_START_RETRY_SECS` after).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// Attempts at the owed start so far.
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+impl Egress {
+    pub fn is_idle(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// How long one egress request may take before it counts as failed.
+pub const EGRESS_CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Stream {
+    /// Whether the stream has destinations that are not final.
+    pub fn has_open_destinations(&self) -> bool {
+        self.destinations.iter().any(|d| !d.status.is_final())
+    }
+
+    /// Destinations not `removed`, which count against [`MAX_DESTINATIONS`].
+    pub fn counted_destinations(&self) -> usize {
+        self.destinations
+            .iter()
+            .filter(|d| d.status != DestinationStatus::Removed)
+            .count()
+    }
+
+    pub fn destination(&self, destination_id: &str) -> Option<&Destination> {
+        self.destinations
+            .iter()
+            .find(|d| d.destination_id == destination_id)
+    }
+
+    pub fn destination_mut(&mut self, destination_id: &str) -> Option<&mut Destination> {
+        self.destinations
+            .iter_mut()
+            .find(|d| d.destination_id == destination_id)
+    }
+
+    /// A start of the egress owed from `at` (going live, a destination added with none
+    /// running, an egress that ended while live).
+    pub fn owe_egress_start(&mut self, at: DateTime<Utc>) {
+        self.egress.id = None;
+        self.egress.due_at = Some(at);
+        self.egress.since = Some(at);
+        self.egress.attempts = 0;
+    }
+
+    /// What a status change does to the destinations, in the same step: going live, a
+    /// live-key stream's pending destinations turn `starting` and an egress start is owed (a
+    /// test stream's turn `active`); finishing, those not final turn `ended`, or `failed` when
+    /// the stream never went live, and no start is owed any more.
+    pub fn destinations_follow_status(&mut self, at: DateTime<Utc>) {
+        match self.status {
+            StreamStatus::Live => {
+                let to = if self.test {
+                    DestinationStatus::Active
+                } else {
+                    DestinationStatus::Starting
+                };
+                let mut moved = false;
+                for destination in &mut self.destinations {
+                    moved |= destination.advance(to, at, None);
+                }
+                if moved && !self.test {
+                    self.owe_egress_start(at);
+                }
+            }
+            StreamStatus::Ended | StreamStatus::Error => {
+                let to = if self.started_at.is_some() {
+                    DestinationStatus::Ended
+                } else {
+                    DestinationStatus::Failed
+                };
+                let ended_at = self.ended_at.unwrap_or(at);
+                for destination in &mut self.destinations {
+                    destination.advance(to, ended_at, None);
+                }
+                self.egress.due_at = None;
+                self.egress.since = None;
+            }
+            StreamStatus::Preparing => {}
+        }
+    }
+
+    /// The stream with the owed egress start claimed for one attempt at `now`: due again after
+    /// the attempt's longest wait, so a process that dies in it leaves the retry to a timer or
+    /// the sweep. `None` when no start is due.
+    pub fn with_egress_start_claimed(&self, now: DateTime<Utc>) -> Option<Stream> {
+        if self.status != StreamStatus::Live || self.egress.due_at.is_none_or(|due| due > now) {
+            return None;
+        }
+        let mut next = self.clone();
+        next.revision += 1;
+        next.egress.attempts += 1;
+        next.egress.due_at = Some(now + delta(EGRESS_CALL_TIMEOUT * 2));
+        Some(next)
+    }
+
+    /// After the egress `egress_id` was started at `now`: kept, and no start owed.
+    pub fn with_egress_started(&self, egress_id: &str) -> Option<Stream> {
+        if self.status != StreamStatus::Live {
+            return None;
+        }
+        let mut next = self.clone();
+        next.revision += 1;
+        next.egress.id = Some(egress_id.to_owned());
+        next.egress.due_at = None;
+        next.egress.since = None;
+        next.egress.attempts = 0;
+        Some(next)
+    }
+
+    /// After an attempt at the owed start failed at `now`: due again 1 s after the first
+    /// failure, doubling, while within `retry_for` of when the start was first owed; past it,
+    /// every destination still `starting` turns `failed` with [`EGRESS_UNAVAILABLE`].
+    pub fn with_egress_start_failed(
+        &self,
+        now: DateTime<Utc>,
+        retry_for: Duration,
+    ) -> Option<Stream> {
+        if self.status != StreamStatus::Live || self.egress.due_at.is_none() {
+            return None;
+        }
+        let mut next = self.clone();
+        next.revision += 1;
+        let since = self.egress.since.unwrap_or(now);
+        let give_up_at = since + delta(retry_for);
+        if now >= give_up_at {
+            next.egress.due_at = None;
+            next.egress.since = None;
+            next.egress.attempts = 0;
+            for destination in &mut next.destinations {
+                if destination.status == DestinationStatus::Starting {
+                    destination.advance(DestinationStatus::Failed, now, Some(EGRESS_UNAVAILABLE));
+                }
+            }
+        } else {
+            let shift = self.egress.attempts.saturating_sub(1).min(16);
+            let wait = delta(Duration::from_secs(1u64 << shift));
+            next.egress.due_at = Some((now + wait).min(give_up_at));
+        }
+        Some(next)
+    }
+
+    /// Destinations whose state moved from `before` to `self` into one that is evented
+    /// (`active`, `failed`), in order.
+    pub fn evented_destination_changes<'a>(&'a self, before: &Stream) -> Vec<&'a Destination> {
+        self.destinations
+            .iter()
+            .filter(|after| {
+                matches!(
+                    after.status,
+                    DestinationStatus::Active | DestinationStatus::Failed
+                ) && before
+                    .destination(&after.destination_id)
+                    .is_none_or(|was| was.status != after.status)
+            })
+            .collect()
+    }
+}
+
+/// New destinations for `stream` from checked input, `pending`, with their keys.
+pub fn new_destinations(inputs: Vec<NewDestination>) -> (Vec<Destination>, StreamKeys) {
+    let mut keys = Vec::with_capacity(inputs.len());
+    let destinations = inputs
+        .into_iter()
+        .map(|input| {
+            let destination_id = format!("dst_{}", Uuid::new_v4().simple());
+            let last4 = last4(&input.stream_key);
+            keys.push((destination_id.clone(), input.stream_key));
+            Destination {
+                destination_id,
+                platform: input.platform,
+                ingest_url: input.ingest_url,
+                stream_key_last4: last4,
+                status: DestinationStatus::Pending,
+                error: None,
+                started_at: None,
+                ended_at: None,
+            }
+        })
+        .collect();
+    (destinations, StreamKeys(keys))
+}
+
+fn last4(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    chars[chars.len().saturating_sub(4)..].iter().collect()
+}
+
+fn delta(duration: Duration) -> TimeDelta {
+    TimeDelta::from_std(duration).unwrap_or(TimeDelta::MAX)
+}
+
+mod checks;
+pub use checks::{parse_destination, parse_destinations, parse_test_failure};
