@@ -3,7 +3,8 @@
 # registers a receiver, starts it with the registration's secret, starts a test stream,
 # watches stream.started arrive verified, ends the stream, watches stream.ended (end_reason
 # requested), fails a second one with the test helper, watches stream.error (end_reason
-# provider_error), cleans up.
+# provider_error), starts a third with a destination and fails the destination with the test
+# helper, watching stream.destination_active and stream.destination_failed, cleans up.
 #
 # First, in another terminal:
 #   WEBHOOK_ALLOW_PRIVATE_URLS=true scripts/serve.sh --fixed-demo-keys
@@ -22,7 +23,7 @@ field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])
 
 echo "1. register a receiver at http://127.0.0.1:$PORT/"
 registration=$(api -X POST "$API/webhooks" \
-    -d "{\"url\":\"http://127.0.0.1:$PORT/\",\"events\":[\"stream.started\",\"stream.ended\",\"stream.error\"]}")
+    -d "{\"url\":\"http://127.0.0.1:$PORT/\",\"events\":[\"stream.started\",\"stream.ended\",\"stream.error\",\"stream.destination_active\",\"stream.destination_failed\"]}")
 if ! secret=$(echo "$registration" | field secret 2>/dev/null); then
     echo "   refused: $registration" >&2
     echo "   (start the server with WEBHOOK_ALLOW_PRIVATE_URLS=true to deliver to your machine)" >&2
@@ -91,5 +92,17 @@ failing=$(api -X POST "$API/streams" \
     | field stream_id)
 api -X POST "$API/test_helpers/streams/$failing/fail" > /dev/null
 wait_for stream.error "$failing" provider_error
+
+echo "6. start a third with a destination, and fail the destination with the test helper"
+airing=$(api -X POST "$API/streams" \
+    -d '{"creator_id":"avt_ava000000001","product_name":"Glow Serum","platform":"tiktok","duration_minutes":30,
+         "destinations":[{"platform":"youtube","ingest_url":"rtmp://a.rtmp.youtube.com/live2","stream_key":"abcd-efgh-ijkl-mnop"}]}')
+destination=$(echo "$airing" | python3 -c 'import json, sys; print(json.load(sys.stdin)["destinations"][0]["destination_id"])')
+airing=$(echo "$airing" | field stream_id)
+wait_for stream.destination_active "$airing"
+api -X POST "$API/test_helpers/streams/$airing/destinations/$destination/fail" > /dev/null
+wait_for stream.destination_failed "$airing"
+api -X DELETE "$API/streams/$airing" > /dev/null
+wait_for stream.ended "$airing" requested
 
 echo "done: every event arrived, each verified with standardwebhooks and stripe"

@@ -119,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Start a stream and dispatch its AI host.
-         * @description Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.
+         * @description Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live, through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints, vertical, creator, destinations, concurrency.
          */
         post: operations["startStream"];
         delete?: never;
@@ -147,6 +147,66 @@ export interface paths {
          * @description Only `live` streams end; anything else is not found. Safe to retry.
          */
         delete: operations["endStream"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{id}/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a destination to a preparing or live stream.
+         * @description `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.
+         */
+        post: operations["addStreamDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{id}/destinations/{destination_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop airing a stream on one destination.
+         * @description The destination becomes `removed`, after `livekit.Egress/UpdateStream` with `remove_output_urls` when it was `starting` or `active`.
+         */
+        delete: operations["removeStreamDestination"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test_helpers/streams/{id}/destinations/{destination_id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test keys: fail one destination of a live test stream.
+         * @description The destination becomes `failed` with `error` (default `simulated failure`) and `stream.destination_failed` is sent. The body is optional. Checks in order: the body, then the stream, then the destination.
+         */
+        post: operations["failTestStreamDestination"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -510,6 +570,47 @@ export interface components {
             response_status: number | null;
             status: components["schemas"]["AttemptStatus"];
         };
+        /** @description A destination as stored on its stream and shown: never its stream key. */
+        Destination: {
+            /** @description `dst_` and 32 lowercase hex digits. */
+            destination_id: string;
+            /**
+             * Format: date-time
+             * @description When it became `failed`, `ended` or `removed`.
+             */
+            ended_at: string | null;
+            /** @description Why it failed: LiveKit's error text, or `egress_unavailable` when the egress could not be started. */
+            error: string | null;
+            /** @description The RTMP ingest, as given. */
+            ingest_url: string;
+            /** @enum {string} */
+            platform: "youtube" | "tiktok" | "twitch" | "kick" | "facebook" | "instagram";
+            /**
+             * Format: date-time
+             * @description When it became `active`.
+             */
+            started_at: string | null;
+            status: components["schemas"]["DestinationStatus"];
+            /** @description The stream key's last 4 characters (the whole key when shorter); the key itself is never shown again. */
+            stream_key_last4: string;
+        };
+        /** @description A destination to push the show to: an RTMP ingest and its stream key. */
+        DestinationRequest: {
+            /** @description An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment. */
+            ingest_url: string;
+            /**
+             * @description As the stream's own platform: one of the six.
+             * @enum {string}
+             */
+            platform: "youtube" | "tiktok" | "twitch" | "kick" | "facebook" | "instagram";
+            /** @description Write-only: printable ASCII without spaces. Never shown again; the destination shows `stream_key_last4`. */
+            stream_key: string;
+        };
+        /**
+         * @description `pending`: the stream is not live yet. `starting`: the egress was requested. `active`: LiveKit reports the output active. `failed`, `ended` and `removed` are final. States only move forward.
+         * @enum {string}
+         */
+        DestinationStatus: "pending" | "starting" | "active" | "failed" | "ended" | "removed";
         /** @description What the API is and which endpoints it serves. */
         Discovery: {
             authentication: string;
@@ -551,7 +652,7 @@ export interface components {
             message: string;
         };
         /** @enum {string} */
-        EventType: "stream.started" | "stream.ended" | "stream.error";
+        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed";
         /**
          * @description The analytics window.
          * @enum {string}
@@ -619,6 +720,8 @@ export interface components {
         StartStreamRequest: {
             /** @description The `avt_` id of a creator from `GET /creators`. */
             creator_id: string;
+            /** @description Channels to push the show to once live: at most 5; absent, `null` or `[]` for none. Checked after the creator. */
+            destinations?: components["schemas"]["DestinationRequest"][];
             /**
              * Format: uint32
              * @description Required for live keys. Optional for test keys (validated when sent); without it a test stream ends after the longest duration allowed.
@@ -639,6 +742,8 @@ export interface components {
             agent_dispatched?: boolean | null;
             /** Format: date-time */
             created_at: string;
+            /** @description The destinations, in the order given (`[]` when none): `pending` for a live key, `active` for a test key. */
+            destinations: components["schemas"]["Destination"][];
             /** @description Live keys only. */
             dispatch_method?: string | null;
             room_name: string;
@@ -655,6 +760,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             creator_id: string | null;
+            /** @description The channels the show is pushed to, in the order given (`[]` when none). */
+            destinations: components["schemas"]["Destination"][];
             /** @description Present once the stream is `ended` or `error`; absent before, never `null`. */
             end_reason?: components["schemas"]["EndReason"];
             /** Format: date-time */
@@ -743,6 +850,11 @@ export interface components {
              */
             status_code: number | null;
         };
+        /** @description Body of `POST /test_helpers/streams/{id}/destinations/{destination_id}/fail` (optional). */
+        TestFailureRequest: {
+            /** @description The destination's `error`; `simulated failure` when absent. */
+            error?: string;
+        };
         /** @description Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored. */
         UpdateWebhookRequest: {
             /** @description `true` re-enables a webhook a `410 Gone` turned off. */
@@ -792,6 +904,8 @@ export interface components {
             type: components["schemas"]["EventType"];
         };
         WebhookEventData: {
+            /** @description The destination whose state changed (`stream.destination_active`, `stream.destination_failed` only). */
+            destination?: components["schemas"]["Destination"] | null;
             /** @description The stream right after the change, as `GET /streams/{id}` shows it. */
             stream: components["schemas"]["StreamDetail"];
         };
@@ -1236,7 +1350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks `streams:write` (the message names it), or `vertical` is not the brand's. */
+            /** @description The key lacks `streams:write` (the message names it), `vertical` is not the brand's, or a destination's platform is not permitted for it. */
             403: {
                 headers: {
                     /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
@@ -1518,6 +1632,401 @@ export interface operations {
                 };
             };
             /** @description No such live stream for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addStreamDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DestinationRequest"];
+            };
+        };
+        responses: {
+            /** @description The destination added. Its stream key is never shown again. */
+            201: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description Invalid JSON, not an object, or `platform`, `ingest_url` or `stream_key` absent or null (`missing_fields`); a violated constraint, a sixth destination (`removed` ones not counted), or the same `ingest_url` and `stream_key` as another destination (`invalid_fields`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it), or the platform is not permitted for the brand's vertical. */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such stream for this brand, or it is not `preparing` or `live`; or no such destination, or one already `failed`, `ended` or `removed`. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeStreamDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+                /** @description The destination's `dst_` id. */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destination, `removed`. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such stream for this brand, or it is not `preparing` or `live`; or no such destination, or one already `failed`, `ended` or `removed`. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    failTestStreamDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+                /** @description The destination's `dst_` id. */
+                destination_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestFailureRequest"];
+            };
+        };
+        responses: {
+            /** @description The destination, `failed`. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            /** @description A body that is not a JSON object, or an `error` that is not a string of 1 to 200 characters (`invalid_fields`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A live key, a stream started with a live key, no such stream for this brand, a test stream that is not `live`, or no such destination, or one already `failed`, `ended` or `removed`. */
             404: {
                 headers: {
                     /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */

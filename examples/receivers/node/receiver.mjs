@@ -27,13 +27,19 @@ function verify(rawBody, headers) {
 }
 
 function process_(event) {
-  const { stream } = event.data;
+  const { stream, destination } = event.data;
   // end_reason says why a finished stream ended (requested, host_left, provider_error, ...);
   // absent while it is active (JSON.stringify leaves it out). New reasons may be added: treat an
   // unknown one as a generic end.
   console.log(JSON.stringify({
     verified: event.type, id: event.id, stream_id: stream.stream_id, status: stream.status,
-    end_reason: stream.end_reason, schemes: ["standardwebhooks", "stripe"],
+    end_reason: stream.end_reason,
+    // stream.destination_active / stream.destination_failed: which channel, and why it failed.
+    destination: destination && {
+      destination_id: destination.destination_id, platform: destination.platform,
+      status: destination.status, error: destination.error,
+    },
+    schemes: ["standardwebhooks", "stripe"],
   }));
 }
 

@@ -65,6 +65,10 @@ def worker() -> None:
         # it is active. New reasons may be added: treat an unknown one as a generic end.
         if "end_reason" in stream:
             line["end_reason"] = stream["end_reason"]
+        # stream.destination_active / stream.destination_failed: which channel, and why it failed.
+        destination = event["data"].get("destination")
+        if destination:
+            line["destination"] = {key: destination[key] for key in ("destination_id", "platform", "status", "error")}
         line["schemes"] = ["standardwebhooks", "stripe"]
         print(json.dumps(line), flush=True)
 

@@ -1,8 +1,11 @@
 //! Stream deadlines: a timer fired by EventBridge Scheduler (the schedule's input is the timer
-//! itself), or, every minute, the sweep that ends streams whose timer was lost.
+//! itself), or, every minute, the sweep that ends streams whose timer was lost; and the table's
+//! stream, filtered to the stream items that owe an egress start (docs/destinations.md, "Going
+//! live"), so that start is made within seconds rather than at the next whole minute.
 
 use hosting_app::App;
 use hosting_app::sweep_budget::SweepBudget;
+use hosting_domain::TimerKind;
 use hosting_domain::ports::Timer;
 use serde::{Deserialize, Serialize};
 
@@ -11,8 +14,62 @@ use serde::{Deserialize, Serialize};
 #[serde(untagged)]
 pub enum Invocation {
     Timer(Timer),
+    /// Stream items that owe an egress start, from the table's stream.
+    EgressOwed(StreamChanges),
     /// The sweep's schedule (any other input).
     Sweep(serde_json::Value),
+}
+
+/// A batch of the table's stream (only the fields read here; the filter lets through only stream
+/// items with `egress_due`).
+#[derive(Debug, Deserialize)]
+pub struct StreamChanges {
+    #[serde(rename = "Records")]
+    records: Vec<ChangeRecord>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChangeRecord {
+    dynamodb: Change,
+}
+
+#[derive(Debug, Deserialize)]
+struct Change {
+    #[serde(rename = "NewImage")]
+    new_image: OwedStart,
+}
+
+#[derive(Debug, Deserialize)]
+struct OwedStart {
+    id: StringValue,
+    egress_due: StringValue,
+}
+
+#[derive(Debug, Deserialize)]
+struct StringValue {
+    #[serde(rename = "S")]
+    s: String,
+}
+
+/// The longest an invocation waits for an owed start that falls due soon (a retry 1, 2 or 4
+/// seconds after a failure); later ones are the timer's and the sweep's.
+const WAIT_FOR_DUE: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl StreamChanges {
+    /// The egress starts these changes owe, as timers.
+    fn owed(&self) -> Vec<Timer> {
+        self.records
+            .iter()
+            .filter_map(|record| {
+                let image = &record.dynamodb.new_image;
+                Some(Timer {
+                    stream_id: image.id.s.parse().ok()?,
+                    kind: TimerKind::EgressStart,
+                    due_at: image.egress_due.s.parse().ok()?,
+                })
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -38,6 +95,20 @@ pub async fn handle_within(
     let changed = match invocation {
         Invocation::Timer(timer) => {
             usize::from(hosting_app::service::timers::fire(app, &timer).await?)
+        }
+        Invocation::EgressOwed(changes) => {
+            let mut changed = 0;
+            for timer in changes.owed() {
+                let wait = (timer.due_at - app.clock.now())
+                    .to_std()
+                    .unwrap_or_default();
+                if wait > WAIT_FOR_DUE {
+                    continue;
+                }
+                tokio::time::sleep(wait).await;
+                changed += usize::from(hosting_app::service::timers::fire(app, &timer).await?);
+            }
+            changed
         }
         Invocation::Sweep(_) => hosting_app::service::timers::sweep_within(app, budget).await?,
     };

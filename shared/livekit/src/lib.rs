@@ -9,7 +9,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use livekit_api::access_token::{AccessToken, TokenVerifier, VideoGrants};
 use livekit_api::services::LiveKitApi;
-use livekit_api::services::egress::{EgressOutput, RoomCompositeOptions};
+use livekit_api::services::egress::{
+    EgressListFilter, EgressListOptions, EgressOutput, RoomCompositeOptions,
+};
 use livekit_api::services::room::CreateRoomOptions;
 use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_protocol as proto;
@@ -201,7 +203,38 @@ impl RoomProvider for LiveKitRooms {
             },
         }
     }
+
+    async fn running_egresses(&self, room_name: &str) -> Result<Vec<String>, EgressError> {
+        let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
+        let options = EgressListOptions {
+            filter: EgressListFilter::Room(room_name.to_owned()),
+            active: true,
+            page_token: None,
+        };
+        // The answer carries the outputs' URLs: only the ids leave this function.
+        let egresses = api
+            .egress()
+            .list_egress(options)
+            .await
+            .map_err(|err| egress_error("ListEgress", err, &[]))?;
+        Ok(egresses
+            .into_iter()
+            .filter(|info| {
+                proto::EgressStatus::try_from(info.status)
+                    .is_ok_and(|status| !EGRESS_OVER.contains(&status))
+            })
+            .map(|info| info.egress_id)
+            .collect())
+    }
 }
+
+/// Egress states that are over: such an egress needs no stop.
+const EGRESS_OVER: [proto::EgressStatus; 4] = [
+    proto::EgressStatus::EgressComplete,
+    proto::EgressStatus::EgressFailed,
+    proto::EgressStatus::EgressAborted,
+    proto::EgressStatus::EgressLimitReached,
+];
 
 /// An egress request's failure, with every output URL it carried (and its stream key) taken out
 /// of LiveKit's text.

@@ -8,6 +8,11 @@ from .creator import Creator
 from .creator_list import CreatorList
 from .delivery_log import DeliveryLog
 from .delivery_log_entry import DeliveryLogEntry
+from .destination import Destination
+from .destination_platform import DestinationPlatform
+from .destination_request import DestinationRequest
+from .destination_request_platform import DestinationRequestPlatform
+from .destination_status import DestinationStatus
 from .discovery import Discovery
 from .discovery_endpoints import DiscoveryEndpoints
 from .end_reason import EndReason
@@ -33,6 +38,7 @@ from .stream_list import StreamList
 from .stream_status import StreamStatus
 from .stream_summary import StreamSummary
 from .test_delivery import TestDelivery
+from .test_failure_request import TestFailureRequest
 from .update_webhook_request import UpdateWebhookRequest
 from .webhook_deleted import WebhookDeleted
 from .webhook_detail import WebhookDetail
@@ -51,6 +57,11 @@ __all__ = (
     "CreatorList",
     "DeliveryLog",
     "DeliveryLogEntry",
+    "Destination",
+    "DestinationPlatform",
+    "DestinationRequest",
+    "DestinationRequestPlatform",
+    "DestinationStatus",
     "Discovery",
     "DiscoveryEndpoints",
     "EndReason",
@@ -76,6 +87,7 @@ __all__ = (
     "StreamStatus",
     "StreamSummary",
     "TestDelivery",
+    "TestFailureRequest",
     "UpdateWebhookRequest",
     "WebhookDeleted",
     "WebhookDetail",

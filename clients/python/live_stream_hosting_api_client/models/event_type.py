@@ -2,6 +2,8 @@ from enum import StrEnum
 
 
 class EventType(StrEnum):
+    STREAM_DESTINATION_ACTIVE = "stream.destination_active"
+    STREAM_DESTINATION_FAILED = "stream.destination_failed"
     STREAM_ENDED = "stream.ended"
     STREAM_ERROR = "stream.error"
     STREAM_STARTED = "stream.started"

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.start_stream_request_platform import StartStreamRequestPlatform
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.destination_request import DestinationRequest
+
 
 T = TypeVar("T", bound="StartStreamRequest")
 
@@ -20,6 +24,8 @@ class StartStreamRequest:
         creator_id (str): The `avt_` id of a creator from `GET /creators`.
         platform (StartStreamRequestPlatform):
         product_name (str): The product featured; not blank.
+        destinations (list[DestinationRequest] | Unset): Channels to push the show to once live: at most 5; absent,
+            `null` or `[]` for none. Checked after the creator.
         duration_minutes (int | Unset): Required for live keys. Optional for test keys (validated when sent); without it
             a test stream ends after the longest duration allowed.
         script (str | Unset): Talking points for the host.
@@ -29,6 +35,7 @@ class StartStreamRequest:
     creator_id: str
     platform: StartStreamRequestPlatform
     product_name: str
+    destinations: list[DestinationRequest] | Unset = UNSET
     duration_minutes: int | Unset = UNSET
     script: str | Unset = UNSET
     vertical: str | Unset = UNSET
@@ -40,6 +47,13 @@ class StartStreamRequest:
         platform = self.platform.value
 
         product_name = self.product_name
+
+        destinations: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.destinations, Unset):
+            destinations = []
+            for destinations_item_data in self.destinations:
+                destinations_item = destinations_item_data.to_dict()
+                destinations.append(destinations_item)
 
         duration_minutes = self.duration_minutes
 
@@ -56,6 +70,8 @@ class StartStreamRequest:
                 "product_name": product_name,
             }
         )
+        if destinations is not UNSET:
+            field_dict["destinations"] = destinations
         if duration_minutes is not UNSET:
             field_dict["duration_minutes"] = duration_minutes
         if script is not UNSET:
@@ -67,12 +83,23 @@ class StartStreamRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.destination_request import DestinationRequest  # noqa: PLC0415
+
         d = dict(src_dict)
         creator_id = d.pop("creator_id")
 
         platform = StartStreamRequestPlatform(d.pop("platform"))
 
         product_name = d.pop("product_name")
+
+        _destinations = d.pop("destinations", UNSET)
+        destinations: list[DestinationRequest] | Unset = UNSET
+        if _destinations is not UNSET:
+            destinations = []
+            for destinations_item_data in _destinations:
+                destinations_item = DestinationRequest.from_dict(destinations_item_data)
+
+                destinations.append(destinations_item)
 
         duration_minutes = d.pop("duration_minutes", UNSET)
 
@@ -84,6 +111,7 @@ class StartStreamRequest:
             creator_id=creator_id,
             platform=platform,
             product_name=product_name,
+            destinations=destinations,
             duration_minutes=duration_minutes,
             script=script,
             vertical=vertical,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
@@ -10,6 +10,10 @@ from attrs import field as _attrs_field
 
 from ..models.stream_status import StreamStatus
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.destination import Destination
+
 
 T = TypeVar("T", bound="StreamCreated")
 
@@ -20,6 +24,8 @@ class StreamCreated:
 
     Attributes:
         created_at (datetime.datetime):
+        destinations (list[Destination]): The destinations, in the order given (`[]` when none): `pending` for a live
+            key, `active` for a test key.
         room_name (str):
         status (StreamStatus):
         stream_id (UUID):
@@ -31,6 +37,7 @@ class StreamCreated:
     """
 
     created_at: datetime.datetime
+    destinations: list[Destination]
     room_name: str
     status: StreamStatus
     stream_id: UUID
@@ -43,6 +50,11 @@ class StreamCreated:
 
     def to_dict(self) -> dict[str, Any]:
         created_at = self.created_at.isoformat()
+
+        destinations = []
+        for destinations_item_data in self.destinations:
+            destinations_item = destinations_item_data.to_dict()
+            destinations.append(destinations_item)
 
         room_name = self.room_name
 
@@ -75,6 +87,7 @@ class StreamCreated:
         field_dict.update(
             {
                 "created_at": created_at,
+                "destinations": destinations,
                 "room_name": room_name,
                 "status": status,
                 "stream_id": stream_id,
@@ -93,8 +106,17 @@ class StreamCreated:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.destination import Destination  # noqa: PLC0415
+
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        destinations = []
+        _destinations = d.pop("destinations")
+        for destinations_item_data in _destinations:
+            destinations_item = Destination.from_dict(destinations_item_data)
+
+            destinations.append(destinations_item)
 
         room_name = d.pop("room_name")
 
@@ -138,6 +160,7 @@ class StreamCreated:
 
         stream_created = cls(
             created_at=created_at,
+            destinations=destinations,
             room_name=room_name,
             status=status,
             stream_id=stream_id,

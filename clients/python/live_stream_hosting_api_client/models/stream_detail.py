@@ -13,6 +13,7 @@ from ..models.stream_status import StreamStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.destination import Destination
     from ..models.stream_event_entry import StreamEventEntry
 
 
@@ -26,6 +27,7 @@ class StreamDetail:
     Attributes:
         created_at (datetime.datetime):
         creator_id (None | str):
+        destinations (list[Destination]): The channels the show is pushed to, in the order given (`[]` when none).
         ended_at (datetime.datetime | None):
         events (list[StreamEventEntry]): Reserved: always empty in this release.
         platform (str):
@@ -49,6 +51,7 @@ class StreamDetail:
 
     created_at: datetime.datetime
     creator_id: None | str
+    destinations: list[Destination]
     ended_at: datetime.datetime | None
     events: list[StreamEventEntry]
     platform: str
@@ -68,6 +71,11 @@ class StreamDetail:
 
         creator_id: None | str
         creator_id = self.creator_id
+
+        destinations = []
+        for destinations_item_data in self.destinations:
+            destinations_item = destinations_item_data.to_dict()
+            destinations.append(destinations_item)
 
         ended_at: None | str
         if isinstance(self.ended_at, datetime.datetime):
@@ -112,6 +120,7 @@ class StreamDetail:
             {
                 "created_at": created_at,
                 "creator_id": creator_id,
+                "destinations": destinations,
                 "ended_at": ended_at,
                 "events": events,
                 "platform": platform,
@@ -133,6 +142,7 @@ class StreamDetail:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.destination import Destination  # noqa: PLC0415
         from ..models.stream_event_entry import StreamEventEntry  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -144,6 +154,13 @@ class StreamDetail:
             return cast(None | str, data)
 
         creator_id = _parse_creator_id(d.pop("creator_id"))
+
+        destinations = []
+        _destinations = d.pop("destinations")
+        for destinations_item_data in _destinations:
+            destinations_item = Destination.from_dict(destinations_item_data)
+
+            destinations.append(destinations_item)
 
         def _parse_ended_at(data: object) -> datetime.datetime | None:
             if data is None:
@@ -208,6 +225,7 @@ class StreamDetail:
         stream_detail = cls(
             created_at=created_at,
             creator_id=creator_id,
+            destinations=destinations,
             ended_at=ended_at,
             events=events,
             platform=platform,

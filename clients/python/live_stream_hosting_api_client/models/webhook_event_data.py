@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
+    from ..models.destination import Destination
     from ..models.stream_detail import StreamDetail
 
 
@@ -18,13 +21,26 @@ class WebhookEventData:
     """
     Attributes:
         stream (StreamDetail): Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
+        destination (Destination | None | Unset): The destination whose state changed (`stream.destination_active`,
+            `stream.destination_failed` only).
     """
 
     stream: StreamDetail
+    destination: Destination | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.destination import Destination  # noqa: PLC0415
+
         stream = self.stream.to_dict()
+
+        destination: dict[str, Any] | None | Unset
+        if isinstance(self.destination, Unset):
+            destination = UNSET
+        elif isinstance(self.destination, Destination):
+            destination = self.destination.to_dict()
+        else:
+            destination = self.destination
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -33,18 +49,39 @@ class WebhookEventData:
                 "stream": stream,
             }
         )
+        if destination is not UNSET:
+            field_dict["destination"] = destination
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.destination import Destination  # noqa: PLC0415
         from ..models.stream_detail import StreamDetail  # noqa: PLC0415
 
         d = dict(src_dict)
         stream = StreamDetail.from_dict(d.pop("stream"))
 
+        def _parse_destination(data: object) -> Destination | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                destination_type_0 = Destination.from_dict(data)
+
+                return destination_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Destination | None | Unset, data)
+
+        destination = _parse_destination(d.pop("destination", UNSET))
+
         webhook_event_data = cls(
             stream=stream,
+            destination=destination,
         )
 
         webhook_event_data.additional_properties = d

@@ -234,7 +234,7 @@ impl LiveStreamHostingApiClient {
     }
     /// Start a stream and dispatch its AI host.
     ///
-    /// Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.
+    /// Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live, through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints, vertical, creator, destinations, concurrency.
     ///
     /// * Path: `POST /streams`
     pub async fn start_stream(
@@ -324,6 +324,97 @@ impl LiveStreamHostingApiClient {
         req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
         let response = req_builder.send().await?;
         Ok(EndStreamRequest::parse_response(response).await?)
+    }
+    /// Add a destination to a preparing or live stream.
+    ///
+    /// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.
+    ///
+    /// * Path: `POST /streams/{id}/destinations`
+    pub async fn add_stream_destination(
+        &self,
+        request: AddStreamDestinationRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Destination>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("destinations");
+        let mut req_builder = self.client.post(url).json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(AddStreamDestinationRequest::parse_response(response).await?)
+    }
+    /// Stop airing a stream on one destination.
+    ///
+    /// The destination becomes `removed`, after `livekit.Egress/UpdateStream` with `remove_output_urls` when it was `starting` or `active`.
+    ///
+    /// * Path: `DELETE /streams/{id}/destinations/{destination_id}`
+    pub async fn remove_stream_destination(
+        &self,
+        request: RemoveStreamDestinationRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Destination>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("destinations")
+            .push(&request.path.destination_id.to_string());
+        let mut req_builder = self.client.delete(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(RemoveStreamDestinationRequest::parse_response(response).await?)
+    }
+    /// Test keys: fail one destination of a live test stream.
+    ///
+    /// The destination becomes `failed` with `error` (default `simulated failure`) and `stream.destination_failed` is sent. The body is optional. Checks in order: the body, then the stream, then the destination.
+    ///
+    /// * Path: `POST /test_helpers/streams/{id}/destinations/{destination_id}/fail`
+    pub async fn fail_test_stream_destination(
+        &self,
+        request: FailTestStreamDestinationRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Destination>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("test_helpers")
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("destinations")
+            .push(&request.path.destination_id.to_string())
+            .push("fail");
+        let mut req_builder = self.client.post(url).json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(FailTestStreamDestinationRequest::parse_response(response).await?)
     }
     /// Test keys: fail a live test stream as if its room provider had failed.
     ///

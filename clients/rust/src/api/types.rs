@@ -10,6 +10,12 @@
 
 use serde::{Deserialize, Serialize};
 use validator::Validate;
+static REGEX_DESTINATION_DESTINATION_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^dst_[0-9a-f]{32}$").expect("invalid regex"));
+static REGEX_DESTINATION_REQUEST_INGEST_URL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^rtmps?://").expect("invalid regex"));
+static REGEX_DESTINATION_REQUEST_STREAM_KEY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^[!-~]+$").expect("invalid regex"));
 static REGEX_START_STREAM_REQUEST_PARAMS_HEADER_IDEMPOTENCY_KEY: std::sync::LazyLock<
     regex::Regex,
 > = std::sync::LazyLock::new(|| {
@@ -163,6 +169,121 @@ pub struct DeliveryLogEntry {
     /// `null` when no HTTP answer came (timeout, refused address, connection error).
     pub response_status: Option<u16>,
     pub status: AttemptStatus,
+}
+/// A destination as stored on its stream and shown: never its stream key.
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct Destination {
+    /// `dst_` and 32 lowercase hex digits.
+    #[validate(length(min = 1u64), regex(path = "REGEX_DESTINATION_DESTINATION_ID"))]
+    pub destination_id: String,
+    /// When it became `failed`, `ended` or `removed`.
+    pub ended_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Why it failed: LiveKit's error text, or `egress_unavailable` when the egress could not be started.
+    pub error: Option<String>,
+    /// The RTMP ingest, as given.
+    #[validate(length(min = 1u64))]
+    pub ingest_url: String,
+    pub platform: Platform,
+    /// When it became `active`.
+    pub started_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// `pending`: the stream is not live yet. `starting`: the egress was requested. `active`: LiveKit reports the output active. `failed`, `ended` and `removed` are final. States only move forward.
+    pub status: DestinationStatus,
+    /// The stream key's last 4 characters (the whole key when shorter); the key itself is never shown again.
+    #[validate(length(min = 1u64))]
+    pub stream_key_last4: String,
+}
+/// A destination to push the show to: an RTMP ingest and its stream key.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct DestinationRequest {
+    /// An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment.
+    #[validate(
+        length(max = 512u64),
+        regex(path = "REGEX_DESTINATION_REQUEST_INGEST_URL")
+    )]
+    pub ingest_url: String,
+    /// As the stream's own platform: one of the six.
+    pub platform: Platform,
+    /// Write-only: printable ASCII without spaces. Never shown again; the destination shows `stream_key_last4`.
+    #[validate(
+        length(min = 1u64, max = 256u64),
+        regex(path = "REGEX_DESTINATION_REQUEST_STREAM_KEY")
+    )]
+    pub stream_key: String,
+}
+/// `pending`: the stream is not live yet. `starting`: the egress was requested. `active`: LiveKit reports the output active. `failed`, `ended` and `removed` are final. States only move forward.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum DestinationStatus {
+    #[serde(rename = "pending")]
+    #[default]
+    Pending,
+    #[serde(rename = "starting")]
+    Starting,
+    #[serde(rename = "active")]
+    Active,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "ended")]
+    Ended,
+    #[serde(rename = "removed")]
+    Removed,
+}
+impl core::fmt::Display for DestinationStatus {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Pending => write!(f, "pending"),
+            Self::Starting => write!(f, "starting"),
+            Self::Active => write!(f, "active"),
+            Self::Failed => write!(f, "failed"),
+            Self::Ended => write!(f, "ended"),
+            Self::Removed => write!(f, "removed"),
+        }
+    }
+}
+impl core::str::FromStr for DestinationStatus {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
+        match s {
+            "pending" => Ok(Self::Pending),
+            "starting" => Ok(Self::Starting),
+            "active" => Ok(Self::Active),
+            "failed" => Ok(Self::Failed),
+            "ended" => Ok(Self::Ended),
+            "removed" => Ok(Self::Removed),
+            _ => {
+                Err(
+                    format!(
+                        "unknown variant '{}', expected one of: {}", s,
+                        "pending, starting, active, failed, ended, removed"
+                    ),
+                )
+            }
+        }
+    }
 }
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
@@ -365,6 +486,10 @@ pub enum EventType {
     StreamEnded,
     #[serde(rename = "stream.error")]
     StreamError,
+    #[serde(rename = "stream.destination_active")]
+    StreamDestinationActive,
+    #[serde(rename = "stream.destination_failed")]
+    StreamDestinationFailed,
 }
 impl core::fmt::Display for EventType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -372,6 +497,8 @@ impl core::fmt::Display for EventType {
             Self::StreamStarted => write!(f, "stream.started"),
             Self::StreamEnded => write!(f, "stream.ended"),
             Self::StreamError => write!(f, "stream.error"),
+            Self::StreamDestinationActive => write!(f, "stream.destination_active"),
+            Self::StreamDestinationFailed => write!(f, "stream.destination_failed"),
         }
     }
 }
@@ -382,11 +509,13 @@ impl core::str::FromStr for EventType {
             "stream.started" => Ok(Self::StreamStarted),
             "stream.ended" => Ok(Self::StreamEnded),
             "stream.error" => Ok(Self::StreamError),
+            "stream.destination_active" => Ok(Self::StreamDestinationActive),
+            "stream.destination_failed" => Ok(Self::StreamDestinationFailed),
             _ => {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "stream.started, stream.ended, stream.error"
+                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed"
                     ),
                 )
             }
@@ -526,10 +655,13 @@ pub struct StartStreamRequest {
     /// The `avt_` id of a creator from `GET /creators`.
     #[validate(length(max = 64u64))]
     pub creator_id: String,
+    /// Channels to push the show to once live: at most 5; absent, `null` or `[]` for none. Checked after the creator.
+    #[validate(length(max = 5u64), nested)]
+    pub destinations: Option<Vec<DestinationRequest>>,
     /// Required for live keys. Optional for test keys (validated when sent); without it a test stream ends after the longest duration allowed.
     #[validate(range(min = 1, max = 480))]
     pub duration_minutes: Option<u32>,
-    pub platform: StartStreamRequestPlatform,
+    pub platform: Platform,
     /// The product featured; not blank.
     #[validate(
         length(min = 1u64, max = 200u64),
@@ -548,6 +680,8 @@ pub struct StreamCreated {
     /// Live keys only.
     pub agent_dispatched: Option<bool>,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    /// The destinations, in the order given (`[]` when none): `pending` for a live key, `active` for a test key.
+    pub destinations: Vec<Destination>,
     /// Live keys only.
     pub dispatch_method: Option<String>,
     pub room_name: String,
@@ -572,6 +706,9 @@ pub struct StreamCreated {
 pub struct StreamDetail {
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub creator_id: Option<String>,
+    /// The channels the show is pushed to, in the order given (`[]` when none).
+    #[validate(nested)]
+    pub destinations: Vec<Destination>,
     /// Why the stream reached `ended` or `error`, recorded with that change; absent while it is `preparing` or `live` and on history that never recorded one. `requested`: `DELETE /streams/{id}` (ended). `duration_elapsed`: its duration passed (ended). `host_left`: the AI host left the room (ended). `room_finished`: the room provider finished the room (ended). `preparing_timeout`: still preparing 5 minutes after creation (error). `launch_failed`: room, dispatch or token failed at start, the `502 launch_failed` (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as a generic end.
     pub end_reason: Option<EndReason>,
     pub ended_at: Option<chrono::DateTime<chrono::Utc>>,
@@ -698,6 +835,21 @@ pub struct TestDelivery {
     /// `null` when no HTTP answer came.
     pub status_code: Option<u16>,
 }
+/// Body of `POST /test_helpers/streams/{id}/destinations/{destination_id}/fail` (optional).
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct TestFailureRequest {
+    /// The destination's `error`; `simulated failure` when absent.
+    #[validate(length(min = 1u64, max = 200u64))]
+    pub error: Option<String>,
+}
 /// Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored.
 #[serde_with::skip_serializing_none]
 #[derive(
@@ -762,6 +914,7 @@ pub struct WebhookEvent {
     #[serde(rename = "type")]
     pub r#type: EventType,
 }
+#[serde_with::skip_serializing_none]
 #[derive(
     Debug,
     Clone,
@@ -771,6 +924,9 @@ pub struct WebhookEvent {
     oas3_gen_support::Default
 )]
 pub struct WebhookEventData {
+    /// The destination whose state changed (`stream.destination_active`, `stream.destination_failed` only).
+    #[validate(nested)]
+    pub destination: Option<Destination>,
     /// Response of `GET /streams/{id}`, also the `data.stream` of webhook events.
     #[validate(nested)]
     pub stream: StreamDetail,
@@ -1248,7 +1404,7 @@ impl core::convert::TryFrom<StartStreamRequestParamsHeader> for http::HeaderMap 
         http::HeaderMap::try_from(&headers)
     }
 }
-/// Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical, creator, concurrency.
+/// Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live, through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints, vertical, creator, destinations, concurrency.
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct StartStreamRequestParams {
     #[validate(nested)]
@@ -1605,6 +1761,452 @@ impl EndStreamRequest {
                 >::json_with_diagnostics(req)
                     .await?;
                 return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct AddStreamDestinationRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct AddStreamDestinationRequest {
+    #[validate(nested)]
+    pub path: AddStreamDestinationRequestPath,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: DestinationRequest,
+}
+impl AddStreamDestinationRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Destination>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::CREATED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Destination,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Created(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct RemoveStreamDestinationRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+    /// The destination's `dst_` id.
+    #[validate(length(min = 1u64))]
+    pub destination_id: String,
+}
+/// The destination becomes `removed`, after `livekit.Egress/UpdateStream` with `remove_output_urls` when it was `starting` or `active`.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct RemoveStreamDestinationRequest {
+    #[validate(nested)]
+    pub path: RemoveStreamDestinationRequestPath,
+}
+impl RemoveStreamDestinationRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Destination>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Destination,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct FailTestStreamDestinationRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+    /// The destination's `dst_` id.
+    #[validate(length(min = 1u64))]
+    pub destination_id: String,
+}
+/// The destination becomes `failed` with `error` (default `simulated failure`) and `stream.destination_failed` is sent. The body is optional. Checks in order: the body, then the stream, then the destination.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct FailTestStreamDestinationRequest {
+    #[validate(nested)]
+    pub path: FailTestStreamDestinationRequestPath,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: TestFailureRequest,
+}
+impl FailTestStreamDestinationRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, Destination>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Destination,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
             }
             return Ok(ApiResponse::Other(Box::new(req)));
         }
@@ -3546,8 +4148,17 @@ impl PostWebhooksStreameventRequest {
         Ok(ApiResponse::Other(Box::new(req)))
     }
 }
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, oas3_gen_support::Default)]
-pub enum StartStreamRequestPlatform {
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum Platform {
     #[serde(rename = "youtube")]
     #[default]
     Youtube,
@@ -3562,7 +4173,7 @@ pub enum StartStreamRequestPlatform {
     #[serde(rename = "instagram")]
     Instagram,
 }
-impl core::fmt::Display for StartStreamRequestPlatform {
+impl core::fmt::Display for Platform {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             Self::Youtube => write!(f, "youtube"),
@@ -3574,7 +4185,7 @@ impl core::fmt::Display for StartStreamRequestPlatform {
         }
     }
 }
-impl core::str::FromStr for StartStreamRequestPlatform {
+impl core::str::FromStr for Platform {
     type Err = String;
     fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
         match s {

@@ -28,6 +28,7 @@ pub const CREATE_DISPATCH: &str = "livekit.AgentDispatchService/CreateDispatch";
 pub const START_EGRESS: &str = "livekit.Egress/StartRoomCompositeEgress";
 pub const UPDATE_STREAM: &str = "livekit.Egress/UpdateStream";
 pub const STOP_EGRESS: &str = "livekit.Egress/StopEgress";
+pub const LIST_EGRESS: &str = "livekit.Egress/ListEgress";
 
 #[derive(Debug, Clone)]
 pub enum Call {
@@ -37,6 +38,7 @@ pub enum Call {
     StartEgress(Box<proto::RoomCompositeEgressRequest>),
     UpdateStream(proto::UpdateStreamRequest),
     StopEgress(proto::StopEgressRequest),
+    ListEgress(proto::ListEgressRequest),
 }
 
 /// An egress the fake started: its room, its outputs, and whether it still runs.
@@ -198,6 +200,39 @@ async fn twirp(
                 ..Default::default()
             };
             (Call::StopEgress(req), info.encode_to_vec())
+        }
+        LIST_EGRESS => {
+            let req = proto::ListEgressRequest::decode(body).unwrap();
+            let items = shared
+                .egresses
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(_, e)| e.room == req.room_name && (e.running || !req.active))
+                .map(|(id, e)| proto::EgressInfo {
+                    egress_id: id.clone(),
+                    room_name: e.room.clone(),
+                    status: if e.running {
+                        proto::EgressStatus::EgressActive
+                    } else {
+                        proto::EgressStatus::EgressComplete
+                    } as i32,
+                    stream_results: e
+                        .urls
+                        .iter()
+                        .map(|url| proto::StreamInfo {
+                            url: url.clone(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect();
+            let reply = proto::ListEgressResponse {
+                items,
+                ..Default::default()
+            };
+            (Call::ListEgress(req), reply.encode_to_vec())
         }
         _ => return twirp_error(StatusCode::NOT_FOUND, "bad_route", "no such method"),
     };
@@ -403,6 +438,22 @@ impl FakeLiveKit {
     /// The egresses started so far, by id.
     pub fn egresses(&self) -> HashMap<String, FakeEgress> {
         self.shared.egresses.lock().unwrap().clone()
+    }
+
+    /// An egress of `room` that LiveKit runs though the API never recorded its id (a start
+    /// whose answer was lost with the process that asked for it); its id.
+    pub fn unrecorded_egress(&self, room: &str) -> String {
+        let mut egresses = self.shared.egresses.lock().unwrap();
+        let id = format!("EG_unrecorded_{}", egresses.len() + 1);
+        egresses.insert(
+            id.clone(),
+            FakeEgress {
+                room: room.to_owned(),
+                urls: Vec::new(),
+                running: true,
+            },
+        );
+        id
     }
 
     /// The egress ends by itself (as LiveKit's does when an output or the encoder fails).

@@ -6,7 +6,7 @@
 use chrono::Duration;
 
 use super::*;
-use crate::common::fake_livekit::{DELETE_ROOM, START_EGRESS, STOP_EGRESS, agent_event};
+use crate::common::fake_livekit::{Call, DELETE_ROOM, START_EGRESS, STOP_EGRESS, agent_event};
 
 /// How the stream ends.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +77,7 @@ async fn every_end_stops_the_egress_before_the_room_is_deleted() {
     ] {
         let (api, fake) = app_with_livekit().await;
         let (id, room, egress) = airing(&api, &fake).await;
+        let unrecorded = fake.unrecorded_egress(&room);
         end(&api, &id, &room, how).await;
         // The room cleanup's own attempt, or the sweep's; past the launch's hold, it is done.
         hosting_app::service::timers::sweep(&api.runtime.app)
@@ -103,6 +104,19 @@ async fn every_end_stops_the_egress_before_the_room_is_deleted() {
             .unwrap_or_else(|| panic!("{how:?}: no DeleteRoom"));
         assert!(stop < delete, "{how:?}: {methods:?}");
         assert!(!fake.egresses()[&egress].running, "{how:?}");
+        assert!(
+            !fake.egresses()[&unrecorded].running,
+            "{how:?}: every egress of the room"
+        );
+        let listed = fake.calls().into_iter().find_map(|c| match c.call {
+            Call::ListEgress(req) => Some(req),
+            _ => None,
+        });
+        let listed = listed.unwrap_or_else(|| panic!("{how:?}: no ListEgress"));
+        assert_eq!(
+            (listed.room_name.as_str(), listed.active),
+            (room.as_str(), true)
+        );
         assert!(!fake.rooms().contains(&room), "{how:?}");
         assert_eq!(statuses(&api, &id).await, ["ended", "ended"], "{how:?}");
         let keys = api
@@ -254,4 +268,32 @@ async fn a_start_owed_when_its_process_died_is_made_by_the_sweep_from_the_store(
         1
     );
     assert_eq!(statuses(&api, &id).await, ["starting"]);
+}
+
+#[tokio::test]
+async fn the_table_streams_record_of_an_owed_start_starts_it_through_the_timers_function() {
+    let (api, fake) = app_with_livekit().await;
+    let (id, room) = start_with(&api, two_destinations()).await;
+    agent_joins(&api, &room, "EV_join").await;
+    api.timers().take_due(api.now() + Duration::days(1));
+    // The record the table's stream carries (on AWS, filtered to items with `egress_due`).
+    let record = |due: chrono::DateTime<chrono::Utc>| {
+        serde_json::from_value::<timers::Invocation>(json!({"Records": [{"eventName": "MODIFY",
+            "dynamodb": {"Keys": {"pk": {"S": format!("STREAM#{id}")}, "sk": {"S": "STREAM"}},
+            "NewImage": {"id": {"S": id}, "status": {"S": "live"},
+                "egress_due": {"S": due.to_rfc3339()}}}}]}))
+        .unwrap()
+    };
+    // One due long after is left to its timer and the sweep.
+    let later = timers::handle(&api.runtime.app, record(api.now() + Duration::minutes(5))).await;
+    assert_eq!(later.unwrap(), timers::Fired { changed: 0 });
+    assert_eq!(fake.count(START_EGRESS), 0);
+    let now = timers::handle(&api.runtime.app, record(api.now())).await;
+    assert_eq!(now.unwrap(), timers::Fired { changed: 1 });
+    assert_eq!(fake.count(START_EGRESS), 1);
+    // The same record again (the stream delivers at least once): started once.
+    timers::handle(&api.runtime.app, record(api.now()))
+        .await
+        .unwrap();
+    assert_eq!(fake.count(START_EGRESS), 1);
 }

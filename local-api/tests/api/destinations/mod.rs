@@ -6,6 +6,7 @@
 mod checks;
 mod egress;
 mod endings;
+mod faults;
 mod secrecy;
 mod test_keys;
 

@@ -215,6 +215,19 @@ async fn timer_event_through_its_function() {
 }
 
 #[tokio::test]
+async fn egress_owed_stream_record_through_the_timers_function() {
+    let runtime = runtime(&[]).await;
+    let owed = serde_json::from_str(&event("timers-egress-owed")).unwrap();
+    assert!(matches!(owed, timers::Invocation::EgressOwed(_)));
+    // Whatever the stream has due acts, as for a timer: the sample's live stream is past its
+    // deadline.
+    assert_eq!(
+        timers::handle(&runtime.app, owed).await.unwrap(),
+        timers::Fired { changed: 1 }
+    );
+}
+
+#[tokio::test]
 async fn outbox_relay_event_through_its_function() {
     let (parts, dynamo) = crate::common::backend::parts().await;
     let config = Config::from_lookup(StoreKind::Embedded, |_| None).unwrap();

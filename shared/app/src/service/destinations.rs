@@ -134,7 +134,22 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
             let kept = change(app, &claimed, None, None, |s| {
                 s.with_egress_started(&egress_id)
             })
-            .await?;
+            .await;
+            let kept = match kept {
+                Ok(kept) => kept,
+                Err(err) => {
+                    // Not recorded: the next attempt starts another, so this one is stopped
+                    // (should that fail too, the room's cleanup stops every egress of the room).
+                    if let Some(rooms) = &app.rooms {
+                        let _ = tokio::time::timeout(
+                            EGRESS_CALL_TIMEOUT,
+                            rooms.stop_egress(&egress_id),
+                        )
+                        .await;
+                    }
+                    return Err(err);
+                }
+            };
             match kept {
                 Outcome::Applied((_, live)) => {
                     tracing::info!(stream_id = %live.id, egress_id = %egress_id, destinations = live.destinations.iter().filter(|d| d.in_egress()).count(), "egress started");

@@ -84,15 +84,30 @@ async fn stop_then_delete(
     cleanup: &RoomCleanup,
     limit: Duration,
 ) -> Result<(), RoomError> {
-    if let Some(egress_id) = &cleanup.egress_id {
+    let no_answer = |step: &str| {
+        hosting_domain::ports::EgressError::Failed(format!(
+            "{step}: no answer within {:.1} s",
+            limit.as_secs_f64()
+        ))
+    };
+    let mut egresses: Vec<String> = cleanup.egress_id.iter().cloned().collect();
+    if cleanup.erase_keys {
+        // A stream that had destinations: any egress of its room still running, also one a
+        // start made whose id was never recorded, is stopped too.
+        let running = tokio::time::timeout(limit, rooms.running_egresses(&cleanup.room_name))
+            .await
+            .unwrap_or_else(|_| Err(no_answer("ListEgress")))
+            .map_err(|err| RoomError(format!("egresses not listed: {err}")))?;
+        for id in running {
+            if !egresses.contains(&id) {
+                egresses.push(id);
+            }
+        }
+    }
+    for egress_id in &egresses {
         tokio::time::timeout(limit, rooms.stop_egress(egress_id))
             .await
-            .unwrap_or_else(|_| {
-                Err(hosting_domain::ports::EgressError::Failed(format!(
-                    "StopEgress: no answer within {:.1} s",
-                    limit.as_secs_f64()
-                )))
-            })
+            .unwrap_or_else(|_| Err(no_answer("StopEgress")))
             .map_err(|err| RoomError(format!("egress not stopped: {err}")))?;
     }
     tokio::time::timeout(limit, rooms.delete_room(&cleanup.room_name))

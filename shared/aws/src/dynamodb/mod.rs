@@ -10,6 +10,7 @@
 //! | creator | `CREATORS` | `<id>` | |
 //! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
 //! | its script, read only by a launch | `STREAM#<id>` | `SCRIPT` | |
+//! | its destinations' stream keys, read only by the egress requests, erased once it ended and its egress stopped | `STREAM#<id>` | `DESTINATION_KEYS` | |
 //! | its viewer counter shards, while live ([`viewers`]) | `STREAM#<id>` | `VIEWERS#<nn>` | |
 //! | stream, by position | `POS#<brand>#<position>` | `POS` | |
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |

@@ -75,6 +75,17 @@ fn host_times<'a>(
             ":egress",
             egress_value(stream),
         ),
+        // Top-level, so the table stream's filter can pick out the items that owe a start.
+        (
+            "#egress_due",
+            "#egress_due = :egress_due",
+            ":egress_due",
+            stream
+                .egress
+                .due_at
+                .filter(|_| stream.status == StreamStatus::Live)
+                .map(|due| s(sortable(due))),
+        ),
     ] {
         match value {
             Some(value) => {
@@ -211,6 +222,7 @@ impl DynamoStore {
                             ("#due_sk", keys::DUE_SK.to_owned()),
                             ("#destinations", "destinations".to_owned()),
                             ("#egress", "egress".to_owned()),
+                            ("#egress_due", "egress_due".to_owned()),
                         ],
                         values: stream_values,
                     },
@@ -331,6 +343,7 @@ impl DynamoStore {
             ("#due_sk", keys::DUE_SK.to_owned()),
             ("#destinations", "destinations".to_owned()),
             ("#egress", "egress".to_owned()),
+            ("#egress_due", "egress_due".to_owned()),
         ];
         let change = update(
             &self.table,

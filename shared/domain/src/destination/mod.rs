@@ -27,14 +27,12 @@ pub const SIMULATED_FAILURE: &str = "simulated failure";
 /// Longest `error` the test helper takes.
 pub const TEST_ERROR_MAX_CHARS: usize = 200;
 
+/// `pending`: the stream is not live yet. `starting`: the egress was requested. `active`: LiveKit reports the output active. `failed`, `ended` and `removed` are final. States only move forward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DestinationStatus {
-    /// The stream is not live yet.
     Pending,
-    /// The egress was requested.
     Starting,
-    /// LiveKit reports the output active.
     Active,
     Failed,
     Ended,

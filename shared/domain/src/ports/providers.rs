@@ -133,6 +133,9 @@ pub trait RoomProvider: Send + Sync {
     /// Stops the egress; one the provider no longer knows, or one that has ended, counts as
     /// stopped.
     async fn stop_egress(&self, egress_id: &str) -> Result<(), EgressError>;
+    /// The ids of the room's egresses that are still running (any a start made whose id was
+    /// never recorded included).
+    async fn running_egresses(&self, room_name: &str) -> Result<Vec<String>, EgressError>;
 }
 
 /// Why an egress request failed. Its text never holds an output URL or a stream key: the

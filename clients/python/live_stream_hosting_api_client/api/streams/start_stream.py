@@ -110,8 +110,10 @@ def sync_detailed(
     """Start a stream and dispatch its AI host.
 
      Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle
-    (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical,
-    creator, concurrency.
+    (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live,
+    through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with
+    `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints,
+    vertical, creator, destinations, concurrency.
 
     Args:
         idempotency_key (str | Unset):
@@ -146,8 +148,10 @@ def sync(
     """Start a stream and dispatch its AI host.
 
      Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle
-    (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical,
-    creator, concurrency.
+    (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live,
+    through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with
+    `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints,
+    vertical, creator, destinations, concurrency.
 
     Args:
         idempotency_key (str | Unset):
@@ -177,8 +181,10 @@ async def asyncio_detailed(
     """Start a stream and dispatch its AI host.
 
      Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle
-    (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical,
-    creator, concurrency.
+    (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live,
+    through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with
+    `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints,
+    vertical, creator, destinations, concurrency.
 
     Args:
         idempotency_key (str | Unset):
@@ -211,8 +217,10 @@ async def asyncio(
     """Start a stream and dispatch its AI host.
 
      Live keys create the stream `preparing` and dispatch the AI host; test keys simulate the lifecycle
-    (`live` at once, no room, no billing). Checks in order: missing fields, field constraints, vertical,
-    creator, concurrency.
+    (`live` at once, no room, no billing). With `destinations`, the show is pushed to each once live,
+    through one LiveKit room-composite egress (`livekit.Egress/StartRoomCompositeEgress`, stopped with
+    `StopEgress` before the room is deleted). Checks in order: missing fields, field constraints,
+    vertical, creator, destinations, concurrency.
 
     Args:
         idempotency_key (str | Unset):

@@ -1,0 +1,13 @@
+from enum import StrEnum
+
+
+class DestinationRequestPlatform(StrEnum):
+    FACEBOOK = "facebook"
+    INSTAGRAM = "instagram"
+    KICK = "kick"
+    TIKTOK = "tiktok"
+    TWITCH = "twitch"
+    YOUTUBE = "youtube"
+
+    def __str__(self) -> str:
+        return str(self.value)
