@@ -3,6 +3,7 @@
 //! service (its requests decoded with LiveKit's own message types) and LiveKit's egress
 //! webhooks; stream keys that never travel; and test keys. On both backends.
 
+mod budgets;
 mod checks;
 mod egress;
 mod endings;

@@ -49,9 +49,23 @@ async fn the_readme_try_it_block_runs_as_pasted() {
         .collect();
     assert_eq!(
         answers.len(),
-        13,
+        16,
         "one line per answer not captured: {stdout}"
     );
+    // The destination failed by the helper, then one added: shown by their last 4 characters.
+    assert!(
+        answers.iter().any(|a| a["status"] == "failed"
+            && a["error"] == "YouTube refused the key"
+            && a["stream_key_last4"] == "mnop"),
+        "{stdout}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["platform"] == "twitch" && a["status"] == "active"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("abcd-efgh-ijkl-mnop") && !stdout.contains("live_0123456789"));
     assert!(answers.iter().any(|a| a["status"] == "ended"), "ended once");
     assert!(
         answers.iter().any(|a| a["end_reason"] == "requested"),

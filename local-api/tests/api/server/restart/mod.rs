@@ -4,6 +4,7 @@
 //! with it; the deadline sweep ends the streams from what the store holds.
 
 mod after_a_kill;
+mod egress;
 
 use std::io::BufRead;
 use std::process::Child;

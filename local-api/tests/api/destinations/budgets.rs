@@ -1,0 +1,78 @@
+//! The budgets of destinations (BENCHMARKS.md, "Destinations"), on both backends: the agent's
+//! `participant_joined` makes no Egress call whatever the Egress API does, so it costs what it
+//! did without destinations; and a start with five destinations makes the LiveKit calls a start
+//! without them makes. The figures are printed (`-- --nocapture`), not asserted: they are
+//! benchmarks, and this machine is shared.
+
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::common::fake_livekit::{CREATE_DISPATCH, CREATE_ROOM, START_EGRESS};
+
+const SHOWS: usize = 15;
+
+fn five() -> Value {
+    Value::Array(
+        (0..5)
+            .map(|i| destination("youtube", YOUTUBE_INGEST, &format!("bench-key-{i}-abcdef")))
+            .collect(),
+    )
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+#[tokio::test]
+async fn the_join_makes_no_egress_call_whatever_the_egress_api_does() {
+    let mut report = String::from("| case | join p50 | start p50 |\n|---|---|---|\n");
+    for (case, destinations, egress) in [
+        ("no destinations", json!([]), "healthy"),
+        ("5 destinations, Egress healthy", five(), "healthy"),
+        ("5 destinations, Egress hanging", five(), "hanging"),
+        ("5 destinations, Egress failing", five(), "failing"),
+    ] {
+        let (api, fake) = app_with_livekit().await;
+        match egress {
+            "hanging" => fake.hang(START_EGRESS),
+            "failing" => fake.fail(START_EGRESS),
+            _ => {}
+        }
+        let (mut joins, mut starts) = (Vec::new(), Vec::new());
+        for n in 0..SHOWS {
+            let calls = fake.calls().len();
+            let started = Instant::now();
+            let (id, room) = start_with(&api, destinations.clone()).await;
+            starts.push(started.elapsed());
+            let made: Vec<String> = fake.methods()[calls..].to_vec();
+            assert_eq!(
+                made,
+                [CREATE_ROOM, CREATE_DISPATCH],
+                "{case}: the start's calls"
+            );
+            let join = signed_webhook(&crate::common::fake_livekit::agent_joined(
+                &room,
+                &format!("EV_join_{n}"),
+            ));
+            let joined = Instant::now();
+            api.post_livekit(&join).await.assert_status(200);
+            joins.push(joined.elapsed());
+            assert_eq!(
+                fake.count(START_EGRESS),
+                0,
+                "{case}: no egress call in the join"
+            );
+            assert_eq!(live_detail(&api, &id).await["status"], "live");
+            api.delete(&format!("/streams/{id}"), &Keys::live_a())
+                .await
+                .assert_status(200);
+        }
+        report.push_str(&format!(
+            "| {case} | {:.2} ms | {:.2} ms |\n",
+            median(joins).as_secs_f64() * 1e3,
+            median(starts).as_secs_f64() * 1e3
+        ));
+    }
+    println!("{report}");
+}
