@@ -212,11 +212,14 @@ impl RoomProvider for LiveKitRooms {
             page_token: None,
         };
         // The answer carries the outputs' URLs: only the ids leave this function.
-        let egresses = api
-            .egress()
-            .list_egress(options)
-            .await
-            .map_err(|err| egress_error("ListEgress", err, &[]))?;
+        let egresses = match api.egress().list_egress(options).await {
+            Ok(egresses) => egresses,
+            Err(err) => match egress_error("ListEgress", err, &[]) {
+                // No egress of the room is known.
+                EgressError::Gone => Vec::new(),
+                failed => return Err(failed),
+            },
+        };
         Ok(egresses
             .into_iter()
             .filter(|info| {

@@ -245,6 +245,51 @@ mod tests {
     }
 
     #[test]
+    fn egress_events_read_their_report_as_names_or_numbers() {
+        let event = read(
+            json!({"event": "egress_ended", "id": "EV_e", "egressInfo": {
+            "egressId": "EG_1", "roomName": "stream-x", "status": 4, "error": "encoder died",
+            "streamResults": [{"url": "rtmp://a/k1"}, {"url": "rtmp://b/k2", "status": "FAILED",
+                "error": "refused"}, {"url": "rtmp://c/k3", "status": 1}, {"url": "rtmp://d/k4",
+                "status": "SOMETHING_NEW"}]}}),
+        );
+        assert_eq!(
+            (event.kind, event.room_name.as_str()),
+            (ProviderEventKind::Egress, "stream-x")
+        );
+        let report = event.egress.expect("a report");
+        // 4 is EGRESS_FAILED: ended.
+        assert!(report.ended);
+        assert_eq!(report.error.as_deref(), Some("encoder died"));
+        let states: Vec<OutputState> = report.outputs.iter().map(|o| o.state).collect();
+        // Absent is protojson's zero value, ACTIVE; a state this build does not know is none.
+        assert_eq!(
+            states,
+            [
+                OutputState::Active,
+                OutputState::Failed,
+                OutputState::Finished,
+                OutputState::Other
+            ]
+        );
+        assert_eq!(report.outputs[1].error.as_deref(), Some("refused"));
+        let started = read(json!({"event": "egress_started", "id": "EV_s",
+            "egressInfo": {"egressId": "EG_1", "roomName": "stream-x"}}));
+        assert!(!started.egress.expect("a report").ended, "EGRESS_STARTING");
+        // An egress event without its info changes nothing.
+        assert_eq!(
+            read(json!({"event": "egress_ended", "id": "EV_x"})).kind,
+            ProviderEventKind::Other
+        );
+        // The egress's recorder is its own kind, by name or number.
+        for kind in [json!("EGRESS"), json!(2)] {
+            let joined = read(json!({"event": "participant_joined", "id": "EV_p",
+                "room": {"name": "stream-x"}, "participant": {"sid": "PA_e", "kind": kind}}));
+            assert_eq!(joined.kind, ProviderEventKind::EgressParticipant);
+        }
+    }
+
+    #[test]
     fn known_values_read_as_the_sdk_names_them() {
         let event =
             left(json!({"sid": "PA_1", "kind": "AGENT", "disconnectReason": "CLIENT_INITIATED"}));

@@ -1,5 +1,46 @@
-//! LiveKit's webhook events as LiveKit writes them (protojson), for the tests to sign
-//! ([`super::fake_livekit::signed_webhook`]) and send.
+//! LiveKit's webhook events as LiveKit writes them (protojson), and signed as LiveKit signs
+//! them, for the tests to send.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use serde_json::Value;
+
+use super::fake_livekit::{API_KEY, API_SECRET};
+
+/// Signs `claims` as an HS256 JWT, as LiveKit signs its webhooks.
+pub fn sign_jwt(claims: &Value, secret: &str) -> String {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(format!("{header}.{payload}").as_bytes());
+    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{header}.{payload}.{signature}")
+}
+
+/// A LiveKit webhook as LiveKit sends it: (body, `Authorization` header), signed with the
+/// API secret, valid for 10 minutes.
+pub fn signed_webhook(event: &serde_json::Value) -> (String, String) {
+    signed_webhook_with(event, API_SECRET, 600)
+}
+
+/// A LiveKit webhook signed with `secret`, valid for `expires_in` seconds from now (negative:
+/// expired).
+pub fn signed_webhook_with(
+    event: &serde_json::Value,
+    secret: &str,
+    expires_in: i64,
+) -> (String, String) {
+    use sha2::Digest;
+    let body = event.to_string();
+    let sha =
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(body.as_bytes()));
+    let now = chrono::Utc::now().timestamp();
+    let claims = serde_json::json!({"iss": API_KEY, "nbf": now - 10, "exp": now + expires_in, "sha256": sha});
+    (body, sign_jwt(&claims, secret))
+}
 
 /// The event of the host agent joining `room`, with event id `id`.
 pub fn agent_joined(room: &str, id: &str) -> serde_json::Value {

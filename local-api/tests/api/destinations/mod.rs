@@ -10,10 +10,11 @@ mod endings;
 mod faults;
 mod secrecy;
 mod test_keys;
+mod while_live;
 
 use serde_json::{Value, json};
 
-use crate::common::fake_livekit::{FakeLiveKit, signed_webhook};
+use crate::common::fake_livekit::{Call, FakeLiveKit, signed_webhook};
 use crate::common::*;
 
 const YOUTUBE_INGEST: &str = "rtmp://a.rtmp.youtube.com/live2";
@@ -121,4 +122,28 @@ async fn event_types(api: &TestApp, id: &str) -> Vec<String> {
     let mut events = api.events_of(id).await;
     events.sort();
     events
+}
+
+pub(super) const YT_KEY: &str = "yt-key-SECRET-0001-abcd";
+pub(super) const TT_KEY: &str = "tt-key-SECRET-0002-wxyz";
+
+pub(super) fn yt() -> String {
+    output(YOUTUBE_INGEST, YT_KEY)
+}
+
+pub(super) fn tt() -> String {
+    output(TIKTOK_INGEST, TT_KEY)
+}
+
+/// The `StartRoomCompositeEgress` requests made, in order.
+pub(super) fn starts(
+    fake: &FakeLiveKit,
+) -> Vec<(livekit_protocol::RoomCompositeEgressRequest, Value)> {
+    fake.calls()
+        .into_iter()
+        .filter_map(|call| match call.call {
+            Call::StartEgress(req) => Some((*req, call.claims)),
+            _ => None,
+        })
+        .collect()
 }
