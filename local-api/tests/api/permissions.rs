@@ -116,6 +116,35 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
             ),
         ),
         (_, "/streams/{id}") => (format!("/streams/{}", stream().await), None),
+        ("POST", "/streams/{id}/destinations") => (
+            format!("/streams/{}/destinations", stream().await),
+            Some(
+                json!({"platform": "tiktok", "ingest_url": "rtmps://push.example-live.com/live",
+                "stream_key": "perm-key-0001"}),
+            ),
+        ),
+        (_, p) if p.contains("{destination_id}") => {
+            // A test stream with one destination, made through the API.
+            let r = api
+                .start(
+                    &key,
+                    json!({"destinations": [{"platform": "tiktok",
+                        "ingest_url": "rtmps://push.example-live.com/live", "stream_key": "perm-key-0002"}]}),
+                )
+                .await;
+            r.assert_status(201);
+            let id = r.body["stream_id"].as_str().unwrap().to_owned();
+            let destination = r.body["destinations"][0]["destination_id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            made.streams.push(id.clone());
+            (
+                p.replace("{id}", &id)
+                    .replace("{destination_id}", &destination),
+                (endpoint.method == "POST").then(|| json!({})),
+            )
+        }
         ("POST", "/test_helpers/streams/{id}/viewers") => (
             format!("/test_helpers/streams/{}/viewers", stream().await),
             Some(json!({"count": 3})),
@@ -243,6 +272,72 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
         "LiveKitWebhookFunction",
         &called,
         "LiveKit events",
+    ));
+
+    // Destinations: the egress start owed by a join, made by the timers function; LiveKit's
+    // report on it, applied by the LiveKit webhook function; the stream's end, with its egress
+    // stopped and its keys erased by the cleanup.
+    let r = api
+        .start(
+            &Keys::live_a(),
+            json!({"destinations": [{"platform": "tiktok",
+                "ingest_url": "rtmps://push.example-live.com/live", "stream_key": "perm-key-0003"}]}),
+        )
+        .await;
+    r.assert_status(201);
+    let (id, room) = (
+        r.body["stream_id"].as_str().unwrap().to_owned(),
+        r.body["room_name"].as_str().unwrap().to_owned(),
+    );
+    let joined = participant_event("participant_joined", &room, Some("AGENT"), "EV_perm_egress");
+    api.post_livekit(&signed_webhook_with(&joined, API_SECRET, 600))
+        .await
+        .assert_status(200);
+    api.store_requests();
+    api.advance(chrono::Duration::seconds(1));
+    hosting_app::service::timers::sweep(&api.runtime.app)
+        .await
+        .unwrap();
+    let called = actions_since(&api);
+    problems.extend(missing(&allowed, "TimersFunction", &called, "egress start"));
+    let egress = fake
+        .egresses()
+        .into_keys()
+        .next()
+        .expect("an egress started");
+    let report = crate::common::fake_livekit::egress_event(
+        "egress_updated",
+        &room,
+        &egress,
+        "EGRESS_ACTIVE",
+        &[(
+            "rtmps://push.example-live.com/live/perm-key-0003",
+            "FAILED",
+            "refused",
+        )],
+        "EV_perm_report",
+    );
+    api.post_livekit(&signed_webhook_with(&report, API_SECRET, 600))
+        .await
+        .assert_status(200);
+    let left = crate::common::fake_livekit::agent_event(
+        "participant_left",
+        &room,
+        "PA_agent",
+        Some("CLIENT_INITIATED"),
+        "EV_perm_left",
+        api.now(),
+    );
+    api.post_livekit(&signed_webhook_with(&left, API_SECRET, 600))
+        .await
+        .assert_status(200);
+    assert_eq!(live_detail(&api, &id).await["status"], "ended");
+    let called = actions_since(&api);
+    problems.extend(missing(
+        &allowed,
+        "LiveKitWebhookFunction",
+        &called,
+        "egress report and end",
     ));
 
     // The timers' sweep, with a stream past its deadline and a room left to delete.
