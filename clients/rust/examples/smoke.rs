@@ -11,7 +11,7 @@ use live_stream_hosting_api_client::{
     ListWebhooksRequest, LiveStreamHostingApiClient, Period, RegisterWebhookRequest,
     RegisterWebhookRequestParams, SetTestStreamViewersRequest, SetTestStreamViewersRequestPath,
     SetViewersRequest, StartStreamRequest, StartStreamRequestParams,
-    StartStreamRequestParamsHeader, StartStreamRequestPlatform, StreamStatus, WithHeaders,
+    StartStreamRequestParamsHeader, Platform, StreamStatus, WithHeaders,
 };
 
 /// The success (200, 201 or 202), or the typed error as a failure.
@@ -60,7 +60,7 @@ async fn main() -> anyhow::Result<()> {
         body: StartStreamRequest {
             creator_id: creator.id.clone(),
             product_name: "Glow Serum".into(),
-            platform: StartStreamRequestPlatform::Tiktok,
+            platform: Platform::Tiktok,
             duration_minutes: Some(30),
             ..Default::default()
         },

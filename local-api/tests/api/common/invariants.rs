@@ -13,7 +13,10 @@
 //!   set aside for an operator, no room cleanup pending. Deliveries already in the delivery
 //!   queue are past the outbox and not checked;
 //! - no finished room is left: when the app was built with a fake LiveKit, after the drain no
-//!   `ended` or `error` stream's room (`stream-<id>`, as the stream records it) exists there.
+//!   `ended` or `error` stream's room (`stream-<id>`, as the stream records it) exists there,
+//!   no egress of that room still runs, and the stream's keys are erased (docs/destinations.md);
+//! - each destination's `stream.destination_active` and `stream.destination_failed` are written
+//!   at most once.
 //!
 //! A test that breaks the store on purpose (an outage, a deleted table) is not checked at all;
 //! one that leaves side effects undone on purpose (a LiveKit that never deletes, a queue that
