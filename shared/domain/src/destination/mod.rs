@@ -276,6 +276,23 @@ impl Stream {
             .find(|d| d.destination_id == destination_id)
     }
 
+    /// The stream with one destination moved to `to` at `at` ([`Destination::advance`]);
+    /// `None` when it has no such destination or the move is not forward.
+    pub fn with_destination_moved(
+        &self,
+        destination_id: &str,
+        to: DestinationStatus,
+        at: DateTime<Utc>,
+        error: Option<&str>,
+    ) -> Option<Stream> {
+        let mut next = self.clone();
+        if !next.destination_mut(destination_id)?.advance(to, at, error) {
+            return None;
+        }
+        next.revision += 1;
+        Some(next)
+    }
+
     /// A start of the egress owed from `at` (going live, a destination added with none
     /// running, an egress that ended while live).
     pub fn owe_egress_start(&mut self, at: DateTime<Utc>) {

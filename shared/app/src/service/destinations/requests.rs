@@ -160,16 +160,12 @@ async fn add_to_egress(
             let error = keys.redact(&error, std::slice::from_ref(&destination));
             tracing::warn!(stream_id = %stream.id, destination_id = %destination_id, error = %error, "output not added to the egress");
             change(app, stream, None, None, |s| {
-                let mut next = s.clone();
-                let moved = next.destination_mut(&destination_id)?.advance(
+                s.with_destination_moved(
+                    &destination_id,
                     DestinationStatus::Failed,
                     now,
                     Some(&error),
-                );
-                moved.then(|| {
-                    next.revision += 1;
-                    next
-                })
+                )
             })
             .await?
         }
@@ -227,19 +223,20 @@ pub async fn remove(
     }
     let now = app.clock.now();
     let outcome = change(app, &stream, None, None, |s| {
-        if !s.status.is_active() {
-            return None;
-        }
-        let mut next = s.clone();
-        let moved =
-            next.destination_mut(destination_id)?
-                .advance(DestinationStatus::Removed, now, None);
-        moved.then(|| {
-            next.revision += 1;
-            next
-        })
+        s.status
+            .is_active()
+            .then(|| {
+                s.with_destination_moved(destination_id, DestinationStatus::Removed, now, None)
+            })
+            .flatten()
     })
     .await?;
+    moved(outcome, destination_id)
+}
+
+/// The destination as the change that moved it stored it; not found when nothing moved (the
+/// stream or the destination had finished meanwhile).
+fn moved(outcome: Outcome<(Stream, Stream)>, destination_id: &str) -> ApiResult<Destination> {
     match outcome {
         Outcome::Applied((_, stored)) => stored
             .destination(destination_id)
@@ -259,26 +256,17 @@ pub async fn fail_for_test(
 ) -> ApiResult<Destination> {
     let now = app.clock.now();
     let outcome = change(app, stream, None, None, |s| {
-        if s.status != StreamStatus::Live {
-            return None;
-        }
-        let mut next = s.clone();
-        let moved = next.destination_mut(destination_id)?.advance(
-            DestinationStatus::Failed,
-            now,
-            Some(error),
-        );
-        moved.then(|| {
-            next.revision += 1;
-            next
-        })
+        (s.status == StreamStatus::Live)
+            .then(|| {
+                s.with_destination_moved(
+                    destination_id,
+                    DestinationStatus::Failed,
+                    now,
+                    Some(error),
+                )
+            })
+            .flatten()
     })
     .await?;
-    match outcome {
-        Outcome::Applied((_, stored)) => stored
-            .destination(destination_id)
-            .cloned()
-            .ok_or(ApiError::NotFound),
-        _ => Err(ApiError::NotFound),
-    }
+    moved(outcome, destination_id)
 }
