@@ -51,13 +51,16 @@ wait_for() {
     return 1
 }
 
-# Tests named `popular_show_` measure a rate, which the rest of the suite sharing the machine
-# would distort: each stage runs them alone after the rest.
+# Tests named `popular_show_` measure a rate, and those of `delivery::fair::` a latency, which
+# the rest of the suite sharing the machine (and moto) would distort: each stage runs them after
+# the rest, the fair-delivery ones one at a time.
 echo "== embedded backends"
 TEST_BACKEND=embedded cargo test --workspace --locked "$@" -- --include-ignored --skip dynamodb_only_ \
-    --skip popular_show_ 2>&1 | tee -a "$log"
+    --skip popular_show_ --skip delivery::fair:: 2>&1 | tee -a "$log"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     popular_show_ 2>&1 | tee -a "$log"
+TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
+    --test-threads 1 delivery::fair:: 2>&1 | tee -a "$log"
 
 echo "== DynamoDB and SQS (moto server behind the fault proxy)"
 moto="$(scripts/lib/venv.sh moto)"
@@ -76,9 +79,11 @@ export AWS_ENDPOINT_URL="http://127.0.0.1:$proxy_port"
 export FAULT_PROXY_URL="$AWS_ENDPOINT_URL"
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
 TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" -- --include-ignored --skip popular_show_ \
-    2>&1 | tee -a "$log"
+    --skip delivery::fair:: 2>&1 | tee -a "$log"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     popular_show_ 2>&1 | tee -a "$log"
+TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
+    --test-threads 1 delivery::fair:: 2>&1 | tee -a "$log"
 python3 - "$FAULT_PROXY_URL" <<'PY'
 import json, sys, urllib.request
 totals = json.load(urllib.request.urlopen(sys.argv[1] + "/__totals"))

@@ -266,7 +266,6 @@ async fn dynamodb_only_deliveries_replay_moves_dead_letters_back() {
         webhook_id: uuid::Uuid::new_v4(),
         attempt: 6,
         body: format!("{{\"id\":\"{event}\"}}"),
-        deferrals: 0,
     };
     let now = chrono::Utc::now();
     let dead = |event: &str, failed_at| DeadLetter {

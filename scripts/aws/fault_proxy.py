@@ -63,8 +63,9 @@ Rules (all optional; probabilities between 0 and 1, drawn per request):
                                  on those two strings). Transactions with the same
                                  ClientRequestToken do not conflict (the token's replay applies)
     table_creating_ms: N         for N ms after CreateTable the table is CREATING
-    refuse_bodies_containing: S  SQS SendMessage whose body contains S: 400 InvalidMessageContents
-                                 (one message that can never be sent, among others that can)
+    refuse_bodies_containing: S  SQS SendMessage whose body contains S: 400 InvalidMessageContents,
+                                 and a SendMessageBatch entry whose body does: failed with that
+                                 code (one message that can never be sent, among others that can)
 
 Always on, whatever the scopes: SQS refuses message bodies and string attributes with
 characters outside the XML range, and TransactWriteItems honours ClientRequestToken.
@@ -1041,7 +1042,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         entries = request.payload.get("Entries")
         if not isinstance(entries, list):
             return self._forward(request)
-        good = [e for e in entries if not (isinstance(e, dict) and invalid_message(e))]
+        needle = scope.rules.get("refuse_bodies_containing") if scope else None
+
+        def refused(entry):
+            body = entry.get("MessageBody")
+            return invalid_message(entry) or bool(needle and isinstance(body, str) and needle in body)
+
+        good = [e for e in entries if not (isinstance(e, dict) and refused(e))]
         failed = [
             {
                 "Id": e.get("Id"),
@@ -1050,7 +1057,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "Message": INVALID_MESSAGE_CONTENTS,
             }
             for e in entries
-            if isinstance(e, dict) and invalid_message(e)
+            if isinstance(e, dict) and refused(e)
         ]
         if not failed:
             return self._forward(request)

@@ -413,6 +413,18 @@ def refuse_bodies_containing():
     sqs.send_message(QueueUrl=url, MessageBody='{"p": "fine"}')
     assert receive_bodies(sqs, url) == ['{"p": "fine"}']
     assert stats(name)["injected"].get("refuse_bodies_containing") == 1, stats(name)
+    # In a batch, the entry is failed and the others are sent.
+    answer = sqs.send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "bad", "MessageBody": '{"p": "a poison-pill"}'},
+            {"Id": "good", "MessageBody": '{"p": "also fine"}'},
+        ],
+    )
+    assert [f["Id"] for f in answer["Failed"]] == ["bad"], answer
+    assert answer["Failed"][0]["Code"] == "InvalidMessageContents", answer
+    assert [s["Id"] for s in answer["Successful"]] == ["good"], answer
+    assert receive_bodies(sqs, url) == ['{"p": "also fine"}']
 
 
 @check

@@ -1,9 +1,10 @@
 //! Relays the event outbox to the delivery queue. The table's stream invokes it with the
 //! events just written, and it relays those, each on its own; a schedule invokes it as a
-//! sweep, which relays whatever a failed or lost invocation left pending.
+//! sweep, which relays whatever a failed or lost invocation left pending and hands parked
+//! deliveries whose wake-up is due to their brand's free slots.
 
 use hosting_app::App;
-use hosting_app::delivery::relay;
+use hosting_app::delivery::{parking, relay};
 use hosting_app::sweep_budget::SweepBudget;
 use hosting_aws::dynamodb::event_from_stream_image;
 use serde::Serialize;
@@ -32,6 +33,11 @@ pub async fn handle_within(
         // Measured once a minute, by the scheduled sweep: the alarm on it needs no other
         // source.
         hosting_app::metrics::oldest_pending_event_age(relay::oldest_pending_age(app).await?);
+        // Catches the hand-overs no release made (docs/webhooks.md, "Fair delivery").
+        let woken = parking::sweep(app).await?;
+        if woken > 0 {
+            tracing::info!(woken, "parked deliveries swept back to the queue");
+        }
         return Ok(Relayed { relayed });
     }
     let batch: aws_lambda_events::event::dynamodb::Event = serde_json::from_value(invocation)

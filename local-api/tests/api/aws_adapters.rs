@@ -184,7 +184,6 @@ fn delivery() -> Delivery {
         webhook_id: "7f1c0000-0000-4000-8000-00000000000a".parse().unwrap(),
         attempt: 5,
         body: json!({"id": "evt_00000000000000000000000000000001"}).to_string(),
-        deferrals: 0,
     }
 }
 

@@ -21,4 +21,4 @@ mod round_trips;
 mod server;
 mod streams;
 mod template;
-mod webhooks;
+pub(crate) mod webhooks;

@@ -19,11 +19,13 @@ use crate::common::*;
 use hosting_app::delivery::Deliverer;
 use hosting_runtime::LocalQueue;
 
+mod parking;
+
 const GATEWAY_DEFAULT: &str = "GatewayDefaultFunction";
 
 /// Each function of the template and the DynamoDB actions its inline statements allow: on the
 /// table (`dynamodb:GetItem`), or on an index (`dynamodb:Query@index/due`).
-fn allowed_actions(template: &str) -> BTreeMap<String, BTreeSet<String>> {
+pub(super) fn allowed_actions(template: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut allowed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let (mut in_resources, mut resource, mut actions) = (false, String::new(), Vec::new());
     for line in template.lines() {
@@ -64,13 +66,13 @@ fn allowed_actions(template: &str) -> BTreeMap<String, BTreeSet<String>> {
     allowed
 }
 
-fn template() -> String {
+pub(super) fn template() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
         .expect("template.yaml beside the workspace")
 }
 
 /// The IAM actions of the requests made since the last look.
-fn actions_since(api: &TestApp) -> BTreeSet<String> {
+pub(super) fn actions_since(api: &TestApp) -> BTreeSet<String> {
     api.store_requests()
         .calls
         .into_iter()
@@ -202,7 +204,7 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
 }
 
 /// Where each function's actions fall short of what its code called.
-fn missing(
+pub(super) fn missing(
     allowed: &BTreeMap<String, BTreeSet<String>>,
     function: &str,
     called: &BTreeSet<String>,

@@ -11,8 +11,8 @@ use hosting_domain::account::KeyDigest;
 use hosting_domain::clock::Clock;
 use hosting_domain::ports::{
     AccountStore, CreatorStore, DeliveryLogStore, DeliveryQueue, DeliverySlotStore,
-    IdempotencyStore, Outbox, RateLimitStore, RoomCleanupStore, RoomProvider, ServiceKeyStore,
-    Store, StreamStore, Timers, WebhookStore,
+    IdempotencyStore, Outbox, ParkedDeliveryStore, RateLimitStore, RoomCleanupStore, RoomProvider,
+    ServiceKeyStore, Store, StreamStore, Timers, WebhookStore,
 };
 use hosting_domain::{ApiKey, Brand};
 use hosting_support::config::Config;
@@ -57,6 +57,9 @@ impl AppParts {
         &*self.store
     }
     pub fn delivery_slots(&self) -> &dyn DeliverySlotStore {
+        &*self.store
+    }
+    pub fn parked_deliveries(&self) -> &dyn ParkedDeliveryStore {
         &*self.store
     }
     pub fn outbox(&self) -> &dyn Outbox {

@@ -38,9 +38,14 @@ pub enum Metric {
     RelayEventsSetAside,
     /// Age of the oldest event still waiting for the relay, measured by each outbox sweep.
     OldestPendingEventAge,
-    /// A delivery put back on the queue without an attempt because its brand held every
-    /// delivery slot.
-    DeliveriesDeferred,
+    /// Deliveries parked, unattempted, because their brand held every delivery slot.
+    DeliveriesParked,
+    /// Parked deliveries put back on the queue by a slot's release (or a parker that found one
+    /// free): the hand-over.
+    ParkedDeliveriesWoken,
+    /// Parked deliveries put back on the queue by the parked-delivery sweep: wake-ups that a
+    /// release did not make (its process died, or a slot's holder died and its time ran out).
+    ParkedDeliveriesSwept,
     /// A room deletion that failed (it is retried until the provider confirms the room gone).
     RoomCleanupRetries,
     /// How long the oldest room cleanup due has been pending, measured by each deadline sweep.
@@ -71,7 +76,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 21] = [
+    pub const ALL: [Metric; 23] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -80,7 +85,9 @@ impl Metric {
         Metric::RateLimitRefusals,
         Metric::RelayEventsSetAside,
         Metric::OldestPendingEventAge,
-        Metric::DeliveriesDeferred,
+        Metric::DeliveriesParked,
+        Metric::ParkedDeliveriesWoken,
+        Metric::ParkedDeliveriesSwept,
         Metric::RoomCleanupRetries,
         Metric::OldestPendingRoomCleanupAge,
         Metric::DispatchRetries,
@@ -105,7 +112,9 @@ impl Metric {
             Metric::RateLimitRefusals => "RateLimitRefusals",
             Metric::RelayEventsSetAside => "RelayEventsSetAside",
             Metric::OldestPendingEventAge => "OldestPendingEventAge",
-            Metric::DeliveriesDeferred => "DeliveriesDeferred",
+            Metric::DeliveriesParked => "DeliveriesParked",
+            Metric::ParkedDeliveriesWoken => "ParkedDeliveriesWoken",
+            Metric::ParkedDeliveriesSwept => "ParkedDeliveriesSwept",
             Metric::RoomCleanupRetries => "RoomCleanupRetries",
             Metric::OldestPendingRoomCleanupAge => "OldestPendingRoomCleanupAge",
             Metric::DispatchRetries => "DispatchRetries",
@@ -143,6 +152,13 @@ pub fn enable() {
 /// Counts one occurrence of `metric`.
 pub fn count(metric: Metric) {
     emit(metric, 1.0, None);
+}
+
+/// Counts `times` occurrences of `metric` in one line (nothing when zero).
+pub fn count_many(metric: Metric, times: usize) {
+    if times > 0 {
+        emit(metric, times as f64, None);
+    }
 }
 
 /// Counts one stream status change.

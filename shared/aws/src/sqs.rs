@@ -66,9 +66,28 @@ const SEND_BATCH_MESSAGES: usize = 10;
 const SEND_BATCH_BYTES: usize = 200 * 1024;
 const SEND_BATCH_ROUNDS: u32 = 4;
 
-/// Runs one batch request over `entries` (`(id, entry)`), whose answer names the ids that
+/// An entry a batch call failed: its id, SQS's code, and whether the entry itself is at fault
+/// (sending it again cannot succeed).
+struct FailedEntry {
+    id: String,
+    code: String,
+    sender_fault: bool,
+}
+
+impl From<aws_sdk_sqs::types::BatchResultErrorEntry> for FailedEntry {
+    fn from(entry: aws_sdk_sqs::types::BatchResultErrorEntry) -> Self {
+        Self {
+            id: entry.id,
+            code: entry.code,
+            sender_fault: entry.sender_fault,
+        }
+    }
+}
+
+/// Runs one batch request over `entries` (`(id, entry)`), whose answer names the entries that
 /// failed, and runs it again over those, a few times, before giving up: SQS's batch calls
-/// succeed while failing some of their entries.
+/// succeed while failing some of their entries. An entry at fault (SQS refused its contents)
+/// is not sent again: the error names its code at once.
 async fn retry_failed_entries<T, F, Fut>(
     what: &str,
     mut entries: Vec<(String, T)>,
@@ -76,9 +95,10 @@ async fn retry_failed_entries<T, F, Fut>(
 ) -> StoreResult<()>
 where
     F: Fn(Vec<(String, T)>) -> Fut,
-    Fut: std::future::Future<Output = StoreResult<Vec<String>>>,
+    Fut: std::future::Future<Output = StoreResult<Vec<FailedEntry>>>,
     T: Clone,
 {
+    let mut codes = Vec::new();
     for round in 0..SEND_BATCH_ROUNDS {
         if round > 0 {
             tokio::time::sleep(Duration::from_millis(100 << round)).await;
@@ -87,11 +107,21 @@ where
         if failed.is_empty() {
             return Ok(());
         }
-        entries.retain(|(id, _)| failed.contains(id));
+        if let Some(refused) = failed.iter().find(|entry| entry.sender_fault) {
+            return Err(StoreError::Backend(format!(
+                "{what} refused an entry: {}",
+                refused.code
+            )));
+        }
+        codes = failed.iter().map(|entry| entry.code.clone()).collect();
+        entries.retain(|(id, _)| failed.iter().any(|entry| entry.id == *id));
     }
+    codes.sort();
+    codes.dedup();
     Err(StoreError::Backend(format!(
-        "{what} failed {} entries after every retry",
-        entries.len()
+        "{what} failed {} entries after every retry ({})",
+        entries.len(),
+        codes.join(", ")
     )))
 }
 
@@ -158,7 +188,7 @@ impl SqsQueue {
                 .send()
                 .await
                 .map_err(|e| StoreError::Backend(describe(&e)))?;
-            Ok(out.failed.into_iter().map(|f| f.id).collect())
+            Ok(out.failed.into_iter().map(FailedEntry::from).collect())
         })
         .await
     }
@@ -208,7 +238,7 @@ impl SqsQueue {
                     .send()
                     .await
                     .map_err(|e| StoreError::Backend(describe(&e)))?;
-                Ok(out.failed.into_iter().map(|f| f.id).collect())
+                Ok(out.failed.into_iter().map(FailedEntry::from).collect())
             })
             .await?;
         }
@@ -314,7 +344,6 @@ impl SqsQueue {
                 }
                 let fresh = Delivery {
                     attempt: 1,
-                    deferrals: 0,
                     ..delivery
                 };
                 self.enqueue(fresh, Duration::ZERO).await?;

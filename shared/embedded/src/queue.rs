@@ -16,6 +16,9 @@ pub struct EmbeddedQueue {
     /// Bodies containing this are refused, as SQS refuses a message it cannot take (tests of
     /// the relay's handling of one event that can never be queued).
     refused: Arc<Mutex<Option<String>>>,
+    /// Messages sent since [`EmbeddedQueue::take_sent`] last looked: the queue's work, which
+    /// tests compare with SQS's requests.
+    sent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for EmbeddedQueue {
@@ -26,6 +29,7 @@ impl Default for EmbeddedQueue {
             receiver: Arc::new(Mutex::new(Some(receiver))),
             dead_letters: Arc::default(),
             refused: Arc::default(),
+            sent: Arc::default(),
         }
     }
 }
@@ -48,6 +52,11 @@ impl EmbeddedQueue {
         *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = needle.map(str::to_owned);
     }
 
+    /// Messages sent since the last call.
+    pub fn take_sent(&self) -> u64 {
+        self.sent.swap(0, std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub fn dead_letters(&self) -> Vec<DeadLetter> {
         self.dead_letters
             .lock()
@@ -66,6 +75,7 @@ impl DeliveryQueue for EmbeddedQueue {
                 "the embedded queue refused the message".into(),
             ));
         }
+        self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if delay.is_zero() {
             let _ = self.ready.send(delivery);
         } else {

@@ -18,6 +18,9 @@ use hosting_domain::{ApiKey, Brand, Creator, Stream, StreamEvent, StreamStatus, 
 
 /// The store's maps. Hashed with foldhash rather than SipHash: every request looks up a few
 /// (its brand's indexes, its rate-limit count), and their keys are the product's own ids.
+/// A parked delivery and the end of the claim on it, if any.
+pub(super) type ParkedEntry = (hosting_domain::ports::Delivery, Option<DateTime<Utc>>);
+
 pub(super) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A brand's id as the key of a map every request looks up: held inline up to 24 bytes, so
@@ -53,6 +56,10 @@ pub(super) struct State {
     pub(super) delivery_logs: Map<Uuid, super::delivery_log::DeliveryLogState>,
     /// Delivery slots held, by (brand, slot): (holder, held until).
     pub(super) delivery_slots: Map<(String, u32), (String, DateTime<Utc>)>,
+    /// Parked deliveries, by (brand, key in park order).
+    pub(super) parked: BTreeMap<(String, String), ParkedEntry>,
+    /// Each brand's parked-delivery wake-up.
+    pub(super) parked_wakes: Map<String, DateTime<Utc>>,
     /// Events not yet relayed (and those set aside), by id.
     pub(super) outbox: BTreeMap<String, OutboxEntry>,
     /// Every event ever emitted, for tests and the local server's log.

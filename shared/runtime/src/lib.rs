@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use hosting_app::app::{App, AppParts};
-use hosting_app::delivery::{Deliverer, relay, worker};
+use hosting_app::delivery::{Deliverer, parking, relay, worker};
 use hosting_app::service;
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::scheduler::SchedulerTimers;
@@ -223,6 +223,18 @@ impl Runtime {
         }
     }
 
+    /// Hands parked deliveries whose wake-up is due to their brand's free slots, every
+    /// `SWEEP_INTERVAL_SECS`, forever: the hand-overs a release did not make (a process killed
+    /// holding a slot).
+    async fn run_parked_sweep(self) {
+        loop {
+            tokio::time::sleep(self.app.config.sweep_interval).await;
+            if let Err(err) = parking::sweep(&self.app).await {
+                tracing::error!(error = %err, "parked-delivery sweep failed; retrying");
+            }
+        }
+    }
+
     /// Relays the outbox to the delivery queue, forever. In one process nothing else relays,
     /// so events are taken as soon as they are written.
     async fn run_relay(self) {
@@ -287,6 +299,7 @@ impl Runtime {
             tokio::spawn(self.clone().run_relay()),
             tokio::spawn(self.clone().run_deliveries(deliverer)),
             tokio::spawn(self.clone().run_deadline_sweep()),
+            tokio::spawn(self.clone().run_parked_sweep()),
         ];
         if let Some(timers) = self.timers.clone() {
             tasks.push(tokio::spawn(self.clone().run_timers(timers)));

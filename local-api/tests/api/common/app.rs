@@ -29,6 +29,7 @@ pub struct TestApp {
     pub(super) service: local_api::ApiService,
     pub(super) background: Vec<tokio::task::JoinHandle<()>>,
     pub(super) store_log: store_log::StoreLog,
+    pub(super) queue_log: store_log::QueueLog,
     /// The fake LiveKit the app was built with, whose rooms the drop check reads.
     pub(super) livekit: Option<fake_livekit::FakeLiveKit>,
     /// Whether dropping it checks the invariants (`invariants.rs`); off once a test breaks the
@@ -126,7 +127,7 @@ impl TestApp {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = hosting_livekit::rooms_from_config(&config);
-        let (parts, dynamo, store_log) = backend::parts_logged().await;
+        let (parts, dynamo, store_log, queue_log) = backend::parts_logged().await;
         let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
         let base = base_seed(app_clock.now());
         let seeded_streams = stream_ids(&base).collect();
@@ -146,6 +147,7 @@ impl TestApp {
             service,
             background,
             store_log,
+            queue_log,
             livekit,
             check_invariants: std::sync::atomic::AtomicBool::new(true),
             in_outage: std::sync::atomic::AtomicBool::new(false),
@@ -173,6 +175,12 @@ impl TestApp {
     /// The store requests the app made since the last call (seeding's included).
     pub fn store_requests(&self) -> store_log::StoreRequests {
         self.store_log.take()
+    }
+
+    /// The delivery queue requests that carried work since the last call
+    /// ([`store_log::QueueLog::take_work`]).
+    pub fn queue_work(&self) -> u64 {
+        self.queue_log.take_work()
     }
 
     /// Loads more fixtures.

@@ -11,7 +11,7 @@ use hosting_domain::ports::DeadLetter;
 use hosting_embedded::{EmbeddedQueue, EmbeddedStore};
 use hosting_runtime::{LocalQueue, Parts, Runtime};
 
-use super::store_log::{Recorder, StoreLog};
+use super::store_log::{QueueLog, Recorder, StoreLog};
 
 pub fn is_dynamodb() -> bool {
     match std::env::var("TEST_BACKEND").as_deref() {
@@ -31,25 +31,26 @@ async fn sdk() -> aws_config::SdkConfig {
 
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.
 pub async fn parts() -> (Parts, Option<DynamoStore>) {
-    let (parts, dynamo, _) = parts_logged().await;
+    let (parts, dynamo, _, _) = parts_logged().await;
     (parts, dynamo)
 }
 
-/// [`parts`], and the log of the store requests made through them.
-pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
+/// [`parts`], and the logs of the store and queue requests made through them.
+pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) {
     if !is_dynamodb() {
         let store = EmbeddedStore::new();
         let log = StoreLog::Embedded {
             store: store.clone(),
             seen: Default::default(),
         };
+        let queue = EmbeddedQueue::new();
         let parts = Parts {
             store: Arc::new(store.clone()),
             embedded: Some(store),
-            queue: LocalQueue::Embedded(EmbeddedQueue::new()),
+            queue: LocalQueue::Embedded(queue.clone()),
             scheduler: None,
         };
-        return (parts, None, log);
+        return (parts, None, log, QueueLog::Embedded(queue));
     }
     let sdk = sdk().await;
     let name = format!("test-{}", uuid::Uuid::new_v4().simple());
@@ -61,7 +62,12 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
     );
     let store = DynamoStore::new(client, name.clone());
     store.create_table().await.expect("create table");
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let queue_recorder = Recorder::default();
+    let sqs = aws_sdk_sqs::Client::from_conf(
+        aws_sdk_sqs::config::Builder::from(&sdk)
+            .interceptor(queue_recorder.clone())
+            .build(),
+    );
     let mut urls = Vec::new();
     for queue in [format!("{name}-delivery"), format!("{name}-dlq")] {
         let out = sqs
@@ -78,7 +84,12 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog) {
         queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
         scheduler: None,
     };
-    (parts, Some(store), StoreLog::Dynamo(recorder))
+    (
+        parts,
+        Some(store),
+        StoreLog::Dynamo(recorder),
+        QueueLog::Sqs(queue_recorder),
+    )
 }
 
 pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> Vec<StreamEvent> {

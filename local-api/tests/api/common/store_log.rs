@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use aws_sdk_dynamodb::config::interceptors::{
-    BeforeDeserializationInterceptorContextRef, BeforeTransmitInterceptorContextRef,
+    AfterDeserializationInterceptorContextRef, BeforeDeserializationInterceptorContextRef,
+    BeforeTransmitInterceptorContextRef,
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_smithy_types::config_bag::{Storable, StoreReplace};
@@ -29,6 +30,8 @@ pub struct Call {
     /// part of a transaction (`dynamodb:PutItem`, `dynamodb:ConditionCheckItem`, ...), and
     /// `dynamodb:Query@index/<name>` for a query of an index.
     pub iam_actions: Vec<String>,
+    /// The answer carried nothing: an SQS receive that found no message.
+    pub empty_answer: bool,
 }
 
 /// The IAM actions a DynamoDB request needs: a transaction has no action of its own, each of
@@ -58,12 +61,20 @@ fn iam_actions(operation: &str, body: &Value) -> Vec<String> {
     }
 }
 
-/// Records every DynamoDB request of the client it is installed on.
+/// Records every request of the client it is installed on (DynamoDB's or SQS's).
 #[derive(Debug, Clone, Default)]
-pub struct Recorder(Arc<Mutex<Vec<Call>>>);
+pub struct Recorder(Arc<Mutex<Calls>>);
+
+/// The calls since the last [`Recorder::take`], which starts a new generation: an answer to a
+/// request of an earlier one is not recorded.
+#[derive(Debug, Default)]
+struct Calls {
+    generation: u64,
+    calls: Vec<Call>,
+}
 
 #[derive(Debug, Clone)]
-struct CallIndex(usize);
+struct CallIndex(u64, usize);
 
 impl Storable for CallIndex {
     type Storer = StoreReplace<Self>;
@@ -112,16 +123,20 @@ impl Intercept for Recorder {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let (operation, body) = operation_and_body(context);
-        let mut calls = self.0.lock().unwrap();
+        let mut recorded = self.0.lock().unwrap();
+        let generation = recorded.generation;
+        let calls = &mut recorded.calls;
         calls.push(Call {
             iam_actions: iam_actions(&operation, &body),
             operation,
             sort_keys: sort_keys(&body),
             start: Instant::now(),
             end: None,
+            empty_answer: false,
         });
+        let index = calls.len() - 1;
         cfg.interceptor_state()
-            .store_put(CallIndex(calls.len() - 1));
+            .store_put(CallIndex(generation, index));
         Ok(())
     }
 
@@ -131,8 +146,36 @@ impl Intercept for Recorder {
         _: &RuntimeComponents,
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        if let Some(CallIndex(i)) = cfg.load::<CallIndex>() {
-            self.0.lock().unwrap()[*i].end = Some(Instant::now());
+        if let Some(CallIndex(generation, i)) = cfg.load::<CallIndex>() {
+            let mut recorded = self.0.lock().unwrap();
+            if recorded.generation == *generation
+                && let Some(call) = recorded.calls.get_mut(*i)
+            {
+                call.end = Some(Instant::now());
+            }
+        }
+        Ok(())
+    }
+
+    fn read_after_deserialization(
+        &self,
+        context: &AfterDeserializationInterceptorContextRef<'_>,
+        _: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        // An SQS receive that found no message.
+        let empty = context.output_or_error().is_ok_and(|output| {
+            output
+                .downcast_ref::<aws_sdk_sqs::operation::receive_message::ReceiveMessageOutput>()
+                .is_some_and(|received| received.messages().is_empty())
+        });
+        if let Some(CallIndex(generation, i)) = cfg.load::<CallIndex>() {
+            let mut recorded = self.0.lock().unwrap();
+            if recorded.generation == *generation
+                && let Some(call) = recorded.calls.get_mut(*i)
+            {
+                call.empty_answer = empty;
+            }
         }
         Ok(())
     }
@@ -141,7 +184,9 @@ impl Intercept for Recorder {
 impl Recorder {
     /// The requests recorded since the last call.
     pub fn take(&self) -> Vec<Call> {
-        std::mem::take(&mut *self.0.lock().unwrap())
+        let mut recorded = self.0.lock().unwrap();
+        recorded.generation += 1;
+        std::mem::take(&mut recorded.calls)
     }
 }
 
@@ -219,6 +264,29 @@ impl StoreLog {
                     calls,
                 }
             }
+        }
+    }
+}
+
+/// The requests a test's app makes to its delivery queue.
+pub enum QueueLog {
+    /// The embedded queue: each message sent counts one (receiving it is a channel read).
+    Embedded(hosting_embedded::EmbeddedQueue),
+    /// Every SQS request of the app's client.
+    Sqs(Recorder),
+}
+
+impl QueueLog {
+    /// Requests that carried work since the last call: on SQS every request but a receive
+    /// that found nothing (a long poll's idle answer); on the embedded queue, messages sent.
+    pub fn take_work(&self) -> u64 {
+        match self {
+            QueueLog::Embedded(queue) => queue.take_sent(),
+            QueueLog::Sqs(recorder) => recorder
+                .take()
+                .iter()
+                .filter(|call| !(call.operation == "ReceiveMessage" && call.empty_answer))
+                .count() as u64,
         }
     }
 }

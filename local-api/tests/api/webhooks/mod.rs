@@ -160,7 +160,7 @@ async fn log_of(api: &TestApp, id: &str, n: u64) -> Value {
 
 /// Attempt `n` of a seeded log: three attempts per event, the third succeeding, a second
 /// apart from `start`.
-fn seeded_attempt(
+pub(crate) fn seeded_attempt(
     webhook_id: &str,
     n: usize,
     start: DateTime<Utc>,

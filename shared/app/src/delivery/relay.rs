@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::parking;
 use crate::app::App;
 use crate::metrics::{self, Metric};
 use crate::sweep_budget::SweepBudget;
@@ -39,27 +40,25 @@ pub enum Relayed {
     SetAside(String),
 }
 
-/// Queues the deliveries of one event.
+/// Queues the deliveries of one event; parks them instead when the brand holds every delivery
+/// slot or already has deliveries parked (docs/webhooks.md, "Fair delivery"), so a saturated
+/// brand's backlog never reaches the shared queue.
 pub async fn fan_out(app: &App, event: &StreamEvent) -> Result<usize, StoreError> {
     let webhooks = app.webhooks().list_webhooks(&event.brand_id).await?;
-    let mut queued = 0;
-    for webhook in webhooks.iter().filter(|w| w.wants(event.event_type)) {
-        app.queue
-            .enqueue(
-                Delivery {
-                    event_id: event.id.clone(),
-                    event_type: event.event_type,
-                    brand_id: event.brand_id.clone(),
-                    webhook_id: webhook.id,
-                    attempt: 1,
-                    body: event.body.clone(),
-                    deferrals: 0,
-                },
-                Duration::ZERO,
-            )
-            .await?;
-        queued += 1;
-    }
+    let deliveries: Vec<Delivery> = webhooks
+        .iter()
+        .filter(|w| w.wants(event.event_type))
+        .map(|webhook| Delivery {
+            event_id: event.id.clone(),
+            event_type: event.event_type,
+            brand_id: event.brand_id.clone(),
+            webhook_id: webhook.id,
+            attempt: 1,
+            body: event.body.clone(),
+        })
+        .collect();
+    let queued = deliveries.len();
+    parking::queue_or_park(app, &event.brand_id, deliveries).await?;
     Ok(queued)
 }
 

@@ -10,22 +10,35 @@ use crate::metrics::{self, Metric};
 use hosting_domain::Webhook;
 use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
 use hosting_domain::error::StoreError;
-use hosting_domain::ports::{DeadLetter, Delivery};
+use hosting_domain::ports::{DeadLetter, Delivery, ParkedClaim};
 
 use super::client::{AttemptOutcome, Deliverer};
+use super::parking;
 use super::retry;
 
 /// Attempts one brand may have in flight at once, across every worker (docs/webhooks.md, "Fair
 /// delivery"): however slow its receivers, a brand holds at most this many workers, each for
 /// at most one attempt's timeout.
 pub const BRAND_DELIVERY_SLOTS: u32 = 3;
-/// A delivery whose brand holds every slot goes back to the queue for at least this long,
-/// without an attempt; longer each time it is put back, up to [`MAX_SLOT_WAIT`].
-pub const SLOT_WAIT: Duration = Duration::from_secs(3);
-pub const MAX_SLOT_WAIT: Duration = Duration::from_secs(60);
 /// A slot is held for the attempt's timeout and this much more; a worker that died holding
 /// it frees it then.
 const SLOT_MARGIN: Duration = Duration::from_secs(5);
+
+/// How long a task goes on handing its slot to parked deliveries: each attempt it begins ends
+/// within this time from its message's receipt, well inside the delivery function's timeout
+/// (60 s) and the queue's visibility timeout.
+pub const HANDOVER_WINDOW: Duration = Duration::from_secs(30);
+
+/// Parked deliveries a slot's holder claims at once when its receivers answer fast: fewer
+/// requests per delivery, a claim covering at most this many attempts.
+const MAX_HANDOVER_BATCH: usize = 8;
+/// A batch that took less than this grows; a slower one falls back to one delivery.
+const FAST_BATCH: Duration = Duration::from_secs(1);
+
+/// How long a slot is held at most: the attempt's timeout and [`SLOT_MARGIN`].
+pub fn slot_lease(app: &App) -> Duration {
+    app.config.webhook_timeout + SLOT_MARGIN
+}
 
 /// What became of a delivery after this attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,8 +46,8 @@ pub enum Processed {
     Delivered,
     /// The webhook is gone or inactive: nothing was sent.
     Skipped,
-    /// The brand held every delivery slot: queued again for later, nothing sent.
-    Deferred,
+    /// The brand held every delivery slot: parked until one frees, nothing sent.
+    Parked,
     Deactivated,
     RetryScheduled,
     DeadLettered,
@@ -45,11 +58,11 @@ pub async fn process(
     deliverer: &Deliverer,
     delivery: Delivery,
 ) -> Result<Processed, StoreError> {
-    // The slot first: a brand holding every slot costs its deferred deliveries one read.
+    let started = Instant::now();
+    // The slot first: a brand holding every slot costs a waiting delivery one read and its
+    // parking.
     let holder = uuid::Uuid::new_v4().simple().to_string();
     let now = app.clock.now();
-    let lease = chrono::TimeDelta::from_std(app.config.webhook_timeout + SLOT_MARGIN)
-        .unwrap_or(chrono::TimeDelta::MAX);
     let Some(slot) = app
         .delivery_slots()
         .acquire_delivery_slot(
@@ -57,39 +70,222 @@ pub async fn process(
             BRAND_DELIVERY_SLOTS,
             &holder,
             now,
-            now + lease,
+            now + lease(slot_lease(app)),
         )
         .await?
     else {
-        return defer(app, delivery).await;
+        let brand_id = delivery.brand_id.clone();
+        parking::park(app, &brand_id, vec![delivery]).await?;
+        return Ok(Processed::Parked);
     };
-    let release = || async {
-        if let Err(err) = app
-            .delivery_slots()
-            .release_delivery_slot(&delivery.brand_id, slot, &holder)
-            .await
-        {
-            tracing::warn!(brand_id = %delivery.brand_id, error = %err, "delivery slot not freed; it frees itself when its time runs out");
-        }
+    let held = HeldSlot {
+        brand_id: delivery.brand_id.clone(),
+        slot,
+        holder,
+        until: now + lease(slot_lease(app)),
     };
-    // A deleted or deactivated webhook receives nothing more.
-    let webhook = match app
-        .webhooks()
-        .get_webhook(&delivery.brand_id, delivery.webhook_id)
-        .await
-    {
-        Ok(Some(webhook)) if webhook.active => webhook,
-        Ok(_) => {
-            release().await;
-            return Ok(Processed::Skipped);
-        }
+    // A store failure here keeps the message, for the queue to deliver it again.
+    let processed = match deliver(app, deliverer, &delivery).await {
+        Ok(processed) => processed,
         Err(err) => {
-            release().await;
+            held.release(app).await;
             return Err(err);
         }
     };
-    let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, &delivery).await;
-    release().await;
+    hand_over(app, deliverer, held, started).await;
+    Ok(processed)
+}
+
+/// A delivery slot this task holds, until `until`.
+struct HeldSlot {
+    brand_id: String,
+    slot: u32,
+    holder: String,
+    until: DateTime<Utc>,
+}
+
+impl HeldSlot {
+    /// Whether an attempt begun now ends within [`HANDOVER_WINDOW`] of the message's receipt.
+    fn fits_another(&self, app: &App, started: Instant) -> bool {
+        started.elapsed() + slot_lease(app) <= HANDOVER_WINDOW
+    }
+
+    /// Holds the slot for one more attempt from now, extending it only when the time left
+    /// would not cover one; `false` when it is no longer this task's.
+    async fn cover_an_attempt(&mut self, app: &App) -> Result<bool, StoreError> {
+        let now = app.clock.now();
+        if self.until - now > lease(app.config.webhook_timeout + Duration::from_secs(1)) {
+            return Ok(true);
+        }
+        let until = now + lease(slot_lease(app));
+        let extended = app
+            .delivery_slots()
+            .extend_delivery_slot(&self.brand_id, self.slot, &self.holder, until)
+            .await?;
+        if extended {
+            self.until = until;
+        }
+        Ok(extended)
+    }
+
+    /// Frees the slot, then hands the brand's free slots to its parked deliveries through the
+    /// queue.
+    async fn release(&self, app: &App) {
+        match app
+            .delivery_slots()
+            .release_delivery_slot(&self.brand_id, self.slot, &self.holder)
+            .await
+        {
+            Ok(()) => parking::after_release(app, &self.brand_id).await,
+            Err(err) => {
+                tracing::warn!(brand_id = %self.brand_id, error = %err, "delivery slot not freed; it frees itself when its time runs out, and the sweep hands it over");
+            }
+        }
+    }
+}
+
+/// The slot passes to the brand's oldest parked deliveries, in this task, a batch after
+/// another while [`HANDOVER_WINDOW`] lasts, and is released when none waits (docs/webhooks.md,
+/// "Fair delivery"). A batch grows while its receivers answer fast and falls to one when they
+/// do not, so a slow receiver holds no more than one claimed delivery at a time. A claimed
+/// delivery that fails on a store error, or that the window leaves unattempted, stays parked
+/// under its claim and is handed over again once the claim runs out.
+async fn hand_over(app: &App, deliverer: &Deliverer, mut held: HeldSlot, started: Instant) {
+    let brand_id = held.brand_id.clone();
+    let brand_id = brand_id.as_str();
+    let mut batch = 1;
+    loop {
+        if !held.fits_another(app, started) {
+            held.release(app).await;
+            return;
+        }
+        match app
+            .delivery_slots()
+            .release_delivery_slot_unless_parked(brand_id, held.slot, &held.holder)
+            .await
+        {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(err) => {
+                tracing::warn!(brand_id, error = %err, "delivery slot not handed over");
+                held.release(app).await;
+                return;
+            }
+        }
+        let now = app.clock.now();
+        let claim = ParkedClaim {
+            limit: batch,
+            // Each slot's holder takes its own stretch of the oldest.
+            offset: held.slot as usize * batch,
+            now,
+            until: now + lease(slot_lease(app).saturating_mul(batch as u32)),
+        };
+        let claimed = match app
+            .parked_deliveries()
+            .claim_parked_deliveries(brand_id, claim)
+            .await
+        {
+            Ok((claimed, more)) if claimed.is_empty() => {
+                held.release(app).await;
+                if !more {
+                    // Nothing parked at all: the wake-up is settled, so releases stop
+                    // looking.
+                    if let Err(err) = parking::settle_wake(app, brand_id).await {
+                        tracing::warn!(brand_id, error = %err, "wake-up not settled; the sweep will");
+                    }
+                }
+                return;
+            }
+            Ok((claimed, _)) => claimed,
+            Err(err) => {
+                tracing::warn!(brand_id, error = %err, "parked deliveries not handed over");
+                held.release(app).await;
+                return;
+            }
+        };
+        metrics::count_many(Metric::ParkedDeliveriesWoken, claimed.len());
+        let batch_started = Instant::now();
+        let mut done = Vec::with_capacity(claimed.len());
+        let mut slot_lost = false;
+        let mut left = Vec::new();
+        let mut claimed = claimed.into_iter();
+        for parked in claimed.by_ref() {
+            if !held.fits_another(app, started) {
+                left.push(parked);
+                break;
+            }
+            match held.cover_an_attempt(app).await {
+                Ok(true) => {}
+                Ok(false) => slot_lost = true,
+                Err(err) => {
+                    tracing::warn!(brand_id, error = %err, "delivery slot not extended");
+                    slot_lost = true;
+                }
+            }
+            if slot_lost {
+                left.push(parked);
+                break;
+            }
+            match deliver(app, deliverer, &parked.delivery).await {
+                Ok(_) => done.push(parked.key),
+                Err(err) => {
+                    tracing::warn!(brand_id, error = %err, "parked delivery left parked until its claim runs out");
+                }
+            }
+        }
+        // Those the window or a lost slot left unattempted go back through the queue now,
+        // not after their claim.
+        left.extend(claimed);
+        if !left.is_empty() {
+            let keys: Vec<String> = left.iter().map(|p| p.key.clone()).collect();
+            match app
+                .queue
+                .enqueue_now(left.into_iter().map(|p| p.delivery).collect())
+                .await
+            {
+                Ok(()) => done.extend(keys),
+                Err(err) => {
+                    tracing::warn!(brand_id, error = %err, "parked deliveries left parked until their claim runs out");
+                }
+            }
+        }
+        if let Err(err) = app
+            .parked_deliveries()
+            .remove_parked_deliveries(brand_id, &done)
+            .await
+        {
+            // Their claims run out and they are attempted again: at least once.
+            tracing::warn!(brand_id, error = %err, "delivered parked deliveries not removed");
+        }
+        if slot_lost {
+            // Its time ran out and another holds it: nothing of it is left to pass on.
+            return;
+        }
+        batch = if batch_started.elapsed() < FAST_BATCH {
+            (batch * 2).min(MAX_HANDOVER_BATCH)
+        } else {
+            1
+        };
+    }
+}
+
+/// Attempts one delivery whose brand's slot is held: a deleted or deactivated webhook receives
+/// nothing; the outcome is retried, dead-lettered or turns the webhook off; the attempt is
+/// logged.
+async fn deliver(
+    app: &App,
+    deliverer: &Deliverer,
+    delivery: &Delivery,
+) -> Result<Processed, StoreError> {
+    let webhook = match app
+        .webhooks()
+        .get_webhook(&delivery.brand_id, delivery.webhook_id)
+        .await?
+    {
+        Some(webhook) if webhook.active => webhook,
+        _ => return Ok(Processed::Skipped),
+    };
+    let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, delivery).await;
     let (processed, next_attempt_at) = match &outcome {
         AttemptOutcome::Delivered { .. } => (Processed::Delivered, None),
         AttemptOutcome::Gone => {
@@ -118,7 +314,6 @@ pub async fn process(
                 Some(delay) => {
                     let next = Delivery {
                         attempt: delivery.attempt + 1,
-                        deferrals: 0,
                         ..delivery.clone()
                     };
                     app.queue.enqueue(next, delay).await?;
@@ -143,7 +338,7 @@ pub async fn process(
     count(&processed);
     record(
         app,
-        &delivery,
+        delivery,
         &outcome,
         attempted_at,
         duration_ms,
@@ -153,23 +348,8 @@ pub async fn process(
     Ok(processed)
 }
 
-/// Puts a delivery whose brand holds every slot back on the queue, unattempted: for
-/// [`SLOT_WAIT`] the first time, doubling with each deferral up to [`MAX_SLOT_WAIT`], each
-/// between that and half as much again (spread, so a burst comes back a little at a time). A
-/// brand whose receivers hang thus costs the queue a few requests a minute per delivery, not a
-/// few a second.
-pub async fn defer(app: &App, delivery: Delivery) -> Result<Processed, StoreError> {
-    let base = SLOT_WAIT
-        .saturating_mul(1u32 << delivery.deferrals.min(8))
-        .min(MAX_SLOT_WAIT);
-    let wait = base + base.mul_f64(rand::random_range(0.0..=0.5));
-    let again = Delivery {
-        deferrals: delivery.deferrals.saturating_add(1),
-        ..delivery
-    };
-    app.queue.enqueue(again, wait).await?;
-    metrics::count(Metric::DeliveriesDeferred);
-    Ok(Processed::Deferred)
+fn lease(duration: Duration) -> chrono::TimeDelta {
+    chrono::TimeDelta::from_std(duration).unwrap_or(chrono::TimeDelta::MAX)
 }
 
 /// The metrics of an attempt that was made: a `410` counts as a failure, and a dead letter
@@ -177,7 +357,7 @@ pub async fn defer(app: &App, delivery: Delivery) -> Result<Processed, StoreErro
 fn count(processed: &Processed) {
     match processed {
         Processed::Delivered => metrics::count(Metric::DeliveriesSucceeded),
-        Processed::Skipped | Processed::Deferred => {}
+        Processed::Skipped | Processed::Parked => {}
         Processed::Deactivated | Processed::RetryScheduled => {
             metrics::count(Metric::DeliveriesFailed)
         }

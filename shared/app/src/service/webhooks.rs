@@ -293,7 +293,6 @@ pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDe
         webhook_id: webhook.id,
         attempt: 1,
         body: body.to_string(),
-        deferrals: 0,
     };
     let deliverer = Deliverer::new(
         app.config.webhook_timeout,
@@ -505,10 +504,12 @@ pub async fn redeliver(
             webhook_id: event.webhook_id,
             attempt: 1,
             body: event.body.clone(),
-            deferrals: 0,
         })
         .collect();
-    if let Err(err) = app.queue.enqueue_now(deliveries).await {
+    // Through the brand's fair share: parked when it holds every delivery slot.
+    if let Err(err) =
+        crate::delivery::parking::queue_or_park(app, &caller.brand.id, deliveries).await
+    {
         // Some may have been queued: a later call may send those twice, but none is lost.
         if let Err(restore) = app.delivery_log().restore_failed_deliveries(&events).await {
             tracing::error!(error = %restore, "failed deliveries not put back after a queue error");

@@ -194,6 +194,28 @@ pub(super) fn delivery_slot_key(brand_id: &str, slot: u32) -> Item {
     key(format!("DSLOT#{brand_id}#{slot}"), "DSLOT")
 }
 
+/// A brand's parked deliveries: one partition, in park order.
+pub(super) fn parked_pk(brand_id: &str) -> String {
+    format!("PARKED#{brand_id}")
+}
+
+pub(super) fn parked_wake_key(brand_id: &str) -> Item {
+    key(format!("PARKED_WAKE#{brand_id}"), "PARKED_WAKE")
+}
+
+/// The due-index partition of a brand's wake-up: a shard from its id's bytes (brand ids are
+/// not random hex).
+pub(super) fn parked_wake_due_pk(brand_id: &str) -> String {
+    let sum = brand_id.bytes().fold(0u32, |sum, byte| {
+        sum.wrapping_mul(31).wrapping_add(u32::from(byte))
+    });
+    format!("PARKED_WAKE#{}", sum % DUE_SHARDS)
+}
+
+pub(super) fn parked_wake_due_pks() -> impl Iterator<Item = String> {
+    (0..DUE_SHARDS).map(|shard| format!("PARKED_WAKE#{shard}"))
+}
+
 pub(super) fn room_cleanup_key(stream_id: Uuid) -> Item {
     key(format!("CLEANUP#{stream_id}"), "CLEANUP")
 }

@@ -19,6 +19,8 @@
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
 //! | pending room cleanup | `CLEANUP#<stream id>` | `CLEANUP` | `CLEANUP#<shard>`, next attempt |
 //! | a brand's delivery slot, while held | `DSLOT#<brand>#<slot>` | `DSLOT` | |
+//! | a brand's parked delivery ([`parked_deliveries`]) | `PARKED#<brand>` | park time, random tail | |
+//! | a brand's parked-delivery wake-up, while any is parked | `PARKED_WAKE#<brand>` | `PARKED_WAKE` | `PARKED_WAKE#<shard>`, due time |
 //! | event (outbox) | `EVENT#<id>` | `EVENT` | until relayed: `OUTBOX#<shard>`, due time; set aside: `OUTBOX#SET_ASIDE` |
 //! | rate window | `RATE#<brand>#<minute>` | `RATE` | |
 //! | provider event id | `PROVIDER_EVENT#<id>` | `PROVIDER_EVENT` | |
@@ -37,8 +39,8 @@
 //! hour items hold the analytics aggregates that answer a window without reading its streams
 //! ([`analytics`]).
 //!
-//! The due index is the one secondary index. It is read only by the sweeps (the outbox relay's,
-//! and the deadline sweep with its room cleanups), which confirm each entry with a consistent
+//! The due index is the one secondary index. It is read only by the sweeps (the outbox relay's
+//! with the parked-delivery wake-ups, and the deadline sweep with its room cleanups), which confirm each entry with a consistent
 //! read or a conditional write, since an index lags its table.
 
 use std::collections::HashMap;
@@ -59,6 +61,7 @@ mod idempotency;
 mod items;
 mod keys;
 mod outbox;
+mod parked_deliveries;
 mod positions;
 mod requests;
 mod room_cleanups;

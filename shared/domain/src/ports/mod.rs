@@ -33,6 +33,7 @@ pub trait Store:
     + WebhookStore
     + DeliveryLogStore
     + DeliverySlotStore
+    + ParkedDeliveryStore
     + Outbox
     + IdempotencyStore
     + ServiceKeyStore
@@ -49,6 +50,7 @@ impl<T> Store for T where
         + WebhookStore
         + DeliveryLogStore
         + DeliverySlotStore
+        + ParkedDeliveryStore
         + Outbox
         + IdempotencyStore
         + ServiceKeyStore

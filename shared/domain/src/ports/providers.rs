@@ -160,15 +160,6 @@ pub struct Delivery {
     /// 1 for the first attempt.
     pub attempt: u32,
     pub body: String,
-    /// Times it was put back on the queue unattempted, its brand holding every delivery slot
-    /// (see `hosting_app::delivery::worker::defer`); each waits longer. Absent in messages written
-    /// before it existed.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub deferrals: u32,
-}
-
-fn is_zero(value: &u32) -> bool {
-    *value == 0
 }
 
 /// A delivery that failed its last attempt, with everything needed to replay it.

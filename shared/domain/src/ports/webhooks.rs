@@ -1,4 +1,4 @@
-//! Webhooks, their delivery logs and each brand's delivery slots.
+//! Webhooks, their delivery logs, each brand's delivery slots and its parked deliveries.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -134,4 +134,99 @@ pub trait DeliverySlotStore: Send + Sync {
         slot: u32,
         holder: &str,
     ) -> StoreResult<()>;
+    /// Frees the slot `holder` took unless the brand has deliveries parked (its wake-up is
+    /// set, [`ParkedDeliveryStore`]), checked at the instant of the release: `false` then, and
+    /// the slot stays held, to be handed to one of them. A delivery parked after the release
+    /// finds the slot free. `true` also when the slot was no longer theirs.
+    async fn release_delivery_slot_unless_parked(
+        &self,
+        brand_id: &str,
+        slot: u32,
+        holder: &str,
+    ) -> StoreResult<bool>;
+    /// Holds the slot `holder` took until `until`; `false` when it is no longer theirs.
+    async fn extend_delivery_slot(
+        &self,
+        brand_id: &str,
+        slot: u32,
+        holder: &str,
+        until: DateTime<Utc>,
+    ) -> StoreResult<bool>;
+}
+
+/// A brand's slots and wake-up as read after a write (see [`ParkedDeliveryStore`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BrandDeliveryState {
+    /// Slots free at the time of the read.
+    pub free_slots: u32,
+    /// When the sweep looks at the brand's parked deliveries next; `None` when nothing asks it to.
+    pub wake_due: Option<DateTime<Utc>>,
+}
+
+/// A parked delivery, claimed for queuing: `key` names it for [`ParkedDeliveryStore::remove_parked_deliveries`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedDelivery {
+    pub key: String,
+    pub delivery: Delivery,
+}
+
+/// What [`ParkedDeliveryStore::claim_parked_deliveries`] claims, and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParkedClaim {
+    pub limit: usize,
+    pub offset: usize,
+    pub now: DateTime<Utc>,
+    pub until: DateTime<Utc>,
+}
+
+/// A brand's wake-up: the sweep's reminder that the brand has parked deliveries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkedWake {
+    pub brand_id: String,
+    pub due: DateTime<Utc>,
+}
+
+/// Deliveries waiting for one of their brand's slots, kept off the shared queue in their
+/// brand's own list until a slot frees (docs/webhooks.md, "Fair delivery").
+#[async_trait]
+pub trait ParkedDeliveryStore: Send + Sync {
+    /// Adds `deliveries` (all of `brand_id`) to the end of the brand's list, then reads, after
+    /// that write, how many of its `slots` are free at `now` and its wake-up: a slot freed while
+    /// they were written is seen here, so no wake-up is lost between the two.
+    async fn park_deliveries(
+        &self,
+        brand_id: &str,
+        deliveries: &[Delivery],
+        slots: u32,
+        now: DateTime<Utc>,
+    ) -> StoreResult<BrandDeliveryState>;
+    /// How many of the brand's `slots` are free at `now`, and its wake-up, read consistently.
+    async fn brand_delivery_state(
+        &self,
+        brand_id: &str,
+        slots: u32,
+        now: DateTime<Utc>,
+    ) -> StoreResult<BrandDeliveryState>;
+    /// Claims up to `limit` of the brand's parked deliveries, oldest first, that no one else
+    /// holds a claim on, until `until` (a claim that ran out is taken over); `offset` skips that
+    /// many of the oldest claimable ones when more are parked, so that concurrent claimers
+    /// rarely contend for the same. Also says whether any delivery stays parked beyond those
+    /// claimed (claimed by another included). Reads a bounded number of items.
+    async fn claim_parked_deliveries(
+        &self,
+        brand_id: &str,
+        claim: ParkedClaim,
+    ) -> StoreResult<(Vec<ParkedDelivery>, bool)>;
+    /// Removes claimed deliveries once they are on the queue or delivered.
+    async fn remove_parked_deliveries(&self, brand_id: &str, keys: &[String]) -> StoreResult<()>;
+    /// Sets the brand's wake-up to `due`.
+    async fn set_parked_wake(&self, brand_id: &str, due: DateTime<Utc>) -> StoreResult<()>;
+    /// Wake-ups due by `now`, at most about `limit`.
+    async fn due_parked_wakes(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> StoreResult<Vec<ParkedWake>>;
+    /// Clears `wake` if it is still as read; `false` when it changed.
+    async fn clear_parked_wake(&self, wake: &ParkedWake) -> StoreResult<bool>;
 }

@@ -5,6 +5,7 @@
 
 mod after_a_kill;
 mod egress;
+mod parked;
 
 use std::io::BufRead;
 use std::process::Child;
