@@ -1,9 +1,10 @@
 //! A brand's parked deliveries: one item each in the brand's `PARKED#` partition, sorted by
 //! the time it was parked, so the oldest is the first of one `Query`. A claim is a conditional
-//! write of `claimed_until` on the item; the item is deleted once its delivery is on the queue.
+//! write of `claimed_until` on the item (several claimed in one transaction); the item is
+//! deleted once its delivery is attempted or back on the queue.
 //! The brand's wake-up is one more item, in the due index while any delivery is parked, and
 //! is written about once per slot lease, never per delivery. Parked items have no TTL: a
-//! parked delivery leaves only for the queue.
+//! parked delivery leaves only for an attempt or the queue.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
