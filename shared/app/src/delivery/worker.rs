@@ -148,8 +148,9 @@ impl HeldSlot {
 /// another while [`HANDOVER_WINDOW`] lasts, and is released when none waits (docs/webhooks.md,
 /// "Fair delivery"). A batch grows while its receivers answer fast and falls to one when they
 /// do not, so a slow receiver holds no more than one claimed delivery at a time. A claimed
-/// delivery that fails on a store error, or that the window leaves unattempted, stays parked
-/// under its claim and is handed over again once the claim runs out.
+/// delivery that the window (or a lost slot) leaves unattempted goes back through the queue;
+/// one that fails on a store error stays parked under its claim, and is handed over again once
+/// the claim runs out.
 async fn hand_over(app: &App, deliverer: &Deliverer, mut held: HeldSlot, started: Instant) {
     let brand_id = held.brand_id.clone();
     let brand_id = brand_id.as_str();
