@@ -60,7 +60,7 @@ TEST_BACKEND=embedded cargo test --workspace --locked "$@" -- --include-ignored 
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     popular_show_ 2>&1 | tee -a "$log"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    --test-threads 1 delivery::fair:: 2>&1 | tee -a "$log"
+    --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | tee -a "$log"
 
 echo "== DynamoDB and SQS (moto server behind the fault proxy)"
 moto="$(scripts/lib/venv.sh moto)"

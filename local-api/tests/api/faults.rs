@@ -18,7 +18,7 @@ use crate::common::fake_livekit::{FakeLiveKit, agent_joined};
 use crate::common::receiver::{Behaviour, Receiver};
 use crate::common::*;
 
-const FAULTS: &str = r#"{"throttling": 0.03, "provisioned_throughput": 0.02, "internal_error": 0.02,
+pub(crate) const FAULTS: &str = r#"{"throttling": 0.03, "provisioned_throughput": 0.02, "internal_error": 0.02,
     "transaction_conflict": 0.05, "transaction_throttled": 0.05, "lost_response": 0.03,
     "sqs_500": 0.05, "gsi_stale": 0.2, "stale_index": 0.2, "unprocessed": 0.3,
     "conflicts": {"hold_ms": 15}}"#;

@@ -24,7 +24,7 @@ use crate::metrics::{self, Metric};
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{BrandDeliveryState, Delivery, ParkedClaim, ParkedWake};
 
-use super::worker::{BRAND_DELIVERY_SLOTS, slot_lease};
+use super::worker::{BRAND_DELIVERY_SLOTS, lease, slot_lease};
 
 /// How long a claim on parked deliveries lasts: longer than putting them on the queue takes. A
 /// process that died holding one leaves them to the next hand-over or sweep after this.
@@ -268,8 +268,4 @@ async fn look_after_clearing(app: &App, brand_id: &str, waker: Waker) -> Result<
 /// freed itself.
 fn wake_after(app: &App) -> TimeDelta {
     lease(slot_lease(app))
-}
-
-fn lease(duration: Duration) -> TimeDelta {
-    TimeDelta::from_std(duration).unwrap_or(TimeDelta::MAX)
 }

@@ -349,7 +349,8 @@ async fn deliver(
     Ok(processed)
 }
 
-fn lease(duration: Duration) -> chrono::TimeDelta {
+/// A duration as a time span on the app's clock (saturating).
+pub(super) fn lease(duration: Duration) -> chrono::TimeDelta {
     chrono::TimeDelta::from_std(duration).unwrap_or(chrono::TimeDelta::MAX)
 }
 

@@ -5,6 +5,7 @@
 //! local server runs, on both backends (on DynamoDB and SQS behind the fault proxy, the slots,
 //! parking and hand-overs go through moto).
 
+mod faults;
 mod healthy;
 mod hung;
 mod queue_work;
