@@ -7,12 +7,15 @@ use hosting_http::{Edge, finish, trim_trailing_slash};
 use tower::ServiceExt;
 use tower::util::MapRequest;
 
+pub mod downloads;
 pub mod log_writer;
 pub mod transport;
 
-/// Every public route, completed with the 404 envelope and request ids.
+/// Every public route, and the downloads of recordings kept in the local folder, completed
+/// with the 404 envelope and request ids.
 pub fn router(app: App) -> Edge {
-    finish(gateway_default::router(app))
+    let downloads = downloads::routes(app.clone());
+    finish(gateway_default::router(app).merge(downloads))
 }
 
 pub type ApiService = MapRequest<Edge, fn(Request) -> Request>;

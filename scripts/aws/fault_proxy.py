@@ -13,11 +13,15 @@ Usage:
     python scripts/aws/fault_proxy.py --port LISTEN_PORT --upstream http://127.0.0.1:MOTO_PORT [--seed N]
 
 Requests are identified by their X-Amz-Target header (DynamoDB_20120810.<Op>, AmazonSQS.<Op> or
-AmazonSSM.<Op>); everything else (EventBridge Scheduler, /moto-api/, ...) is forwarded as is.
+AmazonSSM.<Op>), and S3's by their SigV4 scope (`/s3/aws4_request`, in the Authorization header
+or a presigned URL's query) and path-style path (`/<bucket>/<key>`: PutObject, GetObject,
+HeadObject, CreateBucket); everything else (EventBridge Scheduler, /moto-api/, ...) is forwarded
+as is.
 
 Fault rules are registered per scope string; a rule applies to a DynamoDB request when the
 scope is a substring of one of its table names, to an SQS request when it is a substring of its
-QueueUrl, and to an SSM request when it is a substring of the parameter's Name. Control API on the same port (never forwarded):
+QueueUrl, to an SSM request when it is a substring of the parameter's Name, and to an S3 request
+when it is a substring of its bucket's name. Control API on the same port (never forwarded):
 
     PUT    /__faults/<scope>   body: JSON rules; replaces the scope's rules, resets its stats
     DELETE /__faults/<scope>   removes the scope's rules and stats
@@ -35,6 +39,8 @@ Rules (all optional; probabilities between 0 and 1, drawn per request):
     transaction_throttled        TransactWriteItems: TransactionCanceledException, ThrottlingError
     lost_response                writes are applied, then the connection drops without an answer
     sqs_500                      SQS: 500 InternalError
+    s3_500                       S3: 500 InternalError (XML)
+    s3_slow_down                 S3: 503 SlowDown (XML), S3's throttling
     gsi_stale                    Query/Scan on an index answers no items
     stale_index                  Query on an index answers the last answer forwarded for the same
                                  index partition (table, index, the partition key's value;
@@ -128,6 +134,8 @@ PROBABILISTIC = (
     "transaction_throttled",
     "lost_response",
     "sqs_500",
+    "s3_500",
+    "s3_slow_down",
     "gsi_stale",
     "stale_index",
 )
@@ -156,6 +164,12 @@ WRITES = {
     "sqs": frozenset({"SendMessage", "SendMessageBatch", "DeleteMessage"}),
     # Only reads are faulted: the product reads its secret, tests write it.
     "ssm": frozenset(),
+    "s3": frozenset({"PutObject"}),
+}
+
+S3_ERRORS = {
+    "s3_500": (500, "InternalError", "We encountered an internal error. Please try again."),
+    "s3_slow_down": (503, "SlowDown", "Please reduce your request rate."),
 }
 
 # Faults answered by the proxy without forwarding: (status, code, message).
@@ -269,6 +283,31 @@ def sqs_error(status, code, message):
     )
 
 
+def s3_error(status, code, message):
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Error><Code>{code}</Code><Message>{message}</Message></Error>"
+    ).encode()
+    return Response(status, [("Content-Type", "application/xml")], body, HTTPStatus(status).phrase)
+
+
+def s3_operation(method, path, headers):
+    """(op, bucket, key) of a path-style S3 request, or None for anything else."""
+    split = urllib.parse.urlsplit(path)
+    authorization = next((v for k, v in headers if k.lower() == "authorization"), "")
+    credential = urllib.parse.parse_qs(split.query).get("X-Amz-Credential", [""])[0]
+    if "/s3/aws4_request" not in authorization and "/s3/aws4_request" not in credential:
+        return None
+    bucket, _, key = urllib.parse.unquote(split.path).lstrip("/").partition("/")
+    if not bucket:
+        return None
+    if key:
+        op = {"PUT": "PutObject", "GET": "GetObject", "HEAD": "HeadObject"}.get(method, "Other")
+    else:
+        op = "CreateBucket" if method == "PUT" else "Other"
+    return op, bucket, key
+
+
 def table_names(payload):
     """Every table a DynamoDB request touches."""
     names = []
@@ -290,7 +329,7 @@ def table_names(payload):
 def resource_names(service, payload):
     if service == "dynamodb":
         return table_names(payload)
-    name = payload.get("QueueUrl" if service == "sqs" else "Name")
+    name = payload.get({"sqs": "QueueUrl", "s3": "Bucket"}.get(service, "Name"))
     return [name] if isinstance(name, str) else []
 
 
@@ -307,6 +346,8 @@ def fault_applies(kind, service, op, payload):
         return op in WRITES[service]
     if kind == "sqs_500":
         return service == "sqs"
+    if kind in S3_ERRORS:
+        return service == "s3"
     if kind == "gsi_stale":
         return service == "dynamodb" and op in ("Query", "Scan") and bool(payload.get("IndexName"))
     if kind == "stale_index":
@@ -657,6 +698,12 @@ class Request:
         for prefix, service in ((DYNAMODB_TARGET, "dynamodb"), (SQS_TARGET, "sqs"), (SSM_TARGET, "ssm")):
             if target.startswith(prefix):
                 self.service, self.op = service, target[len(prefix) :]
+        if not self.service:
+            s3 = s3_operation(method, path, headers)
+            if s3:
+                self.service, self.op = "s3", s3[0]
+                self.payload = {"Bucket": s3[1], "Key": s3[2]}
+                return
         if self.service:
             try:
                 payload = json.loads(body.decode("utf-8", "surrogatepass") or "{}")
@@ -880,6 +927,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._inject(scope, "slow_ops", request, detail=f" {delay_ms} ms")
             time.sleep(delay_ms / 1000)
 
+        if kind in S3_ERRORS or (kind == "fail_ops" and service == "s3"):
+            self._inject(scope, kind, request)
+            return s3_error(*S3_ERRORS.get(kind, S3_ERRORS["s3_500"]))
         if kind == "fail_ops" or kind == "sqs_500":
             self._inject(scope, kind, request)
             if service == "sqs":

@@ -123,6 +123,7 @@ pub async fn runtime(
                 embedded: None,
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
+                recordings: None,
             };
             Runtime::assemble(config, clock, None, parts)
         }

@@ -17,6 +17,7 @@ mod livekit;
 mod operations;
 mod permissions;
 mod pipeline;
+mod recordings;
 mod round_trips;
 mod server;
 mod streams;

@@ -50,6 +50,7 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
             embedded: None,
             queue: LocalQueue::Embedded(EmbeddedQueue::new()),
             scheduler: None,
+            recordings: None,
         },
     );
     // The base fixtures, and history with a stream in each final status.

@@ -287,3 +287,168 @@ fn every_function_reserves_concurrency_from_parameters_that_fit_a_default_accoun
         "{reserved} reserved at the defaults"
     );
 }
+
+/// Every S3 grant of the template's resources: resource -> (effect, action, resource granted).
+fn s3_grants(template: &str) -> BTreeMap<String, BTreeSet<(String, String, String)>> {
+    let mut grants: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
+    let (mut in_resources, mut resource) = (false, String::new());
+    let (mut effect, mut actions) = (String::new(), Vec::new());
+    let mut lines = template.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with(' ') && !line.is_empty() {
+            in_resources = line.trim_end() == "Resources:";
+            continue;
+        }
+        if !in_resources {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':'))
+            && !name.starts_with(' ')
+        {
+            resource = name.to_owned();
+            continue;
+        }
+        let trimmed = line.trim().trim_start_matches("- ");
+        if let Some(e) = trimmed.strip_prefix("Effect: ") {
+            effect = e.to_owned();
+            actions.clear();
+        }
+        if let Some(action) = trimmed.strip_prefix("Action: ") {
+            let action = action.trim_matches('"');
+            if action.starts_with("s3:") {
+                actions.push(action.to_owned());
+            }
+        }
+        if trimmed == "Resource:" {
+            // A list: each item on its own line.
+            while let Some(item) = lines.peek().and_then(|l| l.trim().strip_prefix("- ")) {
+                for action in &actions {
+                    grants.entry(resource.clone()).or_default().insert((
+                        effect.clone(),
+                        action.clone(),
+                        item.to_owned(),
+                    ));
+                }
+                lines.next();
+            }
+            actions.clear();
+        } else if let Some(target) = trimmed.strip_prefix("Resource: ") {
+            for action in actions.drain(..) {
+                grants.entry(resource.clone()).or_default().insert((
+                    effect.clone(),
+                    action,
+                    target.to_owned(),
+                ));
+            }
+        }
+    }
+    grants
+}
+
+/// The API functions presign downloads (`s3:GetObject`), the relay writes the test streams'
+/// recordings and the egress's policy uploads (`s3:PutObject`), all under `recordings/` only;
+/// nothing else of the stack touches S3 but the bucket's own TLS-only refusal.
+#[test]
+fn s3_is_granted_nothing_wider_than_get_to_the_api_and_put_to_the_relay_and_the_egress() {
+    let under = "!Sub \"${RecordingsBucket.Arn}/recordings/*\"";
+    let grant = |effect: &str, action: &str, on: &str| {
+        BTreeSet::from([(effect.to_owned(), action.to_owned(), on.to_owned())])
+    };
+    let mut expected = BTreeMap::from([
+        (
+            "StreamsFunction".to_owned(),
+            grant("Allow", "s3:GetObject", under),
+        ),
+        (
+            "GatewayDefaultFunction".to_owned(),
+            grant("Allow", "s3:GetObject", under),
+        ),
+        (
+            "OutboxRelayFunction".to_owned(),
+            grant("Allow", "s3:PutObject", under),
+        ),
+        (
+            "RecordingUploadPolicy".to_owned(),
+            grant("Allow", "s3:PutObject", under),
+        ),
+    ]);
+    let mut tls_only = grant("Deny", "s3:*", "!GetAtt RecordingsBucket.Arn");
+    tls_only.extend(grant("Deny", "s3:*", "!Sub \"${RecordingsBucket.Arn}/*\""));
+    expected.insert("RecordingsBucketPolicy".to_owned(), tls_only);
+    assert_eq!(s3_grants(&template()), expected);
+    // The reading is not vacuous: a wider grant shows.
+    let widened = template().replacen("Action: s3:GetObject", "Action: s3:*", 1);
+    assert_ne!(s3_grants(&widened), expected);
+}
+
+#[test]
+fn the_recordings_bucket_is_private_encrypted_tls_only_and_expires_with_the_retention() {
+    let template = template();
+    let resources = section(&template, "Resources");
+    let bucket = &resources["RecordingsBucket"];
+    assert_eq!(bucket[0], "");
+    for setting in [
+        "Type: AWS::S3::Bucket",
+        "SSEAlgorithm: AES256",
+        "BlockPublicAcls: true",
+        "BlockPublicPolicy: true",
+        "IgnorePublicAcls: true",
+        "RestrictPublicBuckets: true",
+        "ObjectOwnership: BucketOwnerEnforced",
+        "Prefix: recordings/",
+        "ExpirationInDays: !Ref RecordingRetentionDays",
+    ] {
+        assert!(
+            bucket
+                .iter()
+                .any(|line| line.trim_start_matches("- ") == setting),
+            "RecordingsBucket lacks {setting}: {bucket:?}"
+        );
+    }
+    let policy = &resources["RecordingsBucketPolicy"];
+    for setting in [
+        "Bucket: !Ref RecordingsBucket",
+        "Effect: Deny",
+        "Principal: \"*\"",
+        "aws:SecureTransport: \"false\"",
+    ] {
+        assert!(policy.iter().any(|l| l == setting), "{setting}: {policy:?}");
+    }
+    // One retention for the bucket and the API, one URL lifetime, from parameters.
+    let parameters = section(&template, "Parameters");
+    assert_eq!(default_of(&parameters, "RecordingRetentionDays"), 30);
+    assert_eq!(default_of(&parameters, "RecordingUrlTtlSeconds"), 3600);
+    let globals = template
+        .split("\nGlobals:")
+        .nth(1)
+        .and_then(|g| g.split("\nResources:").next())
+        .unwrap();
+    for variable in [
+        "RECORDINGS_BUCKET: !Ref RecordingsBucket",
+        "RECORDING_RETENTION_DAYS: !Ref RecordingRetentionDays",
+        "RECORDING_URL_TTL_SECS: !Ref RecordingUrlTtlSeconds",
+    ] {
+        assert!(
+            globals.lines().any(|l| l.trim() == variable),
+            "Globals lack {variable}"
+        );
+    }
+    // The upload key pair only from SSM, and only for the function that starts egresses.
+    assert_eq!(
+        template
+            .matches("RECORDING_UPLOAD_KEY_PARAMETER: !Ref RecordingUploadKeyParameter")
+            .count(),
+        1
+    );
+    let timers = &resources["TimersFunction"];
+    assert!(
+        timers
+            .iter()
+            .any(|l| l.contains("RECORDING_UPLOAD_KEY_PARAMETER"))
+    );
+    assert!(
+        timers
+            .iter()
+            .any(|l| l.contains("!Ref RecordingUploadKeyReadPolicy"))
+    );
+}

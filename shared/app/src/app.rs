@@ -28,6 +28,8 @@ pub struct AppParts {
     pub queue: Arc<dyn DeliveryQueue>,
     /// `None` when no room provider is configured: live-key starts fail with `launch_failed`.
     pub rooms: Option<Arc<dyn RoomProvider>>,
+    /// Where recordings are kept and how they are handed out.
+    pub recordings: Arc<dyn hosting_domain::ports::RecordingStorage>,
 }
 
 /// The store seen through one port at a time.

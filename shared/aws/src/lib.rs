@@ -7,6 +7,7 @@ use std::time::Duration;
 
 pub mod dynamodb;
 pub mod lambda_config;
+pub mod s3;
 pub mod scheduler;
 pub mod sqs;
 pub mod ssm;

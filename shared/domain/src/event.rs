@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::destination::{Destination, DestinationStatus};
+use super::recording::RecordingStatus;
 use super::stream::{Stream, StreamDetail};
 use crate::clock::timestamp;
 
@@ -22,6 +23,10 @@ pub enum EventType {
     DestinationActive,
     #[serde(rename = "stream.destination_failed")]
     DestinationFailed,
+    #[serde(rename = "stream.recording_ready")]
+    RecordingReady,
+    #[serde(rename = "stream.recording_failed")]
+    RecordingFailed,
     /// The event `POST /webhooks/{id}/test` sends; nobody subscribes to it.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -42,12 +47,14 @@ impl JsonSchema for EventType {
 
 impl EventType {
     /// The types a webhook subscribes to.
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 7] = [
         EventType::StreamStarted,
         EventType::StreamEnded,
         EventType::StreamError,
         EventType::DestinationActive,
         EventType::DestinationFailed,
+        EventType::RecordingReady,
+        EventType::RecordingFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +64,8 @@ impl EventType {
             EventType::StreamError => "stream.error",
             EventType::DestinationActive => "stream.destination_active",
             EventType::DestinationFailed => "stream.destination_failed",
+            EventType::RecordingReady => "stream.recording_ready",
+            EventType::RecordingFailed => "stream.recording_failed",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -128,7 +137,8 @@ impl StreamEvent {
     }
 
     /// The events of a change from `before` to `after` made at `at`: `main` (a status
-    /// change's) first, then one per destination that reached `active` or `failed`.
+    /// change's) first, then one per destination that reached `active` or `failed`, then the
+    /// recording's when it reached `ready` or `failed`.
     pub fn of_change(
         main: Option<EventType>,
         before: &Stream,
@@ -143,6 +153,14 @@ impl StreamEvent {
                     .into_iter()
                     .map(|destination| Self::destination(after, destination, at)),
             )
+            .chain(after.evented_recording_change(before).map(|status| {
+                let event_type = if status == RecordingStatus::Ready {
+                    EventType::RecordingReady
+                } else {
+                    EventType::RecordingFailed
+                };
+                Self::new(event_type, after, at)
+            }))
             .collect()
     }
 

@@ -17,6 +17,7 @@ pub mod host;
 pub mod idempotency;
 pub mod paging;
 pub mod ports;
+pub mod recording;
 pub mod room_cleanup;
 pub mod stream;
 pub mod validation;

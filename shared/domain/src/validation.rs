@@ -49,6 +49,9 @@ pub struct StartStreamRequest {
         length(max = 5)
     )]
     pub destinations: Option<serde_json::Value>,
+    /// Record the show to an MP4 kept for `RECORDING_RETENTION_DAYS` (docs/recordings.md); `false` when absent. Checked after `destinations`.
+    #[schemars(with = "Option<bool>")]
+    pub record: Option<serde_json::Value>,
 }
 
 /// A field's value, unless it is absent or `null` (which count alike in every body).
@@ -134,6 +137,8 @@ impl StartStreamRequest {
             vertical,
             // Kept as sent: checked after the creator (`crate::destination::parse_destinations`).
             destinations: present(body, "destinations").cloned(),
+            // Kept as sent: checked after the destinations (`crate::recording::parse_record`).
+            record: present(body, "record").cloned(),
         })
     }
 }

@@ -9,6 +9,7 @@ mod idempotency;
 mod ordered;
 mod outbox;
 mod queue;
+mod recordings;
 mod room_cleanups;
 mod store;
 mod streams;
@@ -16,5 +17,6 @@ mod timers;
 mod webhooks;
 
 pub use queue::EmbeddedQueue;
+pub use recordings::FolderRecordings;
 pub use store::EmbeddedStore;
 pub use timers::EmbeddedTimers;

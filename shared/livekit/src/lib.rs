@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use hosting_domain::error::RoomError;
 use hosting_domain::ports::{EgressError, ProviderEvent, RoomProvider, ViewerAccess};
-use hosting_support::config::{LiveKitConfig, SecretUnavailable};
+use hosting_support::config::{LiveKitConfig, RecordingsConfig, SecretUnavailable};
 
 mod webhook_event;
 
@@ -44,15 +44,55 @@ pub struct LiveKitRooms {
     api: tokio::sync::OnceCell<LiveKitApi>,
     config: LiveKitConfig,
     ws_url: String,
+    recordings: RecordingsConfig,
 }
 
 impl LiveKitRooms {
-    pub fn new(config: &LiveKitConfig) -> Self {
+    pub fn new(config: &LiveKitConfig, recordings: &RecordingsConfig) -> Self {
         Self {
             api: tokio::sync::OnceCell::new(),
             config: config.clone(),
             ws_url: websocket_url(&config.url),
+            recordings: recordings.clone(),
         }
+    }
+
+    /// The MP4 file output of a recording written to `key` (docs/recordings.md): to the
+    /// recordings bucket when one is configured, with the upload key pair when one is (else
+    /// the egress uploads with its own role), or to the egress's own storage.
+    async fn file_output(&self, key: &str) -> Result<proto::EncodedFileOutput, EgressError> {
+        let output = match &self.recordings.bucket {
+            None => None,
+            Some(bucket) => {
+                let (access_key, secret) = match &self.recordings.upload_key {
+                    None => (String::new(), String::new()),
+                    Some(pair) => {
+                        let pair = pair.get().await.map_err(|_| {
+                            EgressError::Failed("the recording upload key could not be read".into())
+                        })?;
+                        let (id, secret) = pair.split_once(':').ok_or_else(|| {
+                            EgressError::Failed(
+                                "the recording upload key is not `<access key id>:<secret>`".into(),
+                            )
+                        })?;
+                        (id.trim().to_owned(), secret.trim().to_owned())
+                    }
+                };
+                Some(proto::encoded_file_output::Output::S3(proto::S3Upload {
+                    access_key,
+                    secret,
+                    region: self.recordings.region.clone().unwrap_or_default(),
+                    bucket: bucket.clone(),
+                    ..Default::default()
+                }))
+            }
+        };
+        Ok(proto::EncodedFileOutput {
+            file_type: proto::EncodedFileType::Mp4 as i32,
+            filepath: key.to_owned(),
+            disable_manifest: true,
+            output,
+        })
     }
 
     async fn api(&self) -> Result<&LiveKitApi, RoomError> {
@@ -154,21 +194,36 @@ impl RoomProvider for LiveKitRooms {
         &self,
         room_name: &str,
         output_urls: Vec<String>,
+        file: Option<&str>,
     ) -> Result<String, EgressError> {
         let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
         let options = RoomCompositeOptions {
             layout: self.config.egress_layout.clone(),
             ..Default::default()
         };
-        let outputs = vec![EgressOutput::Stream(proto::StreamOutput {
-            protocol: proto::StreamProtocol::Rtmp as i32,
-            urls: output_urls.clone(),
-        })];
+        let mut outputs = Vec::with_capacity(2);
+        // What LiveKit's error text must not repeat: the outputs, and the upload secret.
+        let mut secret_texts = output_urls.clone();
+        if !output_urls.is_empty() {
+            outputs.push(EgressOutput::Stream(proto::StreamOutput {
+                protocol: proto::StreamProtocol::Rtmp as i32,
+                urls: output_urls.clone(),
+            }));
+        }
+        if let Some(key) = file {
+            let file = self.file_output(key).await?;
+            if let Some(proto::encoded_file_output::Output::S3(upload)) = &file.output
+                && !upload.secret.is_empty()
+            {
+                secret_texts.push(format!("/{}", upload.secret));
+            }
+            outputs.push(EgressOutput::File(file));
+        }
         api.egress()
             .start_room_composite_egress(room_name, outputs, options)
             .await
             .map(|info| info.egress_id)
-            .map_err(|err| egress_error("StartRoomCompositeEgress", err, &output_urls))
+            .map_err(|err| egress_error("StartRoomCompositeEgress", err, &secret_texts))
     }
 
     async fn update_egress_outputs(
@@ -321,8 +376,8 @@ impl SignedBody {
 pub fn rooms_from_config(
     config: &hosting_support::config::Config,
 ) -> Option<std::sync::Arc<dyn RoomProvider>> {
-    config
-        .livekit
-        .as_ref()
-        .map(|lk| std::sync::Arc::new(LiveKitRooms::new(lk)) as std::sync::Arc<dyn RoomProvider>)
+    config.livekit.as_ref().map(|lk| {
+        std::sync::Arc::new(LiveKitRooms::new(lk, &config.recordings))
+            as std::sync::Arc<dyn RoomProvider>
+    })
 }

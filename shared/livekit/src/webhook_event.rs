@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use hosting_domain::ports::{
-    EgressReport, OutputReport, OutputState, ProviderEvent, ProviderEventKind,
+    EgressReport, FileReport, OutputReport, OutputState, ProviderEvent, ProviderEventKind,
 };
 
 /// A signed body that is not a LiveKit event (not JSON, or a field of the wrong type).
@@ -38,6 +38,28 @@ struct EgressInfoBody {
     status: Value,
     error: String,
     stream_results: Vec<StreamResultBody>,
+    file_results: Vec<FileResultBody>,
+}
+
+/// A file the egress wrote; protojson writes its `int64`s as strings.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct FileResultBody {
+    filename: String,
+    /// Nanoseconds.
+    duration: Value,
+    /// Bytes.
+    size: Value,
+}
+
+/// An `int64` as protojson writes it (a string) or as a number; absent is 0.
+fn int64(value: &Value) -> Option<i64> {
+    match value {
+        Value::Null => Some(0),
+        Value::String(text) => text.parse().ok(),
+        Value::Number(number) => number.as_i64(),
+        _ => None,
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -93,9 +115,22 @@ fn egress_report(info: EgressInfoBody) -> EgressReport {
             }
         })
         .collect();
+    let files = info
+        .file_results
+        .into_iter()
+        .filter_map(|file| {
+            Some(FileReport {
+                filename: file.filename,
+                size_bytes: u64::try_from(int64(&file.size)?).ok()?,
+                duration_nanos: u64::try_from(int64(&file.duration)?).ok()?,
+            })
+        })
+        .collect();
     EgressReport {
         egress_id: info.egress_id,
         ended,
+        complete: status.as_deref() == Some("EGRESS_COMPLETE"),
+        files,
         error: Some(info.error).filter(|e| !e.is_empty()),
         outputs,
     }

@@ -24,12 +24,13 @@ use hosting_app::app::{App, AppParts};
 use hosting_app::delivery::{Deliverer, parking, relay, worker};
 use hosting_app::service;
 use hosting_aws::dynamodb::DynamoStore;
+use hosting_aws::s3::S3Recordings;
 use hosting_aws::scheduler::SchedulerTimers;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::Clock;
-use hosting_domain::ports::{DeliveryQueue, RoomProvider, Store, Timers};
-use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
-use hosting_support::config::{Config, StoreKind};
+use hosting_domain::ports::{DeliveryQueue, RecordingStorage, RoomProvider, Store, Timers};
+use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers, FolderRecordings};
+use hosting_support::config::{ApiSecret, Config, RECORDING_UPLOAD_KEY_PARAMETER, StoreKind};
 
 /// How often the background loops look again when nothing wakes them.
 const POLL: Duration = Duration::from_millis(250);
@@ -37,6 +38,17 @@ const POLL: Duration = Duration::from_millis(250);
 /// fixed pool that every brand shares, and that no brand can fill (see
 /// [`worker::BRAND_DELIVERY_SLOTS`]).
 pub const LOCAL_DELIVERIES_IN_FLIGHT: usize = 32;
+
+/// The local server's folder of recordings, its URLs signed for the server's own address
+/// (`PUBLIC_BASE_URL` without the API's prefix).
+pub fn folder_recordings(config: &Config, clock: Arc<dyn Clock>) -> FolderRecordings {
+    let base = config
+        .public_base_url
+        .as_deref()
+        .map(|url| url.trim_end_matches(hosting_domain::API_PREFIX))
+        .unwrap_or("http://127.0.0.1:8080");
+    FolderRecordings::new(config.recordings.dir.clone(), base, clock)
+}
 
 /// Where deliveries wait in this process.
 #[derive(Clone)]
@@ -61,6 +73,8 @@ pub struct Parts {
     pub queue: LocalQueue,
     /// `None`: in-process timers.
     pub scheduler: Option<SchedulerTimers>,
+    /// `None`: the folder of `RECORDINGS_DIR`, served by the local server.
+    pub recordings: Option<Arc<dyn RecordingStorage>>,
 }
 
 impl Runtime {
@@ -80,6 +94,7 @@ impl Runtime {
                 embedded: Some(store),
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
+                recordings: None,
             },
         )
     }
@@ -100,6 +115,9 @@ impl Runtime {
             LocalQueue::Embedded(queue) => Arc::new(queue.clone()),
             LocalQueue::Sqs(queue) => Arc::new(queue.clone()),
         };
+        let recordings = parts.recordings.unwrap_or_else(|| {
+            Arc::new(folder_recordings(&config, clock.clone())) as Arc<dyn RecordingStorage>
+        });
         let app = App::new(AppParts {
             config,
             clock,
@@ -107,6 +125,7 @@ impl Runtime {
             timers,
             queue,
             rooms,
+            recordings,
         });
         Self {
             app,
@@ -119,12 +138,24 @@ impl Runtime {
     /// The backends `config` names: `STORE=embedded`, or DynamoDB with SQS deliveries when
     /// `DELIVERY_QUEUE_URL` is set and Scheduler timers when `SCHEDULER_GROUP` is set;
     /// in-process ones otherwise.
-    pub async fn from_config(config: Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
-        let rooms = hosting_livekit::rooms_from_config(&config);
+    pub async fn from_config(mut config: Config, clock: Arc<dyn Clock>) -> Result<Self, String> {
         if config.store == StoreKind::Embedded {
+            let rooms = hosting_livekit::rooms_from_config(&config);
             return Ok(Self::embedded(config, clock, rooms));
         }
         let sdk = hosting_aws::sdk_config().await.map_err(|e| e.to_string())?;
+        // The egress's upload key pair, as in Lambda: from SSM only, never from a variable.
+        if let Some(parameter) = std::env::var(RECORDING_UPLOAD_KEY_PARAMETER)
+            .ok()
+            .filter(|name| !name.trim().is_empty())
+        {
+            let ssm = hosting_aws::ssm::client(&sdk).map_err(|e| e.to_string())?;
+            let pair = hosting_aws::ssm::read_secure_string(&ssm, parameter.trim())
+                .await
+                .map_err(|e| e.to_string())?;
+            config.recordings.upload_key = Some(ApiSecret::known(pair));
+        }
+        let rooms = hosting_livekit::rooms_from_config(&config);
         let table = config
             .table_name
             .clone()
@@ -163,6 +194,10 @@ impl Runtime {
                 );
             }
         };
+        let recordings = config.recordings.bucket.clone().map(|bucket| {
+            Arc::new(S3Recordings::new(hosting_aws::s3::client(&sdk), bucket))
+                as Arc<dyn RecordingStorage>
+        });
         Ok(Self::assemble(
             config,
             clock,
@@ -172,6 +207,7 @@ impl Runtime {
                 embedded: None,
                 queue,
                 scheduler,
+                recordings,
             },
         ))
     }

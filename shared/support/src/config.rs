@@ -142,35 +142,14 @@ pub struct Config {
     pub webhook_allow_private_urls: bool,
     pub public_base_url: Option<String>,
     pub transport: TransportLimits,
+    pub recordings: RecordingsConfig,
 }
 
-/// The local server's limits on its clients (docs/configuration.md, "Local server"). The
-/// functions never read them: in Lambda, API Gateway holds the connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TransportLimits {
-    /// A request head must arrive whole within this, from its first byte.
-    pub head_timeout: Duration,
-    /// A body must arrive within this, plus a second for every [`BODY_BYTES_PER_SECOND`] it
-    /// declares beyond them.
-    pub body_timeout: Duration,
-    /// A kept-alive connection with no request on it is closed after this.
-    pub idle_timeout: Duration,
-    /// Connections served at once; more wait to be accepted.
-    pub max_connections: usize,
-    /// After SIGINT or SIGTERM, how long requests in progress may take before their
-    /// connections are closed.
-    pub shutdown_timeout: Duration,
-}
+mod recordings;
+pub use recordings::*;
 
-/// The slowest a body may arrive, once past its floor ([`TransportLimits::body_timeout`]).
-pub const BODY_BYTES_PER_SECOND: u64 = 64 * 1024;
-
-impl TransportLimits {
-    /// How long a body of `declared` bytes may take to arrive.
-    pub fn body_deadline(&self, declared: u64) -> Duration {
-        self.body_timeout + Duration::from_secs(declared / BODY_BYTES_PER_SECOND)
-    }
-}
+mod transport;
+pub use transport::*;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid configuration: {variable}: {reason}")]
@@ -193,7 +172,7 @@ pub const DEFAULT_RETRY_DELAYS_SECS: &str = "30,300,1800,7200,28800";
 pub const DEFAULT_OUTBOX_RETRY_DELAYS_SECS: &str = "5,30,120,600,1800";
 
 /// What every function needs in Lambda, where nothing falls back to an in-process backend.
-pub const LAMBDA_REQUIRED: [&str; 7] = [
+pub const LAMBDA_REQUIRED: [&str; 8] = [
     "TABLE_NAME",
     "DELIVERY_QUEUE_URL",
     "DELIVERY_DLQ_URL",
@@ -201,6 +180,7 @@ pub const LAMBDA_REQUIRED: [&str; 7] = [
     "SCHEDULER_TARGET_ARN",
     "SCHEDULER_ROLE_ARN",
     "SCHEDULER_DLQ_ARN",
+    "RECORDINGS_BUCKET",
 ];
 
 impl Config {
@@ -370,6 +350,8 @@ impl Config {
             shutdown_timeout: positive("SHUTDOWN_TIMEOUT_SECS", "10")?,
         };
 
+        let recordings = RecordingsConfig::from_lookup(&get)?;
+
         let config = Config {
             store,
             table_name,
@@ -392,6 +374,7 @@ impl Config {
             webhook_allow_private_urls,
             public_base_url,
             transport,
+            recordings,
         };
         Ok(config)
     }
@@ -406,6 +389,7 @@ impl Config {
             "SCHEDULER_TARGET_ARN" => &self.scheduler_target_arn,
             "SCHEDULER_ROLE_ARN" => &self.scheduler_role_arn,
             "SCHEDULER_DLQ_ARN" => &self.scheduler_dlq_arn,
+            "RECORDINGS_BUCKET" => &self.recordings.bucket,
             _ => &None,
         };
         value

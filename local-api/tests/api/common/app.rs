@@ -117,7 +117,14 @@ impl TestApp {
             delivery_dns,
         } = builder;
         let config = Config::from_lookup(StoreKind::Embedded, |name| {
-            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+            vars.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                // On DynamoDB/SQS recordings go to S3, as deployed.
+                .or_else(|| {
+                    (name == "RECORDINGS_BUCKET" && backend::is_dynamodb())
+                        .then(|| backend::TEST_RECORDINGS_BUCKET.to_owned())
+                })
         })
         .expect("test config");
         let clock = ManualClock::new(start_time());
@@ -127,7 +134,15 @@ impl TestApp {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = hosting_livekit::rooms_from_config(&config);
-        let (parts, dynamo, store_log, queue_log) = backend::parts_logged().await;
+        let (mut parts, dynamo, store_log, queue_log) = backend::parts_logged().await;
+        if let Some(bucket) = config
+            .recordings
+            .bucket
+            .as_deref()
+            .filter(|b| backend::is_dynamodb() && *b != backend::TEST_RECORDINGS_BUCKET)
+        {
+            parts.recordings = Some(Arc::new(backend::own_recordings_bucket(bucket).await));
+        }
         let runtime = Runtime::assemble(config, app_clock.clone(), rooms, parts);
         let base = base_seed(app_clock.now());
         let seeded_streams = stream_ids(&base).collect();
@@ -225,6 +240,7 @@ impl TestApp {
             timers: app.timers.clone(),
             queue: app.queue.clone(),
             rooms: app.rooms.clone(),
+            recordings: app.recordings.clone(),
         }))
     }
 

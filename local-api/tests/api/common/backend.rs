@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use hosting_aws::dynamodb::{DynamoStore, event_from_item};
+use hosting_aws::s3::S3Recordings;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::StreamEvent;
 use hosting_domain::ports::DeadLetter;
@@ -29,6 +30,37 @@ async fn sdk() -> aws_config::SdkConfig {
     hosting_aws::sdk_config().await.expect("SDK configuration")
 }
 
+/// The recordings bucket of the DynamoDB/SQS backend, shared by every test: keys hold a stream's
+/// id, so tests never share an object.
+pub const TEST_RECORDINGS_BUCKET: &str = "hosting-test-recordings";
+
+/// The shared recordings bucket, made on first use.
+async fn recordings_bucket(sdk: &aws_config::SdkConfig) -> S3Recordings {
+    let s3 = hosting_aws::s3::client(sdk);
+    static MADE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    MADE.get_or_init(|| async {
+        // Made already by an earlier run against the same server: as good.
+        let _ = s3
+            .create_bucket()
+            .bucket(TEST_RECORDINGS_BUCKET)
+            .send()
+            .await;
+    })
+    .await;
+    S3Recordings::new(s3, TEST_RECORDINGS_BUCKET.to_owned())
+}
+
+/// A recordings bucket of a test's own (one whose requests a fault scope names), made now.
+pub async fn own_recordings_bucket(name: &str) -> S3Recordings {
+    let s3 = hosting_aws::s3::client(&sdk().await);
+    s3.create_bucket()
+        .bucket(name)
+        .send()
+        .await
+        .expect("create bucket");
+    S3Recordings::new(s3, name.to_owned())
+}
+
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.
 pub async fn parts() -> (Parts, Option<DynamoStore>) {
     let (parts, dynamo, _, _) = parts_logged().await;
@@ -49,6 +81,7 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) 
             embedded: Some(store),
             queue: LocalQueue::Embedded(queue.clone()),
             scheduler: None,
+            recordings: None,
         };
         return (parts, None, log, QueueLog::Embedded(queue));
     }
@@ -83,6 +116,7 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) 
         embedded: None,
         queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
         scheduler: None,
+        recordings: Some(Arc::new(recordings_bucket(&sdk).await)),
     };
     (
         parts,

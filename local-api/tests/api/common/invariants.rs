@@ -167,13 +167,16 @@ pub fn app_at(
     at: DateTime<Utc>,
 ) -> App {
     let rooms = hosting_livekit::rooms_from_config(&config);
+    let clock: Arc<dyn hosting_domain::clock::Clock> = Arc::new(ManualClock::new(at));
+    let recordings = Arc::new(hosting_runtime::folder_recordings(&config, clock.clone()));
     App::new(AppParts {
         config,
-        clock: Arc::new(ManualClock::new(at)),
+        clock,
         store,
         timers: Arc::new(EmbeddedTimers::new()),
         queue,
         rooms,
+        recordings,
     })
 }
 
@@ -375,6 +378,7 @@ pub async fn check_store<S: StreamStore + ?Sized>(
     let mut per_stream: BTreeMap<Uuid, (u32, Vec<EventType>)> = BTreeMap::new();
     // Each destination reaches each evented state once.
     let mut per_destination: BTreeMap<(String, &'static str), u32> = BTreeMap::new();
+    let mut per_recording: BTreeMap<Uuid, u32> = BTreeMap::new();
     for event in events {
         let (started, finals) = per_stream.entry(event.stream_id).or_default();
         match event.event_type {
@@ -390,7 +394,16 @@ pub async fn check_store<S: StreamStore + ?Sized>(
                     .entry((id, event.event_type.as_str()))
                     .or_default() += 1;
             }
+            // A recording is evented once: `ready` or `failed`.
+            EventType::RecordingReady | EventType::RecordingFailed => {
+                *per_recording.entry(event.stream_id).or_default() += 1;
+            }
             EventType::WebhookTest => {}
+        }
+    }
+    for (id, count) in per_recording {
+        if count > 1 {
+            violations.push(format!("stream {id}: {count} recording events"));
         }
     }
     for ((id, event_type), count) in per_destination {

@@ -44,6 +44,9 @@ pub enum Relayed {
 /// slot or already has deliveries parked (docs/webhooks.md, "Fair delivery"), so a saturated
 /// brand's backlog never reaches the shared queue.
 pub async fn fan_out(app: &App, event: &StreamEvent) -> Result<usize, StoreError> {
+    // A test recording's file is in place before anyone hears it is ready; a failure retries
+    // the event as a queue failure does.
+    crate::service::recordings::before_relay(app, event).await?;
     let webhooks = app.webhooks().list_webhooks(&event.brand_id).await?;
     let deliveries: Vec<Delivery> = webhooks
         .iter()

@@ -6,6 +6,7 @@ pub mod destinations;
 pub mod host;
 pub mod idempotency;
 pub mod provider_events;
+pub mod recordings;
 pub mod rooms;
 pub mod streams;
 pub mod test_helpers;

@@ -13,12 +13,13 @@ use crate::service::idempotency::{self, Answer, Begin, Held};
 use hosting_domain::API_PREFIX;
 use hosting_domain::Caller;
 use hosting_domain::account::LIVE_COMMERCE;
-use hosting_domain::destination::{new_destinations, parse_destinations};
+use hosting_domain::destination::{Egress, new_destinations, parse_destinations};
 use hosting_domain::error::{ApiError, ApiResult, RoomError};
 use hosting_domain::event::EventType;
 use hosting_domain::idempotency::{Endpoint, StoredAnswer};
 use hosting_domain::paging::ListQuery;
 use hosting_domain::ports::{CreateStreamOutcome, Timer, ViewerAccess};
+use hosting_domain::recording::{Recording, parse_record};
 use hosting_domain::stream::{
     MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamList,
     StreamSummary, Transition,
@@ -147,6 +148,7 @@ async fn start_new(
         platform_permitted(brand_vertical, platform)
     })?;
     let (destinations, stream_keys) = new_destinations(destinations);
+    let record = parse_record(request.record.as_ref())?;
 
     let now = app.clock.now();
     let id = Uuid::new_v4();
@@ -181,7 +183,10 @@ async fn start_new(
         revision: 0,
         deadline: None,
         destinations,
-        egress: Default::default(),
+        egress: Egress {
+            recording: record.then(|| Recording::new(&caller.brand.id, id)),
+            ..Egress::default()
+        },
         stream_keys,
     };
     // Durable with the record: whatever dies after this, the sweep ends the stream on time,
@@ -353,6 +358,7 @@ fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
         viewer_token,
         created_at: stream.created_at,
         destinations: stream.destinations.clone(),
+        recording: hosting_domain::stream::recording_as_of_change(stream),
         test: stream.test,
         agent_dispatched: live_key.then_some(true),
         dispatch_method: live_key.then(|| Some("explicit".to_owned())),
@@ -474,7 +480,10 @@ pub async fn get(app: &App, caller: &Caller, id: Uuid) -> ApiResult<StreamDetail
         ApiError::NotFound
     })?;
     let creator_id = stream.creator_id.take().filter(|id| catalog.contains(id));
-    Ok(StreamDetail::from_read(stream, creator_id))
+    let recording = super::recordings::shown(app, &stream).await;
+    let mut detail = StreamDetail::from_read(stream, creator_id);
+    detail.recording = recording;
+    Ok(detail)
 }
 
 /// `DELETE /streams/{id}`: ends a live stream; anything not live is not found.

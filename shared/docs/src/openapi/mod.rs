@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use hosting_domain::destination::{Destination, DestinationStatus, EGRESS_UNAVAILABLE};
 use hosting_domain::event::{EventType, WebhookEvent, WebhookEventData};
+use hosting_domain::recording::{Recording, RecordingFile, RecordingStatus};
 use hosting_domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
 use hosting_domain::{Plan, Scope};
 use hosting_http::endpoints::ENDPOINTS;
@@ -129,6 +130,22 @@ fn event_examples() -> Value {
                 None,
                 "A destination failed: LiveKit reported its output failed, or the egress could not be started (`egress_unavailable`). The stream goes on.",
             ),
+            EventType::RecordingReady => (
+                StreamStatus::Ended,
+                Some(at(1)),
+                Some(at(31)),
+                184,
+                Some(EndReason::DurationElapsed),
+                "The stream's recording is kept and downloadable: read the stream for a fresh `recording.url` (event bodies carry none).",
+            ),
+            EventType::RecordingFailed => (
+                StreamStatus::Ended,
+                Some(at(1)),
+                Some(at(31)),
+                184,
+                Some(EndReason::DurationElapsed),
+                "The stream was started with `record: true` but no file was written: the egress failed or could not be started; `recording.error` says why.",
+            ),
             EventType::WebhookTest => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
@@ -190,6 +207,9 @@ fn event_examples() -> Value {
         };
         let mut stream = stream;
         stream.destinations.extend(destination.clone());
+        if let Some(file) = example_recording_file(event_type, at(32)) {
+            stream.egress.recording = Some(Recording { files: vec![file] });
+        }
         let event = WebhookEvent {
             id: format!("evt_{:032x}", n + 1),
             event_type,
@@ -212,6 +232,31 @@ fn event_examples() -> Value {
         );
     }
     Value::Object(examples)
+}
+
+/// The recording's file an event about it shows.
+fn example_recording_file(
+    event_type: EventType,
+    at: chrono::DateTime<Utc>,
+) -> Option<RecordingFile> {
+    let ready = match event_type {
+        EventType::RecordingReady => true,
+        EventType::RecordingFailed => false,
+        _ => return None,
+    };
+    Some(RecordingFile {
+        key: String::new(),
+        status: if ready {
+            RecordingStatus::Ready
+        } else {
+            RecordingStatus::Failed
+        },
+        egress_id: None,
+        duration_seconds: ready.then_some(1_800),
+        size_bytes: ready.then_some(412_318_720),
+        error: (!ready).then(|| EGRESS_UNAVAILABLE.to_owned()),
+        ready_at: ready.then_some(at),
+    })
 }
 
 /// `90` -> `90 s`, `300` -> `5 min`, `7200` -> `2 h`.

@@ -239,6 +239,10 @@ pub struct Egress {
     /// Attempts at the owed start so far.
     #[serde(default)]
     pub attempts: u32,
+    /// The stream's recording, when it was started with `record: true` (docs/recordings.md):
+    /// the egress writes its files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<crate::recording::Recording>,
 }
 
 impl Egress {
@@ -251,6 +255,11 @@ impl Egress {
 pub const EGRESS_CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Stream {
+    /// Whether the egress has anything to do: an output to push to or a file to write.
+    pub fn wants_egress(&self) -> bool {
+        self.destinations.iter().any(Destination::in_egress) || self.records_now()
+    }
+
     /// Whether the stream has destinations that are not final.
     pub fn has_open_destinations(&self) -> bool {
         self.destinations.iter().any(|d| !d.status.is_final())
@@ -318,7 +327,8 @@ impl Stream {
                 for destination in &mut self.destinations {
                     moved |= destination.advance(to, at, None);
                 }
-                if moved && !self.test {
+                self.recording_follows_status(at);
+                if (moved || self.records_now()) && !self.test {
                     self.owe_egress_start(at);
                 }
             }
@@ -332,6 +342,7 @@ impl Stream {
                 for destination in &mut self.destinations {
                     destination.advance(to, ended_at, None);
                 }
+                self.recording_follows_status(at);
                 self.egress.due_at = None;
                 self.egress.since = None;
             }
@@ -361,6 +372,7 @@ impl Stream {
         let mut next = self.clone();
         next.revision += 1;
         next.egress.id = Some(egress_id.to_owned());
+        next.recording_started(egress_id);
         next.egress.due_at = None;
         next.egress.since = None;
         next.egress.attempts = 0;
@@ -391,6 +403,7 @@ impl Stream {
                     destination.advance(DestinationStatus::Failed, now, Some(EGRESS_UNAVAILABLE));
                 }
             }
+            next.recording_start_given_up();
         } else {
             let shift = self.egress.attempts.saturating_sub(1).min(16);
             let wait = delta(Duration::from_secs(1u64 << shift));

@@ -72,9 +72,21 @@ pub struct EgressReport {
     /// The egress has ended (`EGRESS_COMPLETE`, `EGRESS_FAILED`, `EGRESS_ABORTED`,
     /// `EGRESS_LIMIT_REACHED`).
     pub ended: bool,
+    /// It ended `EGRESS_COMPLETE`: its files are written.
+    pub complete: bool,
     /// Its error text, as the provider gives it (it may name an output URL).
     pub error: Option<String>,
     pub outputs: Vec<OutputReport>,
+    /// The files it wrote (`fileResults`).
+    pub files: Vec<FileReport>,
+}
+
+/// A file an egress wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    pub filename: String,
+    pub size_bytes: u64,
+    pub duration_nanos: u64,
 }
 
 /// One output of an egress: its URL and state.
@@ -92,6 +104,38 @@ pub enum OutputState {
     Failed,
     /// Anything else (`ACTIVE` not yet reached): changes nothing.
     Other,
+}
+
+/// Where recordings are kept (S3 in AWS, a folder of the local server) and how they are handed
+/// out (docs/recordings.md).
+#[async_trait]
+pub trait RecordingStorage: Send + Sync {
+    /// A URL that downloads `key` until `now + valid_for`, made without any network round trip.
+    async fn download_url(
+        &self,
+        key: &str,
+        now: DateTime<Utc>,
+        valid_for: Duration,
+    ) -> StoreResult<crate::recording::DownloadUrl>;
+    /// Writes `bytes` (an MP4) under `key`, replacing what is there.
+    async fn put(&self, key: &str, bytes: &'static [u8]) -> StoreResult<()>;
+    /// A download of a URL this storage signed itself (the local server's folder): `key` and
+    /// the URL's `expires` and `signature` parameters as sent. S3 serves its own URLs.
+    async fn open_signed(&self, _key: &str, _expires: &str, _signature: &str) -> SignedDownload {
+        SignedDownload::NotServed
+    }
+}
+
+/// What a download of a signed URL gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignedDownload {
+    /// This storage signs no URL of its own.
+    NotServed,
+    /// The signature does not match, or the URL has expired: why.
+    Refused(&'static str),
+    /// Signed, but no file is there (past the retention, or never written).
+    Missing,
+    File(Vec<u8>),
 }
 
 /// What a viewer needs to join a launched room.
@@ -117,11 +161,13 @@ pub trait RoomProvider: Send + Sync {
     /// Deletes the room; a room that does not exist (deleted already, or never created)
     /// counts as deleted.
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
-    /// Starts one room-composite egress of the room pushing to `output_urls` over RTMP; its id.
+    /// Starts one room-composite egress of the room pushing to `output_urls` over RTMP, and
+    /// writing an MP4 to `file` (its key in the recordings bucket) when given; its id.
     async fn start_egress(
         &self,
         room_name: &str,
         output_urls: Vec<String>,
+        file: Option<&str>,
     ) -> Result<String, EgressError>;
     /// Adds and removes outputs of a running egress.
     async fn update_egress_outputs(

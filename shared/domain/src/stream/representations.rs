@@ -35,6 +35,9 @@ pub struct StreamCreated {
     pub dispatch_method: Option<Option<String>>,
     /// The destinations, in the order given (`[]` when none): `pending` for a live key, `active` for a test key.
     pub destinations: Vec<crate::destination::Destination>,
+    /// The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recording: Option<crate::recording::RecordingView>,
 }
 
 /// Item of `GET /streams`.
@@ -124,6 +127,9 @@ pub struct StreamDetail {
     pub end_reason: Option<EndReason>,
     /// The channels the show is pushed to, in the order given (`[]` when none).
     pub destinations: Vec<crate::destination::Destination>,
+    /// The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recording: Option<crate::recording::RecordingView>,
 }
 
 impl StreamDetail {
@@ -144,12 +150,14 @@ impl StreamDetail {
             test: stream.test,
             end_reason: stream.end_reason,
             destinations: stream.destinations.clone(),
+            recording: recording_as_of_change(stream),
         }
     }
 
     /// [`StreamDetail::new`] from a stream read for this answer alone: its strings move
     /// instead of being copied.
     pub fn from_read(stream: Stream, creator_id: Option<String>) -> Self {
+        let recording = recording_as_of_change(&stream);
         Self {
             stream_id: stream.id,
             status: stream.status,
@@ -167,9 +175,22 @@ impl StreamDetail {
             created_at: stream.created_at,
             test: stream.test,
             end_reason: stream.end_reason,
+            recording,
             destinations: stream.destinations,
         }
     }
+}
+
+/// The recording as a change shows it (the `201`, events): no URL, and never `expired`, which
+/// only a read long after shows (`hosting_app` fills both in for reads).
+pub fn recording_as_of_change(stream: &Stream) -> Option<crate::recording::RecordingView> {
+    stream.egress.recording.as_ref().map(|recording| {
+        crate::recording::RecordingView::new(
+            recording,
+            DateTime::<Utc>::MIN_UTC,
+            std::time::Duration::MAX,
+        )
+    })
 }
 
 /// Response of `GET /streams`.

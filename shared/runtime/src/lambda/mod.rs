@@ -76,13 +76,32 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     let sdk = hosting_aws::lambda_sdk_config().inspect_err(|err| report(err))?;
     let sdk_loaded = started.elapsed();
     let (store, queue, timers) = build_clients(&config, &sdk).inspect_err(|err| report(err))?;
-    // The secret's round trip to SSM runs while the instance starts serving: only what signs
-    // or verifies with it (LiveKit's calls and tokens, its webhooks) waits for it.
+    // The secrets' round trips to SSM run while the instance starts serving: only what signs
+    // or verifies with them (LiveKit's calls and tokens, its webhooks, an egress's upload)
+    // waits for them.
+    let mut reads = Vec::new();
     if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), secret_parameter) {
         livekit.api_secret = api_secret;
-        read_secret_aside(sdk.clone(), parameter, arrival, started)
-            .inspect_err(|err| report(err))?;
+        reads.push((parameter, arrival));
     }
+    if let Some(parameter) = upload_key_parameter() {
+        let (arrival, upload_key) = ApiSecret::pending();
+        config.recordings.upload_key = Some(upload_key);
+        reads.push((parameter, arrival));
+    }
+    if !reads.is_empty() {
+        read_secrets_aside(sdk.clone(), reads, started).inspect_err(|err| report(err))?;
+    }
+    let recordings = hosting_aws::s3::S3Recordings::new(
+        hosting_aws::LazyClient::new({
+            let sdk = sdk.clone();
+            move || hosting_aws::s3::client(&sdk)
+        }),
+        config
+            .required("RECORDINGS_BUCKET")
+            .inspect_err(|err| report(err))?
+            .to_owned(),
+    );
     // LiveKit's client is built on its first call (hosting_livekit::LiveKitRooms).
     let rooms = hosting_livekit::rooms_from_config(&config);
     // Where an instance's set-up time goes, for sizing and for cold-start work.
@@ -99,19 +118,20 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         timers: Arc::new(timers),
         queue: Arc::new(queue.clone()),
         rooms,
+        recordings: Arc::new(recordings),
     });
     Ok(LambdaRuntime { app, queue })
 }
 
-/// Reads the LiveKit secret from SSM on a thread of its own at idle priority, and delivers it
-/// to whatever waits for it. The read's own work (its SSM client, the connection, signing:
-/// CPU a start would otherwise wait for) then runs only while the instance's thread is idle,
-/// not ahead of the first answer on the one thread (BENCHMARKS.md, "Cold start"). A read that
-/// fails for good stops the instance, naming the parameter, as a failed start-up would.
-fn read_secret_aside(
+/// Reads the secrets (the LiveKit secret, the recording upload key) from SSM on a thread of
+/// its own at idle priority, and delivers each to whatever waits for it. The reads' own work
+/// (their SSM client, the connection, signing: CPU a start would otherwise wait for) then runs
+/// only while the instance's thread is idle, not ahead of the first answer on the one thread
+/// (BENCHMARKS.md, "Cold start"). A read that fails for good stops the instance, naming the
+/// parameter, as a failed start-up would.
+fn read_secrets_aside(
     sdk: hosting_aws::SdkConfig,
-    parameter: String,
-    arrival: SecretArrival,
+    reads: Vec<(String, SecretArrival)>,
     started: std::time::Instant,
 ) -> Result<(), Error> {
     let read = move || -> Result<(), SecretReadError> {
@@ -121,16 +141,19 @@ fn read_secret_aside(
             .enable_all()
             .build()
             .map_err(SecretReadError::Runtime)?;
-        let secret = runtime.block_on(async {
+        runtime.block_on(async {
             let ssm = hosting_aws::ssm::client(&sdk)?;
-            Ok::<_, SecretReadError>(hosting_aws::ssm::read_secure_string(&ssm, &parameter).await?)
+            for (parameter, arrival) in reads {
+                let secret = hosting_aws::ssm::read_secure_string(&ssm, &parameter).await?;
+                arrival.deliver(secret);
+            }
+            Ok::<_, SecretReadError>(())
         })?;
-        arrival.deliver(secret);
-        tracing::info!(secret_ms = ms(started.elapsed()), "LiveKit secret read");
+        tracing::info!(secret_ms = ms(started.elapsed()), "secrets read");
         Ok(())
     };
     std::thread::Builder::new()
-        .name("livekit-secret".into())
+        .name("secrets".into())
         .spawn(move || {
             if let Err(err) = read() {
                 report(&err);
@@ -141,12 +164,20 @@ fn read_secret_aside(
         .map_err(|err| SecretReadError::Thread(err).into())
 }
 
+/// The SSM parameter of the egress's upload key pair, when one is configured.
+fn upload_key_parameter() -> Option<String> {
+    std::env::var(hosting_support::config::RECORDING_UPLOAD_KEY_PARAMETER)
+        .ok()
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+}
+
 /// Why the LiveKit secret could not be read; the instance stops with it. Never the value.
 #[derive(Debug, thiserror::Error)]
 enum SecretReadError {
-    #[error("the LiveKit secret's reader did not start: {0}")]
+    #[error("the secrets' reader did not start: {0}")]
     Thread(std::io::Error),
-    #[error("the LiveKit secret's reader has no runtime: {0}")]
+    #[error("the secrets' reader has no runtime: {0}")]
     Runtime(std::io::Error),
     #[error(transparent)]
     CaBundle(#[from] hosting_aws::trust::CaBundleError),

@@ -241,6 +241,7 @@ fn lambda_environment(
             "SCHEDULER_DLQ_ARN",
             "arn:aws:sqs:us-east-1:123456789012:timer-dlq".into(),
         ),
+        ("RECORDINGS_BUCKET", "hosting-test-recordings".into()),
         ("LIVEKIT_URL", livekit_url.to_owned()),
         ("LIVEKIT_API_KEY", API_KEY.into()),
     ]

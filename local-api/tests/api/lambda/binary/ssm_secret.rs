@@ -93,10 +93,10 @@ async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_
             #[cfg(target_os = "linux")]
             {
                 let deadline = std::time::Instant::now() + Duration::from_secs(3);
-                let mut policy = thread_policy(pid, "livekit-secret");
+                let mut policy = thread_policy(pid, "secrets");
                 while policy != Some(SCHED_IDLE) && std::time::Instant::now() < deadline {
                     tokio::time::sleep(Duration::from_millis(20)).await;
-                    policy = thread_policy(pid, "livekit-secret");
+                    policy = thread_policy(pid, "secrets");
                 }
                 assert_eq!(
                     policy,
@@ -122,7 +122,7 @@ async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_
             .unwrap_or_else(|| panic!("no line with {needles:?}:\n{logs}"))
     };
     let listed = position(&["\"method\":\"GET\"", "\"route\":\"/api/v1/streams\""]);
-    assert!(listed < position(&["LiveKit secret read"]), "{logs}");
+    assert!(listed < position(&["secrets read"]), "{logs}");
     assert_eq!(
         (replies[1].kind, status(&replies[1])),
         ("response", Some(201)),

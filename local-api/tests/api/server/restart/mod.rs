@@ -6,6 +6,7 @@
 mod after_a_kill;
 mod egress;
 mod parked;
+mod recording;
 
 use std::io::BufRead;
 use std::process::Child;
@@ -64,6 +65,10 @@ async fn environment(livekit: &FakeLiveKit) -> Environment {
         // Longer than the test: only the kill ends a hanging launch.
         ("LAUNCH_TIMEOUT_SECS".into(), "600".into()),
         ("WEBHOOK_ALLOW_PRIVATE_URLS".into(), "true".into()),
+        (
+            "RECORDINGS_BUCKET".into(),
+            crate::common::backend::TEST_RECORDINGS_BUCKET.into(),
+        ),
     ];
     vars.extend(livekit.config().into_iter().map(|(k, v)| (k.to_owned(), v)));
     let seed = base_seed(Utc::now());

@@ -15,6 +15,7 @@ use hosting_domain::destination::{
 };
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{EgressError, EgressReport, Outcome, OutputState};
+use hosting_domain::recording::NO_FILE;
 use hosting_domain::{Stream, StreamEvent, StreamStatus, TimerKind};
 
 /// Attempts at a change whose stream keeps changing under it.
@@ -97,8 +98,15 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         .filter(|d| d.in_egress())
         .filter_map(|d| Some((d.destination_id.clone(), keys.output_url(d)?)))
         .unzip();
-    if urls.is_empty() {
-        // Every destination was removed or failed meanwhile: nothing to start.
+    let file = claimed
+        .egress
+        .recording
+        .as_ref()
+        .and_then(|r| r.file_to_start())
+        .map(|f| f.key.clone());
+    if urls.is_empty() && file.is_none() {
+        // Every destination was removed or failed meanwhile, and nothing records: nothing
+        // to start.
         change(app, &claimed, None, None, |s| {
             let mut next = s.clone();
             next.egress.due_at = None;
@@ -111,16 +119,17 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         return Ok(true);
     }
     let started = match (&app.rooms, &claimed.room_name) {
-        (Some(rooms), Some(room)) => {
-            tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.start_egress(room, urls))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(EgressError::Failed(format!(
-                        "StartRoomCompositeEgress: no answer within {} s",
-                        EGRESS_CALL_TIMEOUT.as_secs()
-                    )))
-                })
-        }
+        (Some(rooms), Some(room)) => tokio::time::timeout(
+            EGRESS_CALL_TIMEOUT,
+            rooms.start_egress(room, urls, file.as_deref()),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(EgressError::Failed(format!(
+                "StartRoomCompositeEgress: no answer within {} s",
+                EGRESS_CALL_TIMEOUT.as_secs()
+            )))
+        }),
         _ => Err(EgressError::Failed(
             "no room provider is configured".to_owned(),
         )),
@@ -149,7 +158,7 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
             };
             match kept {
                 Outcome::Applied((_, live)) => {
-                    tracing::info!(stream_id = %live.id, egress_id = %egress_id, destinations = sent.len(), "egress started");
+                    tracing::info!(stream_id = %live.id, egress_id = %egress_id, destinations = sent.len(), recording = file.is_some(), "egress started");
                     reconcile_outputs(app, &live, &egress_id, &sent).await?;
                 }
                 // The stream finished while the egress started: stopped with its room.
@@ -273,7 +282,7 @@ pub async fn apply_report(
     report: &EgressReport,
     dedupe: Option<&str>,
 ) -> Result<Outcome<()>, StoreError> {
-    if stream.destinations.is_empty() {
+    if stream.destinations.is_empty() && stream.egress.recording.is_none() {
         return Ok(Outcome::Stale);
     }
     let keys = app.streams().stream_keys(stream.id).await?;
@@ -290,6 +299,28 @@ pub async fn apply_report(
         streams::schedule_kinds(app, after, &[TimerKind::EgressStart]).await;
     }
     Ok(outcome.map(drop))
+}
+
+/// The file of the egress that ended in `report`: `ready` when it completed with a file
+/// (`duration` in nanoseconds, shown in whole seconds), else `failed` with its error; `true`
+/// when it moved.
+fn recorded(
+    next: &mut Stream,
+    report: &EgressReport,
+    keys: &StreamKeys,
+    now: chrono::DateTime<chrono::Utc>,
+) -> bool {
+    let written = report
+        .complete
+        .then(|| report.files.first())
+        .flatten()
+        .map(|file| (file.size_bytes, file.duration_nanos / 1_000_000_000));
+    let error = report
+        .error
+        .as_deref()
+        .map(|e| keys.redact(e, &next.destinations))
+        .unwrap_or_else(|| NO_FILE.to_owned());
+    next.recording_ended(&report.egress_id, written, &error, now)
 }
 
 /// The stream after `report`, when it changes anything.
@@ -323,13 +354,18 @@ fn reported(
             OutputState::Other => false,
         };
     }
+    if report.ended {
+        changed |= recorded(&mut next, report, keys, now);
+    }
     let current_egress = stream.egress.id.as_deref() == Some(report.egress_id.as_str());
     if report.ended && current_egress && stream.status == StreamStatus::Live {
         changed = true;
         next.egress.id = None;
-        if next.destinations.iter().any(Destination::in_egress) {
+        let records = next.egress.recording.is_some();
+        if next.destinations.iter().any(Destination::in_egress) || records {
             if next.egress.restarts < MAX_EGRESS_RESTARTS {
                 next.egress.restarts += 1;
+                next.recording_restarted();
                 next.owe_egress_start(now);
             } else {
                 let error = report
