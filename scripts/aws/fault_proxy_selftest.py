@@ -357,6 +357,55 @@ def sqs_500():
     assert receive_bodies(sqs, url) == [], "a refused message was sent"
 
 
+def s3_client():
+    # Path-style, as the product's S3 client addresses an emulator; no retries, as client().
+    return boto3.client(
+        "s3",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        endpoint_url=servers.url,
+        config=Config(
+            retries={"total_max_attempts": 1, "mode": "standard"},
+            s3={"addressing_style": "path"},
+            signature_version="s3v4",
+        ),
+    )
+
+
+@check
+def s3_faults():
+    s3 = s3_client()
+    scope = new_name()
+    other = new_name()
+    for bucket in (scope, other):
+        s3.create_bucket(Bucket=bucket)
+    set_rules(scope, {"s3_500": 1.0})
+    expect_error(lambda: s3.put_object(Bucket=scope, Key="recordings/a.mp4", Body=b"x"), "InternalError", 500)
+    # Another bucket is out of the scope.
+    s3.put_object(Bucket=other, Key="recordings/a.mp4", Body=b"x")
+    set_rules(scope, {"s3_slow_down": 1.0})
+    expect_error(lambda: s3.put_object(Bucket=scope, Key="recordings/a.mp4", Body=b"x"), "SlowDown", 503)
+    set_rules(scope, {"fail_ops": ["PutObject"]})
+    expect_error(lambda: s3.put_object(Bucket=scope, Key="recordings/a.mp4", Body=b"x"), "InternalError", 500)
+    # A write whose answer is lost was applied.
+    set_rules(scope, {"lost_response": 1.0})
+    expect_connection_error(lambda: s3.put_object(Bucket=scope, Key="recordings/b.mp4", Body=b"kept"))
+    counted = stats(scope)["injected"]
+    assert counted == {"lost_response": 1}, counted
+    clear_rules(scope)
+    assert s3.get_object(Bucket=scope, Key="recordings/b.mp4")["Body"].read() == b"kept"
+    # A presigned GET is S3's too (its scope is in the query), and passes when no rule applies.
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": scope, "Key": "recordings/b.mp4"}, ExpiresIn=60)
+    path = url.split(servers.url, 1)[1]
+    set_rules(scope, {"fail_ops": ["GetObject"]})
+    status, _ = http_request(servers.port, "GET", path)
+    assert status == 500, status
+    clear_rules(scope)
+    status, _ = http_request(servers.port, "GET", path)
+    assert status == 200, status
+
+
 @check
 def ssm_reads():
     ssm = client("ssm")

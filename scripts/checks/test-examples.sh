@@ -2,7 +2,8 @@
 # The integrator examples against the local server: examples/quickstart.sh with each receiver
 # (Python, Node.js), which must receive stream.started and stream.ended of a test stream and
 # verify both signatures; then each receiver must accept a signed delivery and refuse the same
-# delivery with its body tampered with.
+# delivery with its body tampered with; and examples/replay.sh must download a test stream's
+# recording, the MP4 the server ships.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,6 +22,10 @@ for which in python node; do
     echo "== examples/quickstart.sh with the $which receiver"
     RECEIVER=$which examples/quickstart.sh
 done
+
+echo "== examples/replay.sh downloads a test stream's recording"
+OUT="$work/replay.mp4" examples/replay.sh
+cmp "$work/replay.mp4" shared/domain/assets/test-recording.mp4
 
 echo "== each receiver refuses a tampered body"
 secret="whsec_$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(24)).decode())')"

@@ -652,12 +652,64 @@ export interface components {
             message: string;
         };
         /** @enum {string} */
-        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed";
+        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed";
         /**
          * @description The analytics window.
          * @enum {string}
          */
         Period: "24h" | "7d" | "30d";
+        /** @description A file of a recording as shown. */
+        RecordingPart: {
+            /**
+             * Format: uint64
+             * @description When `ready` (or `expired`): the file's length in whole seconds.
+             */
+            duration_seconds: number | null;
+            /** @description When `failed`: why. */
+            error: string | null;
+            /**
+             * Format: uint64
+             * @description When `ready` (or `expired`).
+             */
+            size_bytes: number | null;
+            status: components["schemas"]["RecordingStatus"];
+            /** @description When `ready`: a presigned `GET` URL of the MP4, valid `RECORDING_URL_TTL_SECS`; a fresh one on every read. `null` in event bodies. */
+            url: string | null;
+            /** Format: date-time */
+            url_expires_at: string | null;
+        };
+        /**
+         * @description `pending`: not live yet. `recording`: live, the egress requested. `processing`: the stream
+         *     ended, the file not confirmed yet. `ready`: downloadable. `failed`: no file. `expired`: past
+         *     the retention, deleted.
+         * @enum {string}
+         */
+        RecordingStatus: "pending" | "recording" | "processing" | "ready" | "failed" | "expired";
+        /**
+         * @description `recording` of a stream's detail: its first file, and `parts` when an egress started
+         *     again made more than one.
+         */
+        RecordingView: {
+            /**
+             * Format: uint64
+             * @description When `ready` (or `expired`): the file's length in whole seconds.
+             */
+            duration_seconds: number | null;
+            /** @description When `failed`: why. */
+            error: string | null;
+            /** @description Every file in order, the first included; absent while there is one. */
+            parts?: components["schemas"]["RecordingPart"][] | null;
+            /**
+             * Format: uint64
+             * @description When `ready` (or `expired`).
+             */
+            size_bytes: number | null;
+            status: components["schemas"]["RecordingStatus"];
+            /** @description When `ready`: a presigned `GET` URL of the MP4, valid `RECORDING_URL_TTL_SECS`; a fresh one on every read. `null` in event bodies. */
+            url: string | null;
+            /** Format: date-time */
+            url_expires_at: string | null;
+        };
         /** @description Body of `POST /webhooks/{id}/redeliver`: exactly one of the two. */
         RedeliverRequest: {
             /** @description Send this event again (same id and body), as a new delivery with its own retries. */
@@ -731,6 +783,8 @@ export interface components {
             platform: "youtube" | "tiktok" | "twitch" | "kick" | "facebook" | "instagram";
             /** @description The product featured; not blank. */
             product_name: string;
+            /** @description Record the show to an MP4 kept for `RECORDING_RETENTION_DAYS` (docs/recordings.md); `false` when absent. Checked after `destinations`. */
+            record?: boolean;
             /** @description Talking points for the host. */
             script?: string;
             /** @description Must match the brand's vertical (`live-commerce`); the brand's when omitted. */
@@ -746,6 +800,8 @@ export interface components {
             destinations: components["schemas"]["Destination"][];
             /** @description Live keys only. */
             dispatch_method?: string | null;
+            /** @description The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one. */
+            recording?: components["schemas"]["RecordingView"] | null;
             room_name: string;
             status: components["schemas"]["StreamStatus"];
             /** Format: uuid */
@@ -770,6 +826,8 @@ export interface components {
             events: components["schemas"]["StreamEventEntry"][];
             platform: string;
             product_name: string;
+            /** @description The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one. */
+            recording?: components["schemas"]["RecordingView"] | null;
             /** @description `""` for a stream that never had a room. */
             room_name: string;
             /** Format: date-time */

@@ -2,7 +2,8 @@
 //! scripts/test.sh runs it), counted by an SDK interceptor: the total requests and the
 //! sequential ones (the longest chain of requests each starting after the previous ended).
 //! Budgets: at most 2 sequential for every read endpoint and for starting a stream (the
-//! brand's counters are read alongside the count, then the transaction). With
+//! brand's counters are read alongside the count, then the transaction), a recorded start
+//! and the read of a `ready` recording included (its URL presigned with no request). With
 //! `ROUND_TRIPS_REPORT=1` it prints the table published in BENCHMARKS.md.
 
 use std::sync::Arc;
@@ -40,7 +41,19 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
     );
     let store = DynamoStore::new(client, format!("rt-{}", uuid::Uuid::new_v4().simple()));
     store.create_table().await.unwrap();
-    let config = Config::from_lookup(StoreKind::Embedded, |_| None).unwrap();
+    // Recordings in an S3 that nothing listens for (port 9, discard): presigning a download
+    // must need no request, or the read would show no URL.
+    let s3 = aws_sdk_s3::Client::from_conf(
+        aws_sdk_s3::config::Builder::from(&sdk)
+            .endpoint_url("http://127.0.0.1:9")
+            .force_path_style(true)
+            .build(),
+    );
+    let recordings = hosting_aws::s3::S3Recordings::new(s3, "round-trips".to_owned());
+    let config = Config::from_lookup(StoreKind::Embedded, |name| {
+        (name == "RECORDINGS_BUCKET").then(|| "round-trips".to_owned())
+    })
+    .unwrap();
     let runtime = Runtime::assemble(
         config,
         Arc::new(SystemClock),
@@ -50,7 +63,7 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
             embedded: None,
             queue: LocalQueue::Embedded(EmbeddedQueue::new()),
             scheduler: None,
-            recordings: None,
+            recordings: Some(Arc::new(recordings)),
         },
     );
     // The base fixtures, and history with a stream in each final status.
@@ -120,12 +133,19 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
     )
     .await;
     let hook_id = hook["webhook_id"].as_str().unwrap().to_owned();
+    // A recorded test stream, ended: its recording is `ready`, so a read presigns its URL.
+    let mut recorded_body = start_body.clone();
+    recorded_body["record"] = json!(true);
+    let (_, recorded) = call("POST", "/streams".into(), Some(recorded_body.clone())).await;
+    let recorded = recorded["stream_id"].as_str().unwrap().to_owned();
+    call("DELETE", format!("/streams/{recorded}"), None).await;
     recorder.take();
 
     let cases: Vec<Case> = vec![
         ("GET", "/".into(), None, Some(2), 200),
         ("GET", "/creators".into(), None, Some(2), 200),
         ("GET", format!("/streams/{id}"), None, Some(2), 200),
+        ("GET", format!("/streams/{recorded}"), None, Some(2), 200),
         ("GET", "/streams".into(), None, Some(2), 200),
         (
             "GET",
@@ -152,6 +172,7 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
         ),
         ("GET", "/webhooks".into(), None, Some(2), 200),
         ("POST", "/streams".into(), Some(start_body), Some(2), 201),
+        ("POST", "/streams".into(), Some(recorded_body), Some(2), 201),
         ("DELETE", format!("/streams/{id}"), None, None, 200),
         // Five destinations: their keys are one more item of the same transaction.
         (
@@ -180,10 +201,16 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
     for (method, path, body, budget, expected) in cases {
         let (status, body) = call(method, path.clone(), body).await;
         assert_eq!(status, expected, "{method} {path}: {body}");
+        if path.ends_with(&recorded) {
+            assert!(body["recording"]["url"].is_string(), "{body}");
+        }
         let calls = recorder.take();
         let sequential = sequential(&calls);
         let operations: Vec<&str> = calls.iter().map(|c| c.operation.as_str()).collect();
-        let shown = path.replace(&id, "{id}").replace(&hook_id, "{webhook_id}");
+        let shown = path
+            .replace(&id, "{id}")
+            .replace(&recorded, "{id of a ready recording}")
+            .replace(&hook_id, "{webhook_id}");
         report.push_str(&format!(
             "| `{method} {shown}` | {} ({}) | {sequential} | {} |\n",
             calls.len(),

@@ -22,6 +22,9 @@ from .error_detail import ErrorDetail
 from .event_type import EventType
 from .get_open_api_response_200 import GetOpenApiResponse200
 from .period import Period
+from .recording_part import RecordingPart
+from .recording_status import RecordingStatus
+from .recording_view import RecordingView
 from .redeliver_request import RedeliverRequest
 from .redelivered import Redelivered
 from .register_webhook_request import RegisterWebhookRequest
@@ -71,6 +74,9 @@ __all__ = (
     "EventType",
     "GetOpenApiResponse200",
     "Period",
+    "RecordingPart",
+    "RecordingStatus",
+    "RecordingView",
     "Redelivered",
     "RedeliverRequest",
     "RegisterWebhookRequest",

@@ -6,6 +6,8 @@ class EventType(StrEnum):
     STREAM_DESTINATION_FAILED = "stream.destination_failed"
     STREAM_ENDED = "stream.ended"
     STREAM_ERROR = "stream.error"
+    STREAM_RECORDING_FAILED = "stream.recording_failed"
+    STREAM_RECORDING_READY = "stream.recording_ready"
     STREAM_STARTED = "stream.started"
 
     def __str__(self) -> str:

@@ -28,6 +28,8 @@ class StartStreamRequest:
             `null` or `[]` for none. Checked after the creator.
         duration_minutes (int | Unset): Required for live keys. Optional for test keys (validated when sent); without it
             a test stream ends after the longest duration allowed.
+        record (bool | Unset): Record the show to an MP4 kept for `RECORDING_RETENTION_DAYS` (docs/recordings.md);
+            `false` when absent. Checked after `destinations`.
         script (str | Unset): Talking points for the host.
         vertical (str | Unset): Must match the brand's vertical (`live-commerce`); the brand's when omitted.
     """
@@ -37,6 +39,7 @@ class StartStreamRequest:
     product_name: str
     destinations: list[DestinationRequest] | Unset = UNSET
     duration_minutes: int | Unset = UNSET
+    record: bool | Unset = UNSET
     script: str | Unset = UNSET
     vertical: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -57,6 +60,8 @@ class StartStreamRequest:
 
         duration_minutes = self.duration_minutes
 
+        record = self.record
+
         script = self.script
 
         vertical = self.vertical
@@ -74,6 +79,8 @@ class StartStreamRequest:
             field_dict["destinations"] = destinations
         if duration_minutes is not UNSET:
             field_dict["duration_minutes"] = duration_minutes
+        if record is not UNSET:
+            field_dict["record"] = record
         if script is not UNSET:
             field_dict["script"] = script
         if vertical is not UNSET:
@@ -103,6 +110,8 @@ class StartStreamRequest:
 
         duration_minutes = d.pop("duration_minutes", UNSET)
 
+        record = d.pop("record", UNSET)
+
         script = d.pop("script", UNSET)
 
         vertical = d.pop("vertical", UNSET)
@@ -113,6 +122,7 @@ class StartStreamRequest:
             product_name=product_name,
             destinations=destinations,
             duration_minutes=duration_minutes,
+            record=record,
             script=script,
             vertical=vertical,
         )

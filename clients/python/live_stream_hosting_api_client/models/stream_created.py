@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.destination import Destination
+    from ..models.recording_view import RecordingView
 
 
 T = TypeVar("T", bound="StreamCreated")
@@ -33,6 +34,8 @@ class StreamCreated:
         ws_url (None | str):
         agent_dispatched (bool | None | Unset): Live keys only.
         dispatch_method (None | str | Unset): Live keys only.
+        recording (None | RecordingView | Unset): The recording, present when the stream was started with `record:
+            true`: its first file, and every file in `parts` when there is more than one.
         test (bool | Unset): Present, and `true`, only on test-key streams.
     """
 
@@ -45,10 +48,13 @@ class StreamCreated:
     ws_url: None | str
     agent_dispatched: bool | None | Unset = UNSET
     dispatch_method: None | str | Unset = UNSET
+    recording: None | RecordingView | Unset = UNSET
     test: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.recording_view import RecordingView  # noqa: PLC0415
+
         created_at = self.created_at.isoformat()
 
         destinations = []
@@ -80,6 +86,14 @@ class StreamCreated:
         else:
             dispatch_method = self.dispatch_method
 
+        recording: dict[str, Any] | None | Unset
+        if isinstance(self.recording, Unset):
+            recording = UNSET
+        elif isinstance(self.recording, RecordingView):
+            recording = self.recording.to_dict()
+        else:
+            recording = self.recording
+
         test = self.test
 
         field_dict: dict[str, Any] = {}
@@ -99,6 +113,8 @@ class StreamCreated:
             field_dict["agent_dispatched"] = agent_dispatched
         if dispatch_method is not UNSET:
             field_dict["dispatch_method"] = dispatch_method
+        if recording is not UNSET:
+            field_dict["recording"] = recording
         if test is not UNSET:
             field_dict["test"] = test
 
@@ -107,6 +123,7 @@ class StreamCreated:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.destination import Destination  # noqa: PLC0415
+        from ..models.recording_view import RecordingView  # noqa: PLC0415
 
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
@@ -156,6 +173,23 @@ class StreamCreated:
 
         dispatch_method = _parse_dispatch_method(d.pop("dispatch_method", UNSET))
 
+        def _parse_recording(data: object) -> None | RecordingView | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                recording_type_0 = RecordingView.from_dict(data)
+
+                return recording_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RecordingView | Unset, data)
+
+        recording = _parse_recording(d.pop("recording", UNSET))
+
         test = d.pop("test", UNSET)
 
         stream_created = cls(
@@ -168,6 +202,7 @@ class StreamCreated:
             ws_url=ws_url,
             agent_dispatched=agent_dispatched,
             dispatch_method=dispatch_method,
+            recording=recording,
             test=test,
         )
 

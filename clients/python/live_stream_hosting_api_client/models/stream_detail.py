@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.destination import Destination
+    from ..models.recording_view import RecordingView
     from ..models.stream_event_entry import StreamEventEntry
 
 
@@ -46,6 +47,8 @@ class StreamDetail:
             (error). `provider_error`: the room provider failed while live (error). `host_lost`: the AI host dropped while
             live and no host joined again within the reconnect window (error). Values may be added: treat an unknown one as
             a generic end.
+        recording (None | RecordingView | Unset): The recording, present when the stream was started with `record:
+            true`: its first file, and every file in `parts` when there is more than one.
         test (bool | Unset): Present, and `true`, only on test-key streams.
     """
 
@@ -63,10 +66,13 @@ class StreamDetail:
     vertical: str
     viewer_count: int
     end_reason: EndReason | Unset = UNSET
+    recording: None | RecordingView | Unset = UNSET
     test: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.recording_view import RecordingView  # noqa: PLC0415
+
         created_at = self.created_at.isoformat()
 
         creator_id: None | str
@@ -112,6 +118,14 @@ class StreamDetail:
         if not isinstance(self.end_reason, Unset):
             end_reason = self.end_reason.value
 
+        recording: dict[str, Any] | None | Unset
+        if isinstance(self.recording, Unset):
+            recording = UNSET
+        elif isinstance(self.recording, RecordingView):
+            recording = self.recording.to_dict()
+        else:
+            recording = self.recording
+
         test = self.test
 
         field_dict: dict[str, Any] = {}
@@ -135,6 +149,8 @@ class StreamDetail:
         )
         if end_reason is not UNSET:
             field_dict["end_reason"] = end_reason
+        if recording is not UNSET:
+            field_dict["recording"] = recording
         if test is not UNSET:
             field_dict["test"] = test
 
@@ -143,6 +159,7 @@ class StreamDetail:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.destination import Destination  # noqa: PLC0415
+        from ..models.recording_view import RecordingView  # noqa: PLC0415
         from ..models.stream_event_entry import StreamEventEntry  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -220,6 +237,23 @@ class StreamDetail:
         else:
             end_reason = EndReason(_end_reason)
 
+        def _parse_recording(data: object) -> None | RecordingView | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                recording_type_0 = RecordingView.from_dict(data)
+
+                return recording_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RecordingView | Unset, data)
+
+        recording = _parse_recording(d.pop("recording", UNSET))
+
         test = d.pop("test", UNSET)
 
         stream_detail = cls(
@@ -237,6 +271,7 @@ class StreamDetail:
             vertical=vertical,
             viewer_count=viewer_count,
             end_reason=end_reason,
+            recording=recording,
             test=test,
         )
 

@@ -490,6 +490,10 @@ pub enum EventType {
     StreamDestinationActive,
     #[serde(rename = "stream.destination_failed")]
     StreamDestinationFailed,
+    #[serde(rename = "stream.recording_ready")]
+    StreamRecordingReady,
+    #[serde(rename = "stream.recording_failed")]
+    StreamRecordingFailed,
 }
 impl core::fmt::Display for EventType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -499,6 +503,8 @@ impl core::fmt::Display for EventType {
             Self::StreamError => write!(f, "stream.error"),
             Self::StreamDestinationActive => write!(f, "stream.destination_active"),
             Self::StreamDestinationFailed => write!(f, "stream.destination_failed"),
+            Self::StreamRecordingReady => write!(f, "stream.recording_ready"),
+            Self::StreamRecordingFailed => write!(f, "stream.recording_failed"),
         }
     }
 }
@@ -511,11 +517,13 @@ impl core::str::FromStr for EventType {
             "stream.error" => Ok(Self::StreamError),
             "stream.destination_active" => Ok(Self::StreamDestinationActive),
             "stream.destination_failed" => Ok(Self::StreamDestinationFailed),
+            "stream.recording_ready" => Ok(Self::StreamRecordingReady),
+            "stream.recording_failed" => Ok(Self::StreamRecordingFailed),
             _ => {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed"
+                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed"
                     ),
                 )
             }
@@ -567,6 +575,106 @@ impl core::str::FromStr for Period {
             }
         }
     }
+}
+/// A file of a recording as shown.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, oas3_gen_support::Default)]
+pub struct RecordingPart {
+    /// When `ready` (or `expired`): the file's length in whole seconds.
+    pub duration_seconds: Option<u64>,
+    /// When `failed`: why.
+    pub error: Option<String>,
+    /// When `ready` (or `expired`).
+    pub size_bytes: Option<u64>,
+    /// `pending`: not live yet. `recording`: live, the egress requested. `processing`: the stream
+    /// ended, the file not confirmed yet. `ready`: downloadable. `failed`: no file. `expired`: past
+    /// the retention, deleted.
+    pub status: RecordingStatus,
+    /// When `ready`: a presigned `GET` URL of the MP4, valid `RECORDING_URL_TTL_SECS`; a fresh one on every read. `null` in event bodies.
+    pub url: Option<String>,
+    pub url_expires_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+/// `pending`: not live yet. `recording`: live, the egress requested. `processing`: the stream
+/// ended, the file not confirmed yet. `ready`: downloadable. `failed`: no file. `expired`: past
+/// the retention, deleted.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum RecordingStatus {
+    #[serde(rename = "pending")]
+    #[default]
+    Pending,
+    #[serde(rename = "recording")]
+    Recording,
+    #[serde(rename = "processing")]
+    Processing,
+    #[serde(rename = "ready")]
+    Ready,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "expired")]
+    Expired,
+}
+impl core::fmt::Display for RecordingStatus {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Pending => write!(f, "pending"),
+            Self::Recording => write!(f, "recording"),
+            Self::Processing => write!(f, "processing"),
+            Self::Ready => write!(f, "ready"),
+            Self::Failed => write!(f, "failed"),
+            Self::Expired => write!(f, "expired"),
+        }
+    }
+}
+impl core::str::FromStr for RecordingStatus {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
+        match s {
+            "pending" => Ok(Self::Pending),
+            "recording" => Ok(Self::Recording),
+            "processing" => Ok(Self::Processing),
+            "ready" => Ok(Self::Ready),
+            "failed" => Ok(Self::Failed),
+            "expired" => Ok(Self::Expired),
+            _ => {
+                Err(
+                    format!(
+                        "unknown variant '{}', expected one of: {}", s,
+                        "pending, recording, processing, ready, failed, expired"
+                    ),
+                )
+            }
+        }
+    }
+}
+/// `recording` of a stream's detail: its first file, and `parts` when an egress started
+/// again made more than one.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, oas3_gen_support::Default)]
+pub struct RecordingView {
+    /// When `ready` (or `expired`): the file's length in whole seconds.
+    pub duration_seconds: Option<u64>,
+    /// When `failed`: why.
+    pub error: Option<String>,
+    /// Every file in order, the first included; absent while there is one.
+    pub parts: Option<Vec<RecordingPart>>,
+    /// When `ready` (or `expired`).
+    pub size_bytes: Option<u64>,
+    /// `pending`: not live yet. `recording`: live, the egress requested. `processing`: the stream
+    /// ended, the file not confirmed yet. `ready`: downloadable. `failed`: no file. `expired`: past
+    /// the retention, deleted.
+    pub status: RecordingStatus,
+    /// When `ready`: a presigned `GET` URL of the MP4, valid `RECORDING_URL_TTL_SECS`; a fresh one on every read. `null` in event bodies.
+    pub url: Option<String>,
+    pub url_expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 /// Body of `POST /webhooks/{id}/redeliver`: exactly one of the two.
 #[serde_with::skip_serializing_none]
@@ -668,6 +776,8 @@ pub struct StartStreamRequest {
         regex(path = "REGEX_START_STREAM_REQUEST_PRODUCT_NAME")
     )]
     pub product_name: String,
+    /// Record the show to an MP4 kept for `RECORDING_RETENTION_DAYS` (docs/recordings.md); `false` when absent. Checked after `destinations`.
+    pub record: Option<bool>,
     /// Talking points for the host.
     #[validate(length(max = 50_000u64))]
     pub script: Option<String>,
@@ -684,6 +794,8 @@ pub struct StreamCreated {
     pub destinations: Vec<Destination>,
     /// Live keys only.
     pub dispatch_method: Option<String>,
+    /// The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one.
+    pub recording: Option<RecordingView>,
     pub room_name: String,
     pub status: StreamStatus,
     pub stream_id: uuid::Uuid,
@@ -718,6 +830,8 @@ pub struct StreamDetail {
     pub platform: String,
     #[validate(length(min = 1u64))]
     pub product_name: String,
+    /// The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one.
+    pub recording: Option<RecordingView>,
     /// `""` for a stream that never had a room.
     #[validate(length(min = 1u64))]
     pub room_name: String,

@@ -49,8 +49,15 @@ pub fn spawn_local_api(
         .spawn()
         .expect("start local-api");
     let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    // Log lines a debug level writes while the server starts come before its address.
     let mut first = String::new();
-    reader.read_line(&mut first).unwrap();
+    while !first.contains(" listening on ") {
+        first.clear();
+        assert!(
+            reader.read_line(&mut first).unwrap() > 0,
+            "local-api exited before listening"
+        );
+    }
     let first = first.trim_end().to_owned();
     let base = first
         .rsplit(' ')

@@ -7,6 +7,7 @@
 mod checks;
 mod downloads;
 mod egress;
+mod secrecy;
 
 use serde_json::{Value, json};
 
