@@ -17,10 +17,6 @@ use hosting_domain::error::StoreError;
 use hosting_domain::ports::{RecordingStorage, SignedDownload, StoreResult};
 use hosting_domain::recording::{DownloadUrl, RECORDINGS_PREFIX};
 
-/// The local server's path of its downloads: `/recordings/<brand_id>/<stream_id>.mp4`, the
-/// object key itself.
-pub const DOWNLOAD_PATH_PREFIX: &str = "/";
-
 #[derive(Clone)]
 pub struct FolderRecordings {
     dir: PathBuf,
@@ -81,8 +77,9 @@ impl RecordingStorage for FolderRecordings {
         let expires = expires_at.timestamp();
         let signature = hex::encode(self.signature(key, expires).finalize().into_bytes());
         Ok(DownloadUrl {
+            // The path is the key itself: `/recordings/<brand_id>/<stream_id>.mp4`.
             url: format!(
-                "{}{DOWNLOAD_PATH_PREFIX}{key}?expires={expires}&signature={signature}",
+                "{}/{key}?expires={expires}&signature={signature}",
                 self.base_url
             ),
             expires_at: DateTime::from_timestamp(expires, 0).unwrap_or(expires_at),
