@@ -343,6 +343,11 @@ impl RecordingView {
         Self { first, parts }
     }
 
+    /// The recording as stored: without URLs, and never `expired`.
+    pub fn unsigned(recording: &Recording) -> Self {
+        Self::new(recording, DateTime::<Utc>::MIN_UTC, Duration::MAX)
+    }
+
     /// The keys of the files shown `ready`, by their index: the ones a URL is made for.
     pub fn downloadable<'a>(&self, recording: &'a Recording) -> Vec<(usize, &'a str)> {
         recording

@@ -202,8 +202,8 @@ impl RoomProvider for LiveKitRooms {
             ..Default::default()
         };
         let mut outputs = Vec::with_capacity(2);
-        // What LiveKit's error text must not repeat: the outputs, and the upload secret.
-        let mut secret_texts = output_urls.clone();
+        // LiveKit's error text must not repeat the upload secret either.
+        let mut upload_secret = None;
         if !output_urls.is_empty() {
             outputs.push(EgressOutput::Stream(proto::StreamOutput {
                 protocol: proto::StreamProtocol::Rtmp as i32,
@@ -215,7 +215,7 @@ impl RoomProvider for LiveKitRooms {
             if let Some(proto::encoded_file_output::Output::S3(upload)) = &file.output
                 && !upload.secret.is_empty()
             {
-                secret_texts.push(format!("/{}", upload.secret));
+                upload_secret = Some(upload.secret.clone());
             }
             outputs.push(EgressOutput::File(file));
         }
@@ -223,7 +223,13 @@ impl RoomProvider for LiveKitRooms {
             .start_room_composite_egress(room_name, outputs, options)
             .await
             .map(|info| info.egress_id)
-            .map_err(|err| egress_error("StartRoomCompositeEgress", err, &secret_texts))
+            .map_err(|err| {
+                let mut error = egress_error("StartRoomCompositeEgress", err, &output_urls);
+                if let (EgressError::Failed(text), Some(secret)) = (&mut error, &upload_secret) {
+                    *text = text.replace(secret.as_str(), "[redacted]");
+                }
+                error
+            })
     }
 
     async fn update_egress_outputs(

@@ -98,3 +98,77 @@ async fn the_idempotency_fingerprint_covers_record() {
         .await
         .assert_error(422, "idempotency_key_mismatch");
 }
+
+#[tokio::test]
+async fn recording_events_are_subscribed_to_at_registration_and_patch_and_go_only_to_their_listers()
+{
+    use crate::common::receiver::{Behaviour, Receiver};
+    let api = TestApp::builder()
+        .with_private_webhook_urls()
+        .with_delivery()
+        .await;
+    let (listing, other) = (
+        Receiver::start(Behaviour::Ok).await,
+        Receiver::start(Behaviour::Ok).await,
+    );
+    let r = api
+        .post("/webhooks", &Keys::test_a(), json!({"url": listing.url(),
+            "events": ["stream.recording_failed", "stream.recording_ready", "stream.recording_failed"]}))
+        .await;
+    r.assert_status(201);
+    assert_eq!(
+        r.body["events"],
+        json!(["stream.recording_failed", "stream.recording_ready"])
+    );
+    let id = r.body["webhook_id"].as_str().unwrap().to_owned();
+    let patched = api
+        .call(
+            "PATCH",
+            &format!("/webhooks/{id}"),
+            Some(&Keys::test_a()),
+            Some(json!({"events": ["stream.recording_ready"]})),
+        )
+        .await;
+    patched.assert_status(200);
+    assert_eq!(patched.body["events"], json!(["stream.recording_ready"]));
+    api.post(
+        "/webhooks",
+        &Keys::test_a(),
+        json!({"url": other.url(), "events": ["stream.ended"]}),
+    )
+    .await
+    .assert_status(201);
+    api.post(
+        "/webhooks",
+        &Keys::test_a(),
+        json!({"url": "https://hooks.example.com/c", "events": ["stream.recording_expired"]}),
+    )
+    .await
+    .assert_error(400, "invalid_events");
+    // A recorded test stream ends: `stream.recording_ready` goes to the webhook listing it
+    // alone, `stream.ended` to the other alone.
+    let (stream, _) = start_recorded(&api, &Keys::test_a(), json!({})).await;
+    api.delete(&format!("/streams/{stream}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    let types = |receiver: &Receiver| -> Vec<String> {
+        receiver
+            .hits()
+            .iter()
+            .filter(|hit| hit.body.contains(&stream))
+            .map(|hit| hit.header("x-service-event-type").to_owned())
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while types(&listing).is_empty() || types(&other).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the events never arrived"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Time for a wrong delivery to turn up too.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(types(&listing), ["stream.recording_ready"]);
+    assert_eq!(types(&other), ["stream.ended"]);
+}

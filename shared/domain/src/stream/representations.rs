@@ -184,13 +184,11 @@ impl StreamDetail {
 /// The recording as a change shows it (the `201`, events): no URL, and never `expired`, which
 /// only a read long after shows (`hosting_app` fills both in for reads).
 pub fn recording_as_of_change(stream: &Stream) -> Option<crate::recording::RecordingView> {
-    stream.egress.recording.as_ref().map(|recording| {
-        crate::recording::RecordingView::new(
-            recording,
-            DateTime::<Utc>::MIN_UTC,
-            std::time::Duration::MAX,
-        )
-    })
+    stream
+        .egress
+        .recording
+        .as_ref()
+        .map(crate::recording::RecordingView::unsigned)
 }
 
 /// Response of `GET /streams`.
