@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # From nothing to verified webhooks in one command, against the local server:
-# registers a receiver, starts it with the registration's secret, starts a test stream,
+# registers a receiver, starts it with the registration's secret and public key, starts a test stream,
 # watches stream.started arrive verified, ends the stream, watches stream.ended (end_reason
 # requested), fails a second one with the test helper, watches stream.error (end_reason
 # provider_error), starts a third with a destination and fails the destination with the test
@@ -30,6 +30,7 @@ if ! secret=$(echo "$registration" | field secret 2>/dev/null); then
     exit 1
 fi
 webhook=$(echo "$registration" | field webhook_id)
+public_key=$(echo "$registration" | field public_key)
 
 log=$(mktemp)
 receiver_pid=
@@ -40,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "2. start the $RECEIVER receiver with the secret of the registration"
+echo "2. start the $RECEIVER receiver with the secret and the public key of the registration"
 case "$RECEIVER" in
 python)
     # RECEIVER_PYTHON: a Python that has the receiver's requirements; else a .venv beside it.
@@ -49,11 +50,11 @@ python)
         python3 -m venv receivers/python/.venv
         receivers/python/.venv/bin/pip install -q -r receivers/python/requirements.txt
     fi
-    WEBHOOK_SECRET=$secret "$python" receivers/python/receiver.py --port "$PORT" > "$log" 2>&1 &
+    WEBHOOK_SECRET=$secret WEBHOOK_PUBLIC_KEY=$public_key "$python" receivers/python/receiver.py --port "$PORT" > "$log" 2>&1 &
     ;;
 node)
     (cd receivers/node && { [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error; })
-    WEBHOOK_SECRET=$secret node receivers/node/receiver.mjs --port "$PORT" > "$log" 2>&1 &
+    WEBHOOK_SECRET=$secret WEBHOOK_PUBLIC_KEY=$public_key node receivers/node/receiver.mjs --port "$PORT" > "$log" 2>&1 &
     ;;
 *) echo "RECEIVER is python or node" >&2; exit 2 ;;
 esac
@@ -63,6 +64,8 @@ for _ in $(seq 1 100); do grep -q listening "$log" && break; sleep 0.1; done
 wait_for() { # event type, stream id[, end_reason]
     pattern="\"verified\": *\"$1\".*\"stream_id\": *\"$2\""
     [ -n "${3:-}" ] && pattern="$pattern.*\"end_reason\": *\"$3\""
+    # Verified with the public key too.
+    pattern="$pattern.*\"ed25519\""
     for _ in $(seq 1 300); do
         if grep -q "$pattern" "$log"; then
             grep "$pattern" "$log" | sed 's/^/   received: /'
@@ -105,4 +108,4 @@ wait_for stream.destination_failed "$airing"
 api -X DELETE "$API/streams/$airing" > /dev/null
 wait_for stream.ended "$airing" requested
 
-echo "done: every event arrived, each verified with standardwebhooks and stripe"
+echo "done: every event arrived, each verified with standardwebhooks, stripe and the public key (ed25519)"

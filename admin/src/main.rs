@@ -318,7 +318,10 @@ async fn run(command: Command) -> Result<(), String> {
                     set_aside.event.id,
                     set_aside.event.event_type.as_str(),
                     set_aside.event.brand_id,
-                    set_aside.event.stream_id,
+                    set_aside
+                        .event
+                        .stream_id
+                        .map_or_else(|| "-".to_owned(), |id| id.to_string()),
                     set_aside.attempts,
                     set_aside.set_aside_at.to_rfc3339(),
                     set_aside.error

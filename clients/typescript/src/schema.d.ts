@@ -319,7 +319,7 @@ export interface paths {
         head?: never;
         /**
          * Change a webhook's URL, events or active state.
-         * @description Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+         * @description Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`; `active: false` disables it (`disabled_reason: manual`).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -375,7 +375,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook's secret without downtime.
-         * @description A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
+         * @description A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -395,7 +395,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed test event to a webhook now.
-         * @description One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+         * @description One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the delivery log. No request body.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -433,7 +433,7 @@ export interface webhooks {
                     "webhook-id": string;
                     /** @description Standard Webhooks: `t`, the time of this attempt. */
                     "webhook-timestamp": string;
-                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`. */
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of "<id>.<t>.<raw body>">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair. */
                     "webhook-signature": string;
                 };
                 path?: never;
@@ -445,13 +445,67 @@ export interface webhooks {
                 };
             };
             responses: {
-                /** @description Gone: no more deliveries to this webhook. */
+                /** @description Gone: the webhook is disabled (`disabled_reason: gone`). */
                 410: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content?: never;
                 };
+                /** @description Received. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    webhookDisabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One of the brand's webhooks was disabled
+         * @description `webhook.disabled`: the service disabled another of the brand's webhooks, because every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS` (default 5 days; `disabled_reason: failing`) or its receiver answered `410 Gone` (`gone`). Sent to the brand's other active webhooks that list it, with the same headers, signatures and retries as every event. `data.webhook` is the webhook's detail: never a secret or a private key. Enable it again with `PATCH /webhooks/{id}` and `active: true`, then recover what it missed with `redeliver` and `since`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (same on every attempt). */
+                    "X-Service-Event-Id": string;
+                    /** @description `webhook.disabled`. */
+                    "X-Service-Event-Type": string;
+                    /** @description As for stream events. */
+                    "X-Service-Signature": string;
+                    /** @description Standard Webhooks: the event id. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `t`, the time of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of "<id>.<t>.<raw body>">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["WebhookDisabledEvent"];
+                };
+            };
+            responses: {
                 /** @description Received. */
                 "2XX": {
                     headers: {
@@ -611,6 +665,8 @@ export interface components {
          * @enum {string}
          */
         DestinationStatus: "pending" | "starting" | "active" | "failed" | "ended" | "removed";
+        /** @description Why a webhook is disabled (docs/webhooks.md, "Endpoint health"). */
+        DisabledReason: "failing" | "gone" | "manual";
         /** @description What the API is and which endpoints it serves. */
         Discovery: {
             authentication: string;
@@ -652,7 +708,7 @@ export interface components {
             message: string;
         };
         /** @enum {string} */
-        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed";
+        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed" | "webhook.disabled";
         /**
          * @description The analytics window.
          * @enum {string}
@@ -752,9 +808,11 @@ export interface components {
         SecretRotated: {
             /**
              * Format: date-time
-             * @description Until then every delivery is signed with both secrets.
+             * @description Until then every delivery is signed with both secrets, and both key pairs.
              */
             previous_secret_expires_at: string;
+            /** @description The new key pair's public key (`whpk_`), as the detail now shows it. */
+            public_key: string;
             /** @description `whsec_` and 32 base64 characters. */
             secret: string;
             /** Format: uuid */
@@ -915,7 +973,10 @@ export interface components {
         };
         /** @description Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored. */
         UpdateWebhookRequest: {
-            /** @description `true` re-enables a webhook a `410 Gone` turned off. */
+            /**
+             * @description `true` re-enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+             *     `false` disables it (`disabled_reason: "manual"`).
+             */
             active?: boolean;
             /** @description As at registration; replaces the list. */
             events?: components["schemas"]["EventType"][];
@@ -934,11 +995,27 @@ export interface components {
         };
         /** @description Response of `GET /webhooks/{id}` and `PATCH /webhooks/{id}`: never the secret. */
         WebhookDetail: {
-            /** @description `false` once the receiver answered `410 Gone`, or after `PATCH` with `active: false`. */
+            /** @description `false` once disabled: see `disabled_reason`. */
             active: boolean;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description Why the webhook is off: `failing` (every attempt failed for the configured time),
+             *     `gone` (`410 Gone`) or `manual` (`PATCH active: false`). Absent while active.
+             */
+            disabled_reason?: components["schemas"]["DisabledReason"] | null;
             events: components["schemas"]["EventType"][];
+            /**
+             * Format: date-time
+             * @description The first failed attempt of the current run of failures; `null` after any success.
+             */
+            failing_since: string | null;
+            /**
+             * @description `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies the current
+             *     `v1a` signature; `null` only for a webhook registered before key pairs existed, until
+             *     its next rotation.
+             */
+            public_key: string | null;
             /**
              * Format: date-time
              * @description When the secret was last rotated; `null` if never.
@@ -947,6 +1024,24 @@ export interface components {
             url: string;
             /** Format: uuid */
             webhook_id: string;
+        };
+        WebhookDisabledData: {
+            /** @description The disabled webhook, as `GET /webhooks/{id}` shows it: never a secret or private key. */
+            webhook: components["schemas"]["WebhookDetail"];
+        };
+        /** @description The body of `webhook.disabled`. */
+        WebhookDisabledEvent: {
+            /** @description `v1`. */
+            api_version: string;
+            /** Format: date-time */
+            created_at: string;
+            data: components["schemas"]["WebhookDisabledData"];
+            /** @description `evt_` and 32 hex digits; deduplicate on this. */
+            id: string;
+            /** @description Always `false`: a webhook serves both key modes. */
+            test: boolean;
+            /** @description `webhook.disabled`. */
+            type: components["schemas"]["EventType"];
         };
         /** @description The body POSTed to webhooks: the same bytes on every attempt. */
         WebhookEvent: {
@@ -973,7 +1068,10 @@ export interface components {
         };
         /** @description Item of `GET /webhooks`: never the secret. */
         WebhookListItem: {
-            /** @description `false` once the receiver answered `410 Gone`. */
+            /**
+             * @description `false` once disabled (a `410 Gone`, failures for `WEBHOOK_DISABLE_AFTER_SECS`, or
+             *     `PATCH`); the detail says why.
+             */
             active: boolean;
             /** Format: date-time */
             created_at: string;
@@ -986,6 +1084,11 @@ export interface components {
         WebhookRegistered: {
             active: boolean;
             events: components["schemas"]["EventType"][];
+            /**
+             * @description `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies `v1a`
+             *     signatures. Public: it is also in the webhook's detail.
+             */
+            public_key: string;
             /** @description `whsec_` and 32 base64 characters. Shown only here: keep it. */
             secret: string;
             url: string;

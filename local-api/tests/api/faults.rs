@@ -302,7 +302,7 @@ async fn dynamodb_only_under_aws_faults_answers_are_documented_and_nothing_is_lo
             };
             let written: Vec<&str> = all_events
                 .iter()
-                .filter(|e| e.stream_id.to_string() == id)
+                .filter(|e| e.stream_id.map(|id| id.to_string()).unwrap_or_default() == id)
                 .map(|e| e.event_type.as_str())
                 .collect();
             assert_eq!(written, types, "{id}: one event per transition");

@@ -55,7 +55,8 @@ async fn a_broken_invariant_fails_the_drop_check() {
     let without_final: Vec<_> = events
         .iter()
         .filter(|event| {
-            !(event.stream_id.to_string() == finished && event.event_type == EventType::StreamEnded)
+            !(event.stream_id.map(|id| id.to_string()).unwrap_or_default() == finished
+                && event.event_type == EventType::StreamEnded)
         })
         .cloned()
         .collect();

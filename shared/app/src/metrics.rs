@@ -73,10 +73,12 @@ pub enum Metric {
     EgressStartFailures,
     /// A destination that turned `failed`.
     DestinationFailures,
+    /// A webhook the service disabled (`failing` or `gone`).
+    WebhooksDisabled,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 23] = [
+    pub const ALL: [Metric; 24] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -100,6 +102,7 @@ impl Metric {
         Metric::EgressStarts,
         Metric::EgressStartFailures,
         Metric::DestinationFailures,
+        Metric::WebhooksDisabled,
     ];
 
     pub fn name(self) -> &'static str {
@@ -127,6 +130,7 @@ impl Metric {
             Metric::EgressStarts => "EgressStarts",
             Metric::EgressStartFailures => "EgressStartFailures",
             Metric::DestinationFailures => "DestinationFailures",
+            Metric::WebhooksDisabled => "WebhooksDisabled",
         }
     }
 

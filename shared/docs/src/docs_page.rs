@@ -4,6 +4,7 @@
 //! A few hundred lines of plain rendering keep the Lambda small where a templating or
 //! Markdown crate would add weight for little gain.
 
+use crate::snippets::{VERIFY_NODE, VERIFY_PYTHON};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -281,26 +282,6 @@ fn error_table(document: &Value) -> BTreeMap<String, (BTreeSet<String>, BTreeSet
     table
 }
 
-const VERIFY_PYTHON: &str = r#"from standardwebhooks.webhooks import Webhook   # pip install standardwebhooks
-import stripe                                     # pip install stripe (Stripe's scheme)
-
-def verify(raw_body: bytes, headers: dict[str, str], secret: str) -> dict:
-    """raw_body: the bytes as received, before any JSON parsing."""
-    # Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature.
-    event = Webhook(secret).verify(raw_body, headers)
-    # Or Stripe's scheme, on the same bytes: X-Service-Signature.
-    stripe.WebhookSignature.verify_header(
-        raw_body.decode(), headers["x-service-signature"], secret, tolerance=300)
-    return event"#;
-
-const VERIFY_NODE: &str = r#"import { Webhook } from "standardwebhooks";   // npm install standardwebhooks
-
-// Express: app.post("/hooks", express.raw({ type: "*/*" }), handler) keeps the raw bytes;
-// express.json() would re-serialise the body and every signature check would fail.
-export function verify(rawBody, headers, secret) {
-  return new Webhook(secret).verify(rawBody.toString("utf8"), headers); // throws if not ours
-}"#;
-
 fn render_events(html: &mut String, document: &Value) {
     let hook = &document["webhooks"]["streamEvent"]["post"];
     let content = &hook["requestBody"]["content"]["application/json"];
@@ -323,14 +304,20 @@ fn render_events(html: &mut String, document: &Value) {
     }
     html.push_str("</ul>");
     for event_type in types.iter().filter_map(Value::as_str) {
-        let example = &content["examples"][event_type];
+        // A stream event's sample, or the entry of an event about something else
+        // (`webhook.disabled`), with that entry's description.
+        let (example, described) = match &content["examples"][event_type] {
+            Value::Null => other_event(document, event_type),
+            example => (example, ""),
+        };
         let sample = serde_json::to_string_pretty(&example["value"]).unwrap_or_default();
         let _ = write!(
             html,
-            "<h3 id=\"event-{0}\"><code>{0}</code></h3><p>{1}</p><pre><code>{2}</code></pre>",
+            "<h3 id=\"event-{0}\"><code>{0}</code></h3><p>{1}</p><p>{3}</p><pre><code>{2}</code></pre>",
             escape(event_type),
             prose(str_of(example, "summary")),
-            escape(&sample)
+            escape(&sample),
+            prose(described)
         );
     }
     html.push_str(
@@ -347,6 +334,22 @@ fn render_events(html: &mut String, document: &Value) {
     html.push_str("</table>");
 }
 
+/// The sample of `event_type` from the webhook entry that is not the stream events', and that
+/// entry's description.
+fn other_event<'a>(document: &'a Value, event_type: &str) -> (&'a Value, &'a str) {
+    document["webhooks"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(_, hook)| &hook["post"])
+        .find_map(|post| {
+            let example =
+                &post["requestBody"]["content"]["application/json"]["examples"][event_type];
+            (!example.is_null()).then(|| (example, str_of(post, "description")))
+        })
+        .unwrap_or((&Value::Null, ""))
+}
+
 fn render_webhook_guide(html: &mut String) {
     let _ = write!(
         html,
@@ -355,21 +358,28 @@ fn render_webhook_guide(html: &mut String) {
 <code>secret</code> of the answer: it is shown only once.</li>\
 <li>Verify every delivery <strong>on the raw body</strong>, the exact bytes received, before parsing it. A framework \
 that parses JSON and serialises it again changes the bytes (spacing, key order, escapes) and every signature check \
-fails. Each delivery carries two signatures over the same bytes, one per scheme: Standard Webhooks \
+fails. Each delivery carries signatures over the same bytes in two schemes: Standard Webhooks \
 (<code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>) and Stripe's \
-(<code>X-Service-Signature: t=...,v1=...</code>). Check either with its published library.</li>\
+(<code>X-Service-Signature: t=...,v1=...</code>). Check either with its published library. \
+<code>webhook-signature</code> also carries <code>v1a,</code>, an Ed25519 signature of \
+<code>&lt;id&gt;.&lt;timestamp&gt;.&lt;raw body&gt;</code> that the webhook's <code>public_key</code> \
+(<code>whpk_</code> and the base64 of 32 bytes) verifies: a receiver that holds only the public key can check \
+deliveries and can never sign one.</li>\
 <li>Reject a timestamp more than <strong>5 minutes</strong> from your clock (both libraries do by default): it stops \
 replays of a captured delivery.</li>\
 <li>Deduplicate on the event <code>id</code> (also <code>X-Service-Event-Id</code> and <code>webhook-id</code>): \
 delivery is at least once, and a retry carries the same id and the same body.</li>\
 <li>Rotate a secret without downtime with <a href=\"#rotateWebhookSecret\"><code>POST /webhooks/{{id}}/rotate-secret</code></a>: \
-until the replaced secret expires every delivery carries a signature with each secret (two <code>v1=</code>, two \
-<code>v1,</code>), so verification with either succeeds while receivers switch. <a href=\"#testWebhook\">Send a test \
+until the replaced secret expires every delivery carries a signature with each secret and key pair (two \
+<code>v1=</code>, two <code>v1,</code>, two <code>v1a,</code>), so verification with either succeeds while receivers \
+switch. <a href=\"#testWebhook\">Send a test \
 event</a> to check a receiver, read <a href=\"#listWebhookDeliveries\">its delivery log</a>, and \
 <a href=\"#redeliverWebhookEvents\">redeliver</a> what it missed.</li>\
 <li>Answer <code>2xx</code> within 10 seconds, then do the work: a slow or failing answer is retried on the schedule \
 above, then dead-lettered. Redirects count as failures. Answer <code>410 Gone</code> to stop deliveries to the \
-endpoint for good.</li></ol>\
+endpoint for good. A webhook whose attempts all fail for 5 days is disabled; <code>failing_since</code> and \
+<code>disabled_reason</code> in <a href=\"#getWebhook\">its detail</a> say so, and the brand's other webhooks that \
+list <code>webhook.disabled</code> hear of it.</li></ol>\
 <h3>Python</h3><pre><code>{}</code></pre><h3>Node.js</h3><pre><code>{}</code></pre>\
 <p>Runnable receivers for both are in the repository's <code>examples/receivers/</code>.</p>",
         escape(VERIFY_PYTHON),

@@ -3,3 +3,4 @@
 
 pub mod docs_page;
 pub mod openapi;
+mod snippets;

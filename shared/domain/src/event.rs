@@ -10,6 +10,7 @@ use super::destination::{Destination, DestinationStatus};
 use super::recording::RecordingStatus;
 use super::stream::{Stream, StreamDetail};
 use crate::clock::timestamp;
+use crate::webhook::{Webhook, WebhookDetail};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EventType {
@@ -27,6 +28,9 @@ pub enum EventType {
     RecordingReady,
     #[serde(rename = "stream.recording_failed")]
     RecordingFailed,
+    /// The service disabled one of the brand's webhooks (docs/webhooks.md, "Endpoint health").
+    #[serde(rename = "webhook.disabled")]
+    WebhookDisabled,
     /// The event `POST /webhooks/{id}/test` sends; nobody subscribes to it.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -47,7 +51,7 @@ impl JsonSchema for EventType {
 
 impl EventType {
     /// The types a webhook subscribes to.
-    pub const ALL: [EventType; 7] = [
+    pub const ALL: [EventType; 8] = [
         EventType::StreamStarted,
         EventType::StreamEnded,
         EventType::StreamError,
@@ -55,6 +59,7 @@ impl EventType {
         EventType::DestinationFailed,
         EventType::RecordingReady,
         EventType::RecordingFailed,
+        EventType::WebhookDisabled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,6 +71,7 @@ impl EventType {
             EventType::DestinationFailed => "stream.destination_failed",
             EventType::RecordingReady => "stream.recording_ready",
             EventType::RecordingFailed => "stream.recording_failed",
+            EventType::WebhookDisabled => "webhook.disabled",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -83,7 +89,8 @@ pub struct StreamEvent {
     pub id: String,
     pub event_type: EventType,
     pub brand_id: String,
-    pub stream_id: Uuid,
+    /// The stream the event is about; `None` for a webhook's own event (`webhook.disabled`).
+    pub stream_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub body: String,
 }
@@ -115,12 +122,65 @@ pub struct WebhookEventData {
     pub destination: Option<Destination>,
 }
 
+/// The body of `webhook.disabled`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WebhookDisabledEvent {
+    /// `evt_` and 32 hex digits; deduplicate on this.
+    #[schemars(pattern("^evt_[0-9a-f]{32}$"))]
+    pub id: String,
+    /// `webhook.disabled`.
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    /// `v1`.
+    pub api_version: &'static str,
+    /// Always `false`: a webhook serves both key modes.
+    pub test: bool,
+    pub data: WebhookDisabledData,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WebhookDisabledData {
+    /// The disabled webhook, as `GET /webhooks/{id}` shows it: never a secret or private key.
+    pub webhook: WebhookDetail,
+}
+
 /// `evt_` and 32 lowercase hex digits.
 pub fn new_event_id() -> String {
     format!("evt_{}", Uuid::new_v4().simple())
 }
 
 impl StreamEvent {
+    /// `webhook.disabled` for `webhook` as it is once disabled.
+    pub fn webhook_disabled(webhook: &Webhook, at: DateTime<Utc>) -> Self {
+        let id = new_event_id();
+        let body = WebhookDisabledEvent {
+            id: id.clone(),
+            event_type: EventType::WebhookDisabled,
+            created_at: at,
+            api_version: "v1",
+            test: false,
+            data: WebhookDisabledData {
+                webhook: WebhookDetail::from(webhook.clone()),
+            },
+        };
+        Self {
+            id,
+            event_type: EventType::WebhookDisabled,
+            brand_id: webhook.brand_id.clone(),
+            stream_id: None,
+            created_at: at,
+            body: serde_json::to_string(&body).unwrap_or_default(),
+        }
+    }
+
+    /// Whether the event is about the stream `stream_id`.
+    pub fn is_about(&self, stream_id: Uuid) -> bool {
+        self.stream_id == Some(stream_id)
+    }
+
     /// The event for `stream` as it is right after the change; `creator_id` as stored.
     pub fn new(event_type: EventType, stream: &Stream, at: DateTime<Utc>) -> Self {
         Self::build(event_type, stream, None, at)
@@ -197,7 +257,7 @@ impl StreamEvent {
             id,
             event_type,
             brand_id: stream.brand_id.clone(),
-            stream_id: stream.id,
+            stream_id: Some(stream.id),
             created_at: at,
             body,
         }

@@ -30,6 +30,49 @@ pub struct Webhook {
     pub previous_secret_expires_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub secret_rotated_at: Option<DateTime<Utc>>,
+    /// The Ed25519 private key of `v1a` signatures ([`SIGNING_KEY_PREFIX`]), stored and kept
+    /// like the secret. `None` only for a webhook registered before key pairs existed, until
+    /// its next rotation.
+    #[serde(default)]
+    pub signing_key: Option<String>,
+    /// The private key the last rotation replaced, signing until `previous_secret_expires_at`.
+    #[serde(default)]
+    pub previous_signing_key: Option<String>,
+    /// The first failed attempt of the current run of failures (docs/webhooks.md, "Endpoint
+    /// health"); `None` after any success.
+    #[serde(default)]
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Why an inactive webhook is off; `None` while active.
+    #[serde(default)]
+    pub disabled_reason: Option<DisabledReason>,
+}
+
+/// Why a webhook is disabled (docs/webhooks.md, "Endpoint health").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DisabledReason {
+    /// Every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS`.
+    Failing,
+    /// The receiver answered `410 Gone`.
+    Gone,
+    /// `PATCH` with `active: false`.
+    Manual,
+}
+
+impl DisabledReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisabledReason::Failing => "failing",
+            DisabledReason::Gone => "gone",
+            DisabledReason::Manual => "manual",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Failing, Self::Gone, Self::Manual]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
 }
 
 impl Webhook {
@@ -50,17 +93,44 @@ impl Webhook {
         secrets
     }
 
+    /// The private keys that sign a delivery's `v1a` at `now`, like [`Self::signing_secrets`].
+    pub fn signing_keys(&self, now: DateTime<Utc>) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.signing_key.as_deref().into_iter().collect();
+        if let (Some(previous), Some(expires_at)) =
+            (&self.previous_signing_key, self.previous_secret_expires_at)
+            && now < expires_at
+        {
+            keys.push(previous);
+        }
+        keys
+    }
+
+    /// `whpk_` and the base64 of the current public key.
+    pub fn public_key(&self) -> Option<String> {
+        self.signing_key.as_deref().and_then(public_key)
+    }
+
+    /// Whether the service disables this webhook for an attempt that failed at `at`: it has
+    /// failed without a success since `failing_since`, at least `disable_after` ago.
+    pub fn fails_too_long(&self, at: DateTime<Utc>, disable_after: TimeDelta) -> bool {
+        self.failing_since
+            .is_some_and(|since| at - since >= disable_after)
+    }
+
     /// Replacing the current secret with `secret` at `now`: the replaced one signs too for
     /// `overlap`, and any older one stops.
     pub fn rotation(
         &self,
         secret: String,
+        signing_key: String,
         overlap: TimeDelta,
         now: DateTime<Utc>,
     ) -> SecretRotation {
         SecretRotation {
             secret,
+            signing_key,
             replaced: self.secret.clone(),
+            replaced_signing_key: self.signing_key.clone(),
             replaced_expires_at: now + overlap,
             rotated_at: now,
         }
@@ -73,11 +143,24 @@ impl Webhook {
         if let Some(events) = &changes.events {
             self.events = events.clone();
         }
-        if let Some(active) = changes.active {
-            self.active = active;
+        match changes.active {
+            // Enabling clears what disabled it, and the run of failures.
+            Some(true) => {
+                self.active = true;
+                self.disabled_reason = None;
+                self.failing_since = None;
+            }
+            // Disabling by hand; a webhook already off keeps its reason.
+            Some(false) => {
+                self.active = false;
+                self.disabled_reason.get_or_insert(DisabledReason::Manual);
+            }
+            None => {}
         }
         if let Some(rotation) = &changes.rotation {
             self.secret = rotation.secret.clone();
+            self.signing_key = Some(rotation.signing_key.clone());
+            self.previous_signing_key = rotation.replaced_signing_key.clone();
             self.previous_secret = Some(rotation.replaced.clone());
             self.previous_secret_expires_at = Some(rotation.replaced_expires_at);
             self.secret_rotated_at = Some(rotation.rotated_at);
@@ -90,7 +173,10 @@ impl Webhook {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRotation {
     pub secret: String,
+    /// The new Ed25519 private key; the replaced one signs for the same overlap.
+    pub signing_key: String,
     pub replaced: String,
+    pub replaced_signing_key: Option<String>,
     pub replaced_expires_at: DateTime<Utc>,
     pub rotated_at: DateTime<Utc>,
 }
@@ -116,6 +202,32 @@ pub fn generate_secret() -> String {
     )
 }
 
+/// A stored private key is `whsk_` and the standard base64 of 64 bytes: the Ed25519 seed, then
+/// its public key (the layout of Standard Webhooks' `whsk_` keys). The app makes and uses them
+/// (`hosting_app::delivery::signing`); the model only reads the public half.
+pub const SIGNING_KEY_PREFIX: &str = "whsk_";
+pub const PUBLIC_KEY_PREFIX: &str = "whpk_";
+
+/// The seed and the public key of a stored `whsk_` private key; `None` when it is malformed.
+pub fn signing_key_parts(signing_key: &str) -> Option<([u8; 32], [u8; 32])> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(signing_key.strip_prefix(SIGNING_KEY_PREFIX)?)
+        .ok()?;
+    let (seed, public) = bytes.split_at_checked(32)?;
+    Some((seed.try_into().ok()?, public.try_into().ok()?))
+}
+
+/// `whpk_` and the standard base64 of the 32-byte public key of a `whsk_` private key.
+pub fn public_key(signing_key: &str) -> Option<String> {
+    use base64::Engine;
+    let (_, public) = signing_key_parts(signing_key)?;
+    Some(format!(
+        "{PUBLIC_KEY_PREFIX}{}",
+        base64::engine::general_purpose::STANDARD.encode(public)
+    ))
+}
+
 // Checked in this order: both fields present, then `url`, then `events`.
 /// Body of `POST /webhooks`.
 #[derive(Debug, Clone, JsonSchema)]
@@ -139,6 +251,10 @@ pub struct WebhookRegistered {
     #[schemars(pattern("^whsec_[A-Za-z0-9+/]{32}$"))]
     pub secret: String,
     pub active: bool,
+    /// `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies `v1a`
+    /// signatures. Public: it is also in the webhook's detail.
+    #[schemars(pattern("^whpk_[A-Za-z0-9+/]{43}=$"))]
+    pub public_key: String,
 }
 
 /// Item of `GET /webhooks`: never the secret.
@@ -148,7 +264,8 @@ pub struct WebhookListItem {
     pub url: String,
     #[schemars(length(min = 1))]
     pub events: Vec<EventType>,
-    /// `false` once the receiver answered `410 Gone`.
+    /// `false` once disabled (a `410 Gone`, failures for `WEBHOOK_DISABLE_AFTER_SECS`, or
+    /// `PATCH`); the detail says why.
     pub active: bool,
     #[serde(with = "timestamp")]
     #[schemars(with = "DateTime<Utc>")]
@@ -162,7 +279,7 @@ pub struct WebhookDetail {
     pub url: String,
     #[schemars(length(min = 1))]
     pub events: Vec<EventType>,
-    /// `false` once the receiver answered `410 Gone`, or after `PATCH` with `active: false`.
+    /// `false` once disabled: see `disabled_reason`.
     pub active: bool,
     #[serde(with = "timestamp")]
     #[schemars(with = "DateTime<Utc>")]
@@ -171,17 +288,33 @@ pub struct WebhookDetail {
     #[serde(with = "timestamp::option")]
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub secret_rotated_at: Option<DateTime<Utc>>,
+    /// `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies the current
+    /// `v1a` signature; `null` only for a webhook registered before key pairs existed, until
+    /// its next rotation.
+    #[schemars(pattern("^whpk_[A-Za-z0-9+/]{43}=$"))]
+    pub public_key: Option<String>,
+    /// The first failed attempt of the current run of failures; `null` after any success.
+    #[serde(with = "timestamp::option")]
+    #[schemars(with = "Option<DateTime<Utc>>")]
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Why the webhook is off: `failing` (every attempt failed for the configured time),
+    /// `gone` (`410 Gone`) or `manual` (`PATCH active: false`). Absent while active.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<DisabledReason>,
 }
 
 impl From<Webhook> for WebhookDetail {
     fn from(w: Webhook) -> Self {
         Self {
+            public_key: w.public_key(),
             webhook_id: w.id,
             url: w.url,
             events: w.events,
             active: w.active,
             created_at: w.created_at,
             secret_rotated_at: w.secret_rotated_at,
+            failing_since: w.failing_since,
+            disabled_reason: w.disabled_reason,
         }
     }
 }
@@ -195,7 +328,8 @@ pub struct UpdateWebhookRequest {
     /// As at registration; replaces the list.
     #[schemars(length(min = 1))]
     pub events: Option<Vec<EventType>>,
-    /// `true` re-enables a webhook a `410 Gone` turned off.
+    /// `true` re-enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+    /// `false` disables it (`disabled_reason: "manual"`).
     pub active: Option<bool>,
 }
 
@@ -214,10 +348,13 @@ pub struct SecretRotated {
     /// `whsec_` and 32 base64 characters.
     #[schemars(pattern("^whsec_[A-Za-z0-9+/]{32}$"))]
     pub secret: String,
-    /// Until then every delivery is signed with both secrets.
+    /// Until then every delivery is signed with both secrets, and both key pairs.
     #[serde(with = "timestamp")]
     #[schemars(with = "DateTime<Utc>")]
     pub previous_secret_expires_at: DateTime<Utc>,
+    /// The new key pair's public key (`whpk_`), as the detail now shows it.
+    #[schemars(pattern("^whpk_[A-Za-z0-9+/]{43}=$"))]
+    pub public_key: String,
 }
 
 /// Response of `DELETE /webhooks`.

@@ -1,15 +1,16 @@
 //! Webhooks and their delivery logs in the embedded store.
 
 use async_trait::async_trait;
-
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::store::EmbeddedStore;
 use hosting_domain::Webhook;
 use hosting_domain::ports::{
-    CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookStore, WebhookUpdate,
+    CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookDisable, WebhookStore,
+    WebhookUpdate,
 };
-use hosting_domain::webhook::WebhookChanges;
+use hosting_domain::webhook::{DisabledReason, WebhookChanges};
 use hosting_support::admission;
 
 #[async_trait]
@@ -71,16 +72,54 @@ impl WebhookStore for EmbeddedStore {
         Ok(())
     }
 
-    async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
+    async fn mark_webhook_failing(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
         if let Some(webhook) = self
             .lock()?
             .webhooks
             .get_mut(&webhook_id)
             .filter(|w| w.brand_id == brand_id)
         {
-            webhook.active = false;
+            webhook.failing_since.get_or_insert(at);
         }
         Ok(())
+    }
+
+    async fn clear_webhook_failing(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
+        if let Some(webhook) = self
+            .lock()?
+            .webhooks
+            .get_mut(&webhook_id)
+            .filter(|w| w.brand_id == brand_id)
+        {
+            webhook.failing_since = None;
+        }
+        Ok(())
+    }
+
+    async fn disable_webhook(&self, disable: &WebhookDisable) -> StoreResult<bool> {
+        let mut state = self.lock()?;
+        let Some(webhook) = state
+            .webhooks
+            .get_mut(&disable.webhook_id)
+            .filter(|w| w.brand_id == disable.brand_id && w.active)
+        else {
+            return Ok(false);
+        };
+        if disable.reason == DisabledReason::Failing
+            && webhook.failing_since != disable.failing_since
+        {
+            return Ok(false);
+        }
+        webhook.active = false;
+        webhook.disabled_reason = Some(disable.reason);
+        webhook.failing_since.get_or_insert(disable.at);
+        state.emit(disable.event.clone());
+        Ok(true)
     }
 
     async fn update_webhook(
@@ -105,6 +144,6 @@ impl WebhookStore for EmbeddedStore {
             return Ok(WebhookUpdate::SecretChanged);
         }
         webhook.apply(changes);
-        Ok(WebhookUpdate::Updated(webhook.clone()))
+        Ok(WebhookUpdate::Updated(Box::new(webhook.clone())))
     }
 }

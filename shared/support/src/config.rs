@@ -139,6 +139,9 @@ pub struct Config {
     pub outbox_retry_delays: Vec<Duration>,
     pub webhook_retry_delays: Vec<Duration>,
     pub webhook_timeout: Duration,
+    /// A webhook failing without a success for this long is disabled at its next failure
+    /// (docs/webhooks.md, "Endpoint health").
+    pub webhook_disable_after: Duration,
     pub webhook_allow_private_urls: bool,
     pub public_base_url: Option<String>,
     pub transport: TransportLimits,
@@ -170,6 +173,8 @@ pub const DEFAULT_AGENT_NAME: &str = "stream-host";
 pub const DEFAULT_EGRESS_LAYOUT: &str = "speaker";
 pub const DEFAULT_RETRY_DELAYS_SECS: &str = "30,300,1800,7200,28800";
 pub const DEFAULT_OUTBOX_RETRY_DELAYS_SECS: &str = "5,30,120,600,1800";
+/// Five days of nothing but failures (docs/webhooks.md, "Endpoint health").
+pub const DEFAULT_WEBHOOK_DISABLE_AFTER_SECS: &str = "432000";
 
 /// What every function needs in Lambda, where nothing falls back to an in-process backend.
 pub const LAMBDA_REQUIRED: [&str; 8] = [
@@ -301,6 +306,12 @@ impl Config {
         if webhook_timeout.is_zero() {
             return Err(error("WEBHOOK_TIMEOUT_SECS", "must be greater than 0"));
         }
+        let webhook_disable_after = seconds(
+            "WEBHOOK_DISABLE_AFTER_SECS",
+            get("WEBHOOK_DISABLE_AFTER_SECS")
+                .as_deref()
+                .unwrap_or(DEFAULT_WEBHOOK_DISABLE_AFTER_SECS),
+        )?;
         let webhook_allow_private_urls = match get("WEBHOOK_ALLOW_PRIVATE_URLS")
             .map(|v| v.trim().to_ascii_lowercase())
             .as_deref()
@@ -371,6 +382,7 @@ impl Config {
             outbox_retry_delays,
             webhook_retry_delays,
             webhook_timeout,
+            webhook_disable_after,
             webhook_allow_private_urls,
             public_base_url,
             transport,
@@ -493,6 +505,7 @@ mod tests {
                 .to_vec()
         );
         assert_eq!(c.webhook_timeout, Duration::from_secs(10));
+        assert_eq!(c.webhook_disable_after, Duration::from_secs(432_000));
         assert_eq!(
             c.transport,
             TransportLimits {

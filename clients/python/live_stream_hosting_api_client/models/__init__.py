@@ -45,6 +45,8 @@ from .test_failure_request import TestFailureRequest
 from .update_webhook_request import UpdateWebhookRequest
 from .webhook_deleted import WebhookDeleted
 from .webhook_detail import WebhookDetail
+from .webhook_disabled_data import WebhookDisabledData
+from .webhook_disabled_event import WebhookDisabledEvent
 from .webhook_event import WebhookEvent
 from .webhook_event_data import WebhookEventData
 from .webhook_list import WebhookList
@@ -97,6 +99,8 @@ __all__ = (
     "UpdateWebhookRequest",
     "WebhookDeleted",
     "WebhookDetail",
+    "WebhookDisabledData",
+    "WebhookDisabledEvent",
     "WebhookEvent",
     "WebhookEventData",
     "WebhookList",

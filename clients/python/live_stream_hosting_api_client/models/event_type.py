@@ -9,6 +9,7 @@ class EventType(StrEnum):
     STREAM_RECORDING_FAILED = "stream.recording_failed"
     STREAM_RECORDING_READY = "stream.recording_ready"
     STREAM_STARTED = "stream.started"
+    WEBHOOK_DISABLED = "webhook.disabled"
 
     def __str__(self) -> str:
         return str(self.value)

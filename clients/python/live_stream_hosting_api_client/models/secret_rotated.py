@@ -16,18 +16,23 @@ class SecretRotated:
     """Response of `POST /webhooks/{id}/rotate-secret`: the only time the new secret is shown.
 
     Attributes:
-        previous_secret_expires_at (datetime.datetime): Until then every delivery is signed with both secrets.
+        previous_secret_expires_at (datetime.datetime): Until then every delivery is signed with both secrets, and both
+            key pairs.
+        public_key (str): The new key pair's public key (`whpk_`), as the detail now shows it.
         secret (str): `whsec_` and 32 base64 characters.
         webhook_id (UUID):
     """
 
     previous_secret_expires_at: datetime.datetime
+    public_key: str
     secret: str
     webhook_id: UUID
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         previous_secret_expires_at = self.previous_secret_expires_at.isoformat()
+
+        public_key = self.public_key
 
         secret = self.secret
 
@@ -38,6 +43,7 @@ class SecretRotated:
         field_dict.update(
             {
                 "previous_secret_expires_at": previous_secret_expires_at,
+                "public_key": public_key,
                 "secret": secret,
                 "webhook_id": webhook_id,
             }
@@ -50,12 +56,15 @@ class SecretRotated:
         d = dict(src_dict)
         previous_secret_expires_at = datetime.datetime.fromisoformat(d.pop("previous_secret_expires_at"))
 
+        public_key = d.pop("public_key")
+
         secret = d.pop("secret")
 
         webhook_id = UUID(d.pop("webhook_id"))
 
         secret_rotated = cls(
             previous_secret_expires_at=previous_secret_expires_at,
+            public_key=public_key,
             secret=secret,
             webhook_id=webhook_id,
         )

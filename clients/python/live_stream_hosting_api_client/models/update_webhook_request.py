@@ -17,7 +17,8 @@ class UpdateWebhookRequest:
     """Body of `PATCH /webhooks/{id}`: at least one of the three; unknown fields are ignored.
 
     Attributes:
-        active (bool | Unset): `true` re-enables a webhook a `410 Gone` turned off.
+        active (bool | Unset): `true` re-enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+            `false` disables it (`disabled_reason: "manual"`).
         events (list[EventType] | Unset): As at registration; replaces the list.
         url (str | Unset): HTTPS on a public host, as at registration.
     """

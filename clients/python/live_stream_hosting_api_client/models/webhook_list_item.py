@@ -18,7 +18,8 @@ class WebhookListItem:
     """Item of `GET /webhooks`: never the secret.
 
     Attributes:
-        active (bool): `false` once the receiver answered `410 Gone`.
+        active (bool): `false` once disabled (a `410 Gone`, failures for `WEBHOOK_DISABLE_AFTER_SECS`, or
+            `PATCH`); the detail says why.
         created_at (datetime.datetime):
         events (list[EventType]):
         url (str):

@@ -19,6 +19,8 @@ class WebhookRegistered:
     Attributes:
         active (bool):
         events (list[EventType]):
+        public_key (str): `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies `v1a`
+            signatures. Public: it is also in the webhook's detail.
         secret (str): `whsec_` and 32 base64 characters. Shown only here: keep it.
         url (str):
         webhook_id (UUID):
@@ -26,6 +28,7 @@ class WebhookRegistered:
 
     active: bool
     events: list[EventType]
+    public_key: str
     secret: str
     url: str
     webhook_id: UUID
@@ -39,6 +42,8 @@ class WebhookRegistered:
             events_item = events_item_data.value
             events.append(events_item)
 
+        public_key = self.public_key
+
         secret = self.secret
 
         url = self.url
@@ -51,6 +56,7 @@ class WebhookRegistered:
             {
                 "active": active,
                 "events": events,
+                "public_key": public_key,
                 "secret": secret,
                 "url": url,
                 "webhook_id": webhook_id,
@@ -71,6 +77,8 @@ class WebhookRegistered:
 
             events.append(events_item)
 
+        public_key = d.pop("public_key")
+
         secret = d.pop("secret")
 
         url = d.pop("url")
@@ -80,6 +88,7 @@ class WebhookRegistered:
         webhook_registered = cls(
             active=active,
             events=events,
+            public_key=public_key,
             secret=secret,
             url=url,
             webhook_id=webhook_id,

@@ -23,7 +23,9 @@ static REGEX_START_STREAM_REQUEST_PARAMS_HEADER_IDEMPOTENCY_KEY: std::sync::Lazy
 });
 static REGEX_START_STREAM_REQUEST_PRODUCT_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 regex::Regex::new("\\S").expect("invalid regex"));
-static REGEX_WEBHOOK_EVENT_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+static REGEX_WEBHOOK_DETAIL_PUBLIC_KEY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^whpk_[A-Za-z0-9+/]{43}=$").expect("invalid regex"));
+static REGEX_WEBHOOK_DISABLED_EVENT_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 regex::Regex::new("^evt_[0-9a-f]{32}$").expect("invalid regex"));
 pub const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
 pub const RATE_LIMIT: http::HeaderName = http::HeaderName::from_static("ratelimit");
@@ -285,6 +287,56 @@ impl core::str::FromStr for DestinationStatus {
         }
     }
 }
+/// Why a webhook is disabled (docs/webhooks.md, "Endpoint health").
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum DisabledReason {
+    /// Every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS`.
+    #[serde(rename = "failing")]
+    #[default]
+    Failing,
+    /// The receiver answered `410 Gone`.
+    #[serde(rename = "gone")]
+    Gone,
+    /// `PATCH` with `active: false`.
+    #[serde(rename = "manual")]
+    Manual,
+}
+impl core::fmt::Display for DisabledReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Failing => write!(f, "failing"),
+            Self::Gone => write!(f, "gone"),
+            Self::Manual => write!(f, "manual"),
+        }
+    }
+}
+impl core::str::FromStr for DisabledReason {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
+        match s {
+            "failing" => Ok(Self::Failing),
+            "gone" => Ok(Self::Gone),
+            "manual" => Ok(Self::Manual),
+            _ => {
+                Err(
+                    format!(
+                        "unknown variant '{}', expected one of: {}", s,
+                        "failing, gone, manual"
+                    ),
+                )
+            }
+        }
+    }
+}
 /// What the API is and which endpoints it serves.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct Discovery {
@@ -494,6 +546,8 @@ pub enum EventType {
     StreamRecordingReady,
     #[serde(rename = "stream.recording_failed")]
     StreamRecordingFailed,
+    #[serde(rename = "webhook.disabled")]
+    WebhookDisabled,
 }
 impl core::fmt::Display for EventType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -505,6 +559,7 @@ impl core::fmt::Display for EventType {
             Self::StreamDestinationFailed => write!(f, "stream.destination_failed"),
             Self::StreamRecordingReady => write!(f, "stream.recording_ready"),
             Self::StreamRecordingFailed => write!(f, "stream.recording_failed"),
+            Self::WebhookDisabled => write!(f, "webhook.disabled"),
         }
     }
 }
@@ -519,11 +574,12 @@ impl core::str::FromStr for EventType {
             "stream.destination_failed" => Ok(Self::StreamDestinationFailed),
             "stream.recording_ready" => Ok(Self::StreamRecordingReady),
             "stream.recording_failed" => Ok(Self::StreamRecordingFailed),
+            "webhook.disabled" => Ok(Self::WebhookDisabled),
             _ => {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed"
+                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed, webhook.disabled"
                     ),
                 )
             }
@@ -729,8 +785,10 @@ pub struct RotateSecretRequest {
 /// Response of `POST /webhooks/{id}/rotate-secret`: the only time the new secret is shown.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct SecretRotated {
-    /// Until then every delivery is signed with both secrets.
+    /// Until then every delivery is signed with both secrets, and both key pairs.
     pub previous_secret_expires_at: chrono::DateTime<chrono::Utc>,
+    /// The new key pair's public key (`whpk_`), as the detail now shows it.
+    pub public_key: String,
     /// `whsec_` and 32 base64 characters.
     pub secret: String,
     pub webhook_id: uuid::Uuid,
@@ -975,7 +1033,8 @@ pub struct TestFailureRequest {
     oas3_gen_support::Default
 )]
 pub struct UpdateWebhookRequest {
-    /// `true` re-enables a webhook a `410 Gone` turned off.
+    /// `true` re-enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+    /// `false` disables it (`disabled_reason: "manual"`).
     pub active: Option<bool>,
     /// As at registration; replaces the list.
     #[validate(length(min = 1u64))]
@@ -993,16 +1052,74 @@ pub struct WebhookDeleted {
     pub webhook_id: String,
 }
 /// Response of `GET /webhooks/{id}` and `PATCH /webhooks/{id}`: never the secret.
-#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
 pub struct WebhookDetail {
-    /// `false` once the receiver answered `410 Gone`, or after `PATCH` with `active: false`.
+    /// `false` once disabled: see `disabled_reason`.
     pub active: bool,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Why the webhook is off: `failing` (every attempt failed for the configured time),
+    /// `gone` (`410 Gone`) or `manual` (`PATCH active: false`). Absent while active.
+    pub disabled_reason: Option<DisabledReason>,
+    #[validate(length(min = 1u64))]
     pub events: Vec<EventType>,
+    /// The first failed attempt of the current run of failures; `null` after any success.
+    pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
+    /// `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies the current
+    /// `v1a` signature; `null` only for a webhook registered before key pairs existed, until
+    /// its next rotation.
+    #[validate(regex(path = "REGEX_WEBHOOK_DETAIL_PUBLIC_KEY"))]
+    pub public_key: Option<String>,
     /// When the secret was last rotated; `null` if never.
     pub secret_rotated_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[validate(length(min = 1u64))]
     pub url: String,
     pub webhook_id: uuid::Uuid,
+}
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct WebhookDisabledData {
+    /// Response of `GET /webhooks/{id}` and `PATCH /webhooks/{id}`: never the secret.
+    #[validate(nested)]
+    pub webhook: WebhookDetail,
+}
+/// The body of `webhook.disabled`.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct WebhookDisabledEvent {
+    /// `v1`.
+    #[validate(length(min = 1u64))]
+    pub api_version: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    #[validate(nested)]
+    pub data: WebhookDisabledData,
+    /// `evt_` and 32 hex digits; deduplicate on this.
+    #[validate(length(min = 1u64), regex(path = "REGEX_WEBHOOK_DISABLED_EVENT_ID"))]
+    pub id: String,
+    /// Always `false`: a webhook serves both key modes.
+    pub test: bool,
+    #[serde(rename = "type")]
+    pub r#type: EventType,
 }
 /// The body POSTed to webhooks: the same bytes on every attempt.
 #[derive(
@@ -1021,7 +1138,7 @@ pub struct WebhookEvent {
     #[validate(nested)]
     pub data: WebhookEventData,
     /// `evt_` and 32 hex digits; deduplicate on this.
-    #[validate(length(min = 1u64), regex(path = "REGEX_WEBHOOK_EVENT_ID"))]
+    #[validate(length(min = 1u64), regex(path = "REGEX_WEBHOOK_DISABLED_EVENT_ID"))]
     pub id: String,
     /// Whether the stream was started with a test key.
     pub test: bool,
@@ -1053,7 +1170,8 @@ pub struct WebhookList {
 /// Item of `GET /webhooks`: never the secret.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
 pub struct WebhookListItem {
-    /// `false` once the receiver answered `410 Gone`.
+    /// `false` once disabled (a `410 Gone`, failures for `WEBHOOK_DISABLE_AFTER_SECS`, or
+    /// `PATCH`); the detail says why.
     pub active: bool,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub events: Vec<EventType>,
@@ -1065,6 +1183,9 @@ pub struct WebhookListItem {
 pub struct WebhookRegistered {
     pub active: bool,
     pub events: Vec<EventType>,
+    /// `whpk_` and the base64 of the 32-byte Ed25519 public key that verifies `v1a`
+    /// signatures. Public: it is also in the webhook's detail.
+    pub public_key: String,
     /// `whsec_` and 32 base64 characters. Shown only here: keep it.
     pub secret: String,
     pub url: String,
@@ -3430,7 +3551,7 @@ pub struct UpdateWebhookRequestParamsPath {
     #[validate(length(min = 1u64))]
     pub id: String,
 }
-/// Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+/// Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`; `active: false` disables it (`disabled_reason: manual`).
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct UpdateWebhookRequestParams {
     #[validate(nested)]
@@ -3905,7 +4026,7 @@ pub struct RotateWebhookSecretRequestPath {
     #[validate(length(min = 1u64))]
     pub id: String,
 }
-/// A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
+/// A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct RotateWebhookSecretRequest {
     #[validate(nested)]
@@ -4057,7 +4178,7 @@ pub struct TestWebhookRequestPath {
     #[validate(length(min = 1u64))]
     pub id: String,
 }
-/// One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+/// One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test": true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the delivery log. No request body.
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct TestWebhookRequest {
     #[validate(nested)]
@@ -4204,7 +4325,7 @@ pub struct PostWebhooksStreameventRequestHeader {
     /// Standard Webhooks: `t`, the time of this attempt.
     #[validate(length(min = 1u64))]
     pub webhook_timestamp: String,
-    /// Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`.
+    /// Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of "<id>.<t>.<raw body>">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair.
     #[validate(length(min = 1u64))]
     pub webhook_signature: String,
 }
@@ -4255,6 +4376,79 @@ impl PostWebhooksStreameventRequest {
             let _ = req.bytes().await?;
             return Ok(ApiResponse::Gone);
         }
+        if status.is_success() {
+            let _ = req.bytes().await?;
+            return Ok(ApiResponse::Success(status));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct PostWebhooksWebhookdisabledRequestHeader {
+    /// The event id (same on every attempt).
+    #[validate(length(min = 1u64))]
+    pub x_service_event_id: String,
+    /// `webhook.disabled`.
+    #[validate(length(min = 1u64))]
+    pub x_service_event_type: String,
+    /// As for stream events.
+    #[validate(length(min = 1u64))]
+    pub x_service_signature: String,
+    /// Standard Webhooks: the event id.
+    #[validate(length(min = 1u64))]
+    pub webhook_id: String,
+    /// Standard Webhooks: `t`, the time of this attempt.
+    #[validate(length(min = 1u64))]
+    pub webhook_timestamp: String,
+    /// Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of "<id>.<t>.<raw body>">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair.
+    #[validate(length(min = 1u64))]
+    pub webhook_signature: String,
+}
+impl core::convert::TryFrom<&PostWebhooksWebhookdisabledRequestHeader>
+for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: &PostWebhooksWebhookdisabledRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        let mut map = http::HeaderMap::with_capacity(6usize);
+        let header_value = http::HeaderValue::try_from(&headers.x_service_event_id)?;
+        map.insert(X_SERVICE_EVENT_ID, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.x_service_event_type)?;
+        map.insert(X_SERVICE_EVENT_TYPE, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.x_service_signature)?;
+        map.insert(X_SERVICE_SIGNATURE, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.webhook_id)?;
+        map.insert(WEBHOOK_ID, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.webhook_timestamp)?;
+        map.insert(WEBHOOK_TIMESTAMP, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.webhook_signature)?;
+        map.insert(WEBHOOK_SIGNATURE, header_value);
+        Ok(map)
+    }
+}
+impl core::convert::TryFrom<PostWebhooksWebhookdisabledRequestHeader>
+for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: PostWebhooksWebhookdisabledRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        http::HeaderMap::try_from(&headers)
+    }
+}
+/// `webhook.disabled`: the service disabled another of the brand's webhooks, because every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS` (default 5 days; `disabled_reason: failing`) or its receiver answered `410 Gone` (`gone`). Sent to the brand's other active webhooks that list it, with the same headers, signatures and retries as every event. `data.webhook` is the webhook's detail: never a secret or a private key. Enable it again with `PATCH /webhooks/{id}` and `active: true`, then recover what it missed with `redeliver` and `since`.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct PostWebhooksWebhookdisabledRequest {
+    #[validate(nested)]
+    pub header: PostWebhooksWebhookdisabledRequestHeader,
+    #[validate(nested)]
+    pub body: WebhookDisabledEvent,
+}
+impl PostWebhooksWebhookdisabledRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<ApiResponse<(), ()>> {
+        let status = req.status();
         if status.is_success() {
             let _ = req.bytes().await?;
             return Ok(ApiResponse::Success(status));

@@ -216,7 +216,7 @@ pub async fn undrained<S: Outbox + StreamStore + RoomCleanupStore + ?Sized>(
                 "event {} ({}) of stream {}: not relayed",
                 e.id,
                 e.event_type.as_str(),
-                e.stream_id
+                e.stream_id.map(|id| id.to_string()).unwrap_or_default()
             )
         })),
         Err(err) => left.push(format!("the outbox is unreadable: {err}")),
@@ -227,7 +227,10 @@ pub async fn undrained<S: Outbox + StreamStore + RoomCleanupStore + ?Sized>(
                 "event {} ({}) of stream {}: set aside after {} attempts: {}",
                 s.event.id,
                 s.event.event_type.as_str(),
-                s.event.stream_id,
+                s.event
+                    .stream_id
+                    .map(|id| id.to_string())
+                    .unwrap_or_default(),
                 s.attempts,
                 s.error
             )
@@ -380,7 +383,11 @@ pub async fn check_store<S: StreamStore + ?Sized>(
     let mut per_destination: BTreeMap<(String, &'static str), u32> = BTreeMap::new();
     let mut per_recording: BTreeMap<Uuid, u32> = BTreeMap::new();
     for event in events {
-        let (started, finals) = per_stream.entry(event.stream_id).or_default();
+        // A webhook's own event is about no stream.
+        let Some(stream_id) = event.stream_id else {
+            continue;
+        };
+        let (started, finals) = per_stream.entry(stream_id).or_default();
         match event.event_type {
             EventType::StreamStarted => *started += 1,
             EventType::StreamEnded | EventType::StreamError => finals.push(event.event_type),
@@ -396,9 +403,9 @@ pub async fn check_store<S: StreamStore + ?Sized>(
             }
             // A recording is evented once: `ready` or `failed`.
             EventType::RecordingReady | EventType::RecordingFailed => {
-                *per_recording.entry(event.stream_id).or_default() += 1;
+                *per_recording.entry(stream_id).or_default() += 1;
             }
-            EventType::WebhookTest => {}
+            EventType::WebhookTest | EventType::WebhookDisabled => {}
         }
     }
     for (id, count) in per_recording {

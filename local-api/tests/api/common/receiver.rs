@@ -41,6 +41,8 @@ pub enum Behaviour {
     RetryAfterOnce(u64),
     /// These statuses in turn, then 200.
     Statuses(Vec<u16>),
+    /// Whatever status the test sets, as it goes.
+    Controlled(Arc<std::sync::atomic::AtomicU16>),
 }
 
 #[derive(Clone)]
@@ -96,6 +98,11 @@ async fn receive(
         )
             .into_response(),
         Behaviour::RetryAfterOnce(_) => StatusCode::OK.into_response(),
+        Behaviour::Controlled(ref status) => {
+            StatusCode::from_u16(status.load(std::sync::atomic::Ordering::SeqCst))
+                .unwrap()
+                .into_response()
+        }
         Behaviour::Statuses(ref statuses) => statuses
             .get(index)
             .map_or(StatusCode::OK, |s| StatusCode::from_u16(*s).unwrap())
@@ -183,24 +190,40 @@ impl Receiver {
 
 pub fn verifier_python() -> String {
     std::env::var("WEBHOOK_VERIFIER_PYTHON").unwrap_or_else(|_| {
-        panic!("WEBHOOK_VERIFIER_PYTHON is not set: run the suite with scripts/test.sh, which installs the stripe and standardwebhooks verifiers")
+        panic!("WEBHOOK_VERIFIER_PYTHON is not set: run the suite with scripts/test.sh, which installs the stripe, standardwebhooks and cryptography verifiers")
     })
 }
 
 /// Verifies `hit` with the published Stripe and Standard Webhooks libraries keyed with
 /// `secret`: (both verified, what the verifier printed).
 pub fn run_verifier(secret: &str, hit: &Hit) -> (bool, String) {
+    run_python_verifier(
+        "verify_signatures.py",
+        serde_json::json!({"secret": secret}),
+        hit,
+    )
+}
+
+/// Verifies the `v1a` signatures of `hit` with Python's `cryptography` against `public_key`
+/// (`whpk_...`): (one verified, what the verifier printed).
+pub fn run_public_key_verifier(public_key: &str, hit: &Hit) -> (bool, String) {
+    run_python_verifier(
+        "verify_public_key.py",
+        serde_json::json!({"public_key": public_key}),
+        hit,
+    )
+}
+
+fn run_python_verifier(script: &str, mut capture: serde_json::Value, hit: &Hit) -> (bool, String) {
     use std::io::Write;
     let headers: std::collections::HashMap<String, String> = hit
         .headers
         .iter()
         .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap().to_owned()))
         .collect();
-    let capture = serde_json::json!({"secret": secret, "body": hit.body, "headers": headers});
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/verifiers/verify_signatures.py"
-    );
+    capture["body"] = hit.body.clone().into();
+    capture["headers"] = serde_json::json!(headers);
+    let script = format!("{}/tests/verifiers/{script}", env!("CARGO_MANIFEST_DIR"));
     let mut child = std::process::Command::new(verifier_python())
         .arg(script)
         .stdin(std::process::Stdio::piped())

@@ -10,7 +10,7 @@ impl TestApp {
         self.emitted_events()
             .await
             .into_iter()
-            .filter(|e| e.stream_id.to_string() == stream_id)
+            .filter(|e| e.stream_id.map(|id| id.to_string()).unwrap_or_default() == stream_id)
             .map(|e| e.event_type.as_str().to_owned())
             .collect()
     }
@@ -45,7 +45,10 @@ impl TestApp {
                 .emitted_events()
                 .await
                 .into_iter()
-                .filter(|e| e.stream_id.to_string() == id && e.event_type.as_str() == event_type)
+                .filter(|e| {
+                    e.stream_id.map(|id| id.to_string()).unwrap_or_default() == id
+                        && e.event_type.as_str() == event_type
+                })
                 .collect();
             assert_eq!(finals.len(), 1, "one {event_type} of {id}");
             let body: Value = serde_json::from_str(&finals[0].body).unwrap();

@@ -35,5 +35,17 @@ fn assert_signed(hit: &Hit, secret: &str) {
         .unwrap();
     let expected = base64::engine::general_purpose::STANDARD
         .encode(hmac(&key, &format!("{id}.{t}.{}", hit.body)));
-    assert_eq!(hit.header("webhook-signature"), format!("v1,{expected}"));
+    // The HMAC first, then one Ed25519 signature (verified against the public key by
+    // `webhooks::public_key`).
+    let header = hit.header("webhook-signature");
+    let (standard, asymmetric) = header.split_once(' ').unwrap();
+    assert_eq!(standard, format!("v1,{expected}"));
+    let signature = asymmetric.strip_prefix("v1a,").unwrap();
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(signature)
+            .unwrap()
+            .len(),
+        64
+    );
 }

@@ -78,6 +78,10 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
         previous_secret: None,
         previous_secret_expires_at: None,
         secret_rotated_at: None,
+        signing_key: None,
+        previous_signing_key: None,
+        failing_since: None,
+        disabled_reason: None,
     };
     api.runtime
         .app

@@ -65,14 +65,19 @@ async fn the_page_covers_the_whole_document_and_loads_nothing() {
             "{event} has a sample body"
         );
     }
-    // The webhook guide: raw body, both schemes, tolerance, deduplication.
+    // The webhook guide: raw body, both schemes, the public key, tolerance, deduplication,
+    // endpoint health.
     for words in [
         "raw body",
         "webhook-signature",
         "X-Service-Signature",
+        "<code>v1a,</code>",
+        "Ed25519PublicKey.from_public_bytes",
+        "crypto.verify(null",
         "5 minutes",
         "Deduplicate",
         "rotate-secret",
+        "<code>failing_since</code>",
     ] {
         assert!(page.contains(words), "{words}");
     }

@@ -248,7 +248,7 @@ async fn outbox_relay_event_through_its_function() {
     assert!(hosting_aws::dynamodb::event_from_stream_image(sample).is_ok());
     batch["Records"][0]["dynamodb"]["NewImage"] = json!({
         "id": {"S": written.id}, "type": {"S": written.event_type.as_str()},
-        "brand_id": {"S": written.brand_id}, "stream_id": {"S": written.stream_id.to_string()},
+        "brand_id": {"S": written.brand_id}, "stream_id": {"S": written.stream_id.map(|id| id.to_string()).unwrap_or_default()},
         "created_at": {"S": written.created_at.to_rfc3339()}, "body": {"S": written.body},
     });
     assert_eq!(

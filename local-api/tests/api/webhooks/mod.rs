@@ -2,14 +2,17 @@
 //! docs/webhooks.md, "Registration" and "Listing and deleting"), and one webhook's operations
 //! (docs/webhooks.md, "Webhook operations"): `GET` and `PATCH /webhooks/{id}` (re-enabling after `410`),
 //! `POST /webhooks/{id}/rotate-secret` (both secrets sign during the overlap, in both schemes),
-//! the test event, the delivery log and redelivery. `403` without `webhooks:write` is checked
+//! the test event, the delivery log and redelivery; endpoint health (`failing_since`,
+//! disabling, `webhook.disabled`) and the `v1a` signatures verified with the public key. `403` without `webhooks:write` is checked
 //! for every declared endpoint by `pipeline/auth.rs`.
 
 mod delete;
 mod deliveries;
+mod health;
 mod list;
 mod log_cursors;
 mod operations;
+mod public_key;
 mod redeliver;
 mod register;
 mod rotate;
@@ -65,10 +68,11 @@ fn signers<'a>(hit: &Hit, candidates: &[&'a str]) -> Vec<&'a str> {
     let stripe: Vec<String> = parts
         .map(|p| p.strip_prefix("v1=").unwrap().to_owned())
         .collect();
+    // The `v1a,` Ed25519 ones follow, one per key pair (`webhooks::public_key`).
     let standard: Vec<String> = hit
         .header("webhook-signature")
         .split(' ')
-        .map(|p| p.strip_prefix("v1,").unwrap().to_owned())
+        .filter_map(|p| p.strip_prefix("v1,").map(str::to_owned))
         .collect();
     let id = hit.header("webhook-id");
     let signed_by = |secret: &str| {

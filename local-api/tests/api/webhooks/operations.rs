@@ -21,7 +21,15 @@ async fn get_shows_the_webhook_and_never_its_secret() {
     assert!(r.body["created_at"].is_string());
     assert_eq!(r.body["secret_rotated_at"], Value::Null);
     assert!(r.body.get("secret").is_none());
-    assert_eq!(r.body.as_object().unwrap().len(), 6);
+    let public_key = r.body["public_key"].as_str().unwrap();
+    assert!(
+        public_key.starts_with("whpk_") && public_key.len() == 49,
+        "{public_key}"
+    );
+    assert_eq!(r.body["failing_since"], Value::Null);
+    // Absent while active.
+    assert!(r.body.get("disabled_reason").is_none());
+    assert_eq!(r.body.as_object().unwrap().len(), 8);
 }
 
 #[tokio::test]

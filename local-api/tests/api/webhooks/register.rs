@@ -18,7 +18,22 @@ async fn registration_returns_the_secret_once() {
         .await;
     r.assert_status(201);
     let fields = field_names(&r.body);
-    assert_eq!(fields, ["active", "events", "secret", "url", "webhook_id"]);
+    assert_eq!(
+        fields,
+        [
+            "active",
+            "events",
+            "public_key",
+            "secret",
+            "url",
+            "webhook_id"
+        ]
+    );
+    let public_key = r.body["public_key"].as_str().unwrap();
+    assert!(
+        public_key.starts_with("whpk_") && public_key.len() == 49,
+        "{public_key}"
+    );
     assert_eq!(r.body["url"], URL);
     assert_eq!(r.body["active"], true);
     assert_eq!(r.body["events"], all_events());

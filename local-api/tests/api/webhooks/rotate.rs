@@ -63,9 +63,11 @@ async fn a_new_secret_is_shown_once_and_never_again() {
     let secret = r.body["secret"].as_str().unwrap().to_owned();
     assert_eq!(r.body["webhook_id"], id.as_str());
     assert!(secret.starts_with("whsec_") && secret.len() == 38 && secret != first);
-    assert_eq!(r.body.as_object().unwrap().len(), 3);
+    assert_eq!(r.body.as_object().unwrap().len(), 4);
     let got = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
     assert!(got.body["secret_rotated_at"].is_string());
+    // A new key pair, which the detail shows from now on.
+    assert_eq!(got.body["public_key"], r.body["public_key"]);
     for answer in [
         got.body.to_string(),
         api.get("/webhooks", &Keys::test_a()).await.body.to_string(),

@@ -90,7 +90,12 @@ pub enum AttemptOutcome {
         status: Option<u16>,
         retry_after: Option<Duration>,
     },
+    /// Nothing was sent: the webhook is disabled, and the delivery ends failed.
+    NotAttempted,
 }
+
+/// The log's `error` of a delivery that ended failed, unattempted, on a disabled webhook.
+pub const NOT_ATTEMPTED: &str = "webhook disabled: not attempted";
 
 impl AttemptOutcome {
     /// The status the receiver answered with, if it answered.
@@ -99,6 +104,7 @@ impl AttemptOutcome {
             AttemptOutcome::Delivered { status } => Some(*status),
             AttemptOutcome::Gone => Some(410),
             AttemptOutcome::Failed { status, .. } => *status,
+            AttemptOutcome::NotAttempted => None,
         }
     }
 
@@ -115,6 +121,7 @@ impl AttemptOutcome {
                 status: Some(status),
                 ..
             } if (300..400).contains(status) => Some("redirect refused".into()),
+            AttemptOutcome::NotAttempted => Some(NOT_ATTEMPTED.into()),
             _ => None,
         }
     }
@@ -193,10 +200,18 @@ impl Deliverer {
         );
         put("webhook-id", delivery.event_id.clone());
         put("webhook-timestamp", timestamp.to_string());
-        if let Some(signature) =
-            signing::standard_signature(&secrets, &delivery.event_id, timestamp, &delivery.body)
-        {
-            put("webhook-signature", signature);
+        let signatures = [
+            signing::standard_signature(&secrets, &delivery.event_id, timestamp, &delivery.body),
+            signing::asymmetric_signature(
+                &webhook.signing_keys(now),
+                &delivery.event_id,
+                timestamp,
+                &delivery.body,
+            ),
+        ];
+        let signatures: Vec<String> = signatures.into_iter().flatten().collect();
+        if !signatures.is_empty() {
+            put("webhook-signature", signatures.join(" "));
         }
 
         let response = match self

@@ -7,10 +7,11 @@ use chrono::{DateTime, Utc};
 
 use crate::app::App;
 use crate::metrics::{self, Metric};
-use hosting_domain::Webhook;
 use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
 use hosting_domain::error::StoreError;
-use hosting_domain::ports::{DeadLetter, Delivery, ParkedClaim};
+use hosting_domain::ports::{DeadLetter, Delivery, ParkedClaim, WebhookDisable};
+use hosting_domain::webhook::DisabledReason;
+use hosting_domain::{StreamEvent, Webhook};
 
 use super::client::{AttemptOutcome, Deliverer};
 use super::parking;
@@ -270,9 +271,10 @@ async fn hand_over(app: &App, deliverer: &Deliverer, mut held: HeldSlot, started
     }
 }
 
-/// Attempts one delivery whose brand's slot is held: a deleted or deactivated webhook receives
-/// nothing; the outcome is retried, dead-lettered or turns the webhook off; the attempt is
-/// logged.
+/// Attempts one delivery whose brand's slot is held: a deleted webhook receives nothing, a
+/// disabled one's delivery ends failed unattempted; the outcome is retried, dead-lettered or
+/// disables the webhook; the attempt is logged, and the webhook's health kept
+/// (docs/webhooks.md, "Endpoint health").
 async fn deliver(
     app: &App,
     deliverer: &Deliverer,
@@ -284,17 +286,40 @@ async fn deliver(
         .await?
     {
         Some(webhook) if webhook.active => webhook,
-        _ => return Ok(Processed::Skipped),
+        Some(_) => {
+            // Recoverable with `redeliver` `since` once the webhook is enabled again.
+            record(
+                app,
+                delivery,
+                &AttemptOutcome::NotAttempted,
+                app.clock.now(),
+                0,
+                None,
+            )
+            .await;
+            return Ok(Processed::Skipped);
+        }
+        None => return Ok(Processed::Skipped),
     };
     let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, delivery).await;
     let (processed, next_attempt_at) = match &outcome {
-        AttemptOutcome::Delivered { .. } => (Processed::Delivered, None),
+        AttemptOutcome::Delivered { .. } => {
+            // A healthy webhook costs no write here.
+            if webhook.failing_since.is_some()
+                && let Err(err) = app
+                    .webhooks()
+                    .clear_webhook_failing(&webhook.brand_id, webhook.id)
+                    .await
+            {
+                tracing::warn!(webhook_id = %webhook.id, error = %err, "failing_since not cleared; the next success clears it");
+            }
+            (Processed::Delivered, None)
+        }
         AttemptOutcome::Gone => {
-            app.webhooks()
-                .deactivate_webhook(&webhook.brand_id, webhook.id)
-                .await?;
+            disable(app, &webhook, DisabledReason::Gone, attempted_at).await?;
             (Processed::Deactivated, None)
         }
+        AttemptOutcome::NotAttempted => (Processed::Skipped, None),
         AttemptOutcome::Failed {
             reason,
             retry_after,
@@ -307,32 +332,21 @@ async fn deliver(
                 reason = %reason,
                 "delivery attempt failed"
             );
-            match retry::next_delay(
-                &app.config.webhook_retry_delays,
-                delivery.attempt,
-                *retry_after,
-            ) {
-                Some(delay) => {
-                    let next = Delivery {
-                        attempt: delivery.attempt + 1,
-                        ..delivery.clone()
-                    };
-                    app.queue.enqueue(next, delay).await?;
-                    let at = chrono::TimeDelta::from_std(delay)
-                        .ok()
-                        .map(|d| app.clock.now() + d);
-                    (Processed::RetryScheduled, at)
+            let disable_after = lease(app.config.webhook_disable_after);
+            if webhook.fails_too_long(attempted_at, disable_after)
+                && disable(app, &webhook, DisabledReason::Failing, attempted_at).await?
+            {
+                (Processed::Deactivated, None)
+            } else {
+                if webhook.failing_since.is_none()
+                    && let Err(err) = app
+                        .webhooks()
+                        .mark_webhook_failing(&webhook.brand_id, webhook.id, attempted_at)
+                        .await
+                {
+                    tracing::warn!(webhook_id = %webhook.id, error = %err, "failing_since not set; the next failure sets it");
                 }
-                None => {
-                    app.queue
-                        .dead_letter(DeadLetter {
-                            delivery: delivery.clone(),
-                            last_error: reason.clone(),
-                            failed_at: app.clock.now(),
-                        })
-                        .await?;
-                    (Processed::DeadLettered, None)
-                }
+                retry_or_dead_letter(app, delivery, reason, *retry_after).await?
             }
         }
     };
@@ -347,6 +361,70 @@ async fn deliver(
     )
     .await;
     Ok(processed)
+}
+
+/// Disables `webhook` for `reason` with its `webhook.disabled` event, unless another attempt,
+/// a success or a `PATCH` changed it first; whether this call disabled it.
+async fn disable(
+    app: &App,
+    webhook: &Webhook,
+    reason: DisabledReason,
+    at: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let mut disabled = webhook.clone();
+    disabled.active = false;
+    disabled.disabled_reason = Some(reason);
+    disabled.failing_since.get_or_insert(at);
+    let disable = WebhookDisable {
+        brand_id: webhook.brand_id.clone(),
+        webhook_id: webhook.id,
+        reason,
+        failing_since: webhook.failing_since,
+        at,
+        event: StreamEvent::webhook_disabled(&disabled, at),
+    };
+    let done = app.webhooks().disable_webhook(&disable).await?;
+    if done {
+        metrics::count(Metric::WebhooksDisabled);
+        tracing::info!(webhook_id = %webhook.id, reason = reason.as_str(), "webhook disabled");
+    }
+    Ok(done)
+}
+
+/// A failed attempt's retry, after its delay, or its dead letter when none is left.
+async fn retry_or_dead_letter(
+    app: &App,
+    delivery: &Delivery,
+    reason: &str,
+    retry_after: Option<Duration>,
+) -> Result<(Processed, Option<DateTime<Utc>>), StoreError> {
+    match retry::next_delay(
+        &app.config.webhook_retry_delays,
+        delivery.attempt,
+        retry_after,
+    ) {
+        Some(delay) => {
+            let next = Delivery {
+                attempt: delivery.attempt + 1,
+                ..delivery.clone()
+            };
+            app.queue.enqueue(next, delay).await?;
+            let at = chrono::TimeDelta::from_std(delay)
+                .ok()
+                .map(|d| app.clock.now() + d);
+            Ok((Processed::RetryScheduled, at))
+        }
+        None => {
+            app.queue
+                .dead_letter(DeadLetter {
+                    delivery: delivery.clone(),
+                    last_error: reason.to_owned(),
+                    failed_at: app.clock.now(),
+                })
+                .await?;
+            Ok((Processed::DeadLettered, None))
+        }
+    }
 }
 
 /// A duration as a time span on the app's clock (saturating).

@@ -30,10 +30,13 @@ pub async fn shown(app: &App, stream: &Stream) -> Option<RecordingView> {
 /// project ships, written under the stream's own key, so the URL a receiver reads next
 /// downloads it. Writing it again (a relay retried) writes the same bytes.
 pub async fn before_relay(app: &App, event: &StreamEvent) -> StoreResult<()> {
+    let Some(stream_id) = event.stream_id else {
+        return Ok(());
+    };
     if event.event_type != EventType::RecordingReady || !is_test(&event.body) {
         return Ok(());
     }
-    let key = recording_key(&event.brand_id, event.stream_id, 1);
+    let key = recording_key(&event.brand_id, stream_id, 1);
     app.recordings.put(&key, TEST_RECORDING_MP4).await
 }
 

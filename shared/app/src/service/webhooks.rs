@@ -25,9 +25,11 @@ use hosting_domain::validation::present;
 use hosting_domain::webhook::{
     MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
     WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
-    generate_secret,
+    generate_secret, public_key,
 };
 use hosting_domain::webhook_url;
+
+use crate::delivery::signing::generate_signing_key;
 
 /// `POST /webhooks`, checked in this order: missing fields, `url`, `events`
 /// (docs/request-pipeline.md, "POST /webhooks"), with its `Idempotency-Key` when one was sent
@@ -82,6 +84,10 @@ async fn create(
         previous_secret: None,
         previous_secret_expires_at: None,
         secret_rotated_at: None,
+        signing_key: Some(generate_signing_key()),
+        previous_signing_key: None,
+        failing_since: None,
+        disabled_reason: None,
     };
     let registered = WebhookRegistered {
         webhook_id: webhook.id,
@@ -89,6 +95,7 @@ async fn create(
         events: webhook.events.clone(),
         secret: webhook.secret.clone(),
         active: webhook.active,
+        public_key: webhook.public_key().unwrap_or_default(),
     };
     let answer = StoredAnswer {
         status: 201,
@@ -212,7 +219,7 @@ pub async fn update(
         .update_webhook(&caller.brand.id, id, &changes)
         .await?
     {
-        WebhookUpdate::Updated(webhook) => Ok(webhook.into()),
+        WebhookUpdate::Updated(webhook) => Ok((*webhook).into()),
         WebhookUpdate::Absent | WebhookUpdate::SecretChanged => Err(ApiError::NotFound),
     }
 }
@@ -244,7 +251,12 @@ pub async fn rotate_secret(
         let Some(webhook) = app.webhooks().get_webhook(&caller.brand.id, id).await? else {
             return Err(ApiError::NotFound);
         };
-        let rotation = webhook.rotation(generate_secret(), overlap, app.clock.now());
+        let rotation = webhook.rotation(
+            generate_secret(),
+            generate_signing_key(),
+            overlap,
+            app.clock.now(),
+        );
         let changes = WebhookChanges {
             rotation: Some(rotation.clone()),
             ..WebhookChanges::default()
@@ -256,6 +268,7 @@ pub async fn rotate_secret(
         {
             WebhookUpdate::Updated(_) => {
                 return Ok(SecretRotated {
+                    public_key: public_key(&rotation.signing_key).unwrap_or_default(),
                     webhook_id: id,
                     secret: rotation.secret,
                     previous_secret_expires_at: rotation.replaced_expires_at,

@@ -10,6 +10,7 @@ use super::keys::{self, sortable};
 use hosting_domain::destination::StreamKeys;
 use hosting_domain::error::StoreError;
 use hosting_domain::event::EventType;
+use hosting_domain::webhook::DisabledReason;
 use hosting_domain::{
     ApiKey, Creator, EndReason, KeyEnvironment, Scope, Stream, StreamEvent, StreamStatus, Webhook,
 };
@@ -297,7 +298,9 @@ pub(super) fn event_item(event: &StreamEvent) -> Item {
     item.insert("id".into(), s(&event.id));
     item.insert("type".into(), s(event.event_type.as_str()));
     item.insert("brand_id".into(), s(&event.brand_id));
-    item.insert("stream_id".into(), s(event.stream_id.to_string()));
+    if let Some(stream_id) = event.stream_id {
+        item.insert("stream_id".into(), s(stream_id.to_string()));
+    }
     item.insert("created_at".into(), s(sortable(event.created_at)));
     item.insert("body".into(), s(&event.body));
     item.insert(keys::DUE_PK.into(), s(keys::outbox_pk(&event.id)));
@@ -314,8 +317,10 @@ pub fn event_from_item(item: &Item) -> Result<StreamEvent, StoreError> {
         id: item.string("id")?,
         event_type: EventType::parse(&item.string("type")?).ok_or_else(|| corrupt("event type"))?,
         brand_id: item.string("brand_id")?,
-        stream_id: Uuid::parse_str(&item.string("stream_id")?)
-            .map_err(|_| corrupt("event stream id"))?,
+        stream_id: item
+            .opt_string("stream_id")
+            .map(|id| Uuid::parse_str(&id).map_err(|_| corrupt("event stream id")))
+            .transpose()?,
         created_at: item.time("created_at")?,
         body: item.string("body")?,
     })
@@ -345,8 +350,17 @@ pub(super) fn webhook_item(webhook: &Webhook) -> Item {
     item.insert("secret".into(), s(&webhook.secret));
     item.insert("active".into(), AttributeValue::Bool(webhook.active));
     item.insert("created_at".into(), s(sortable(webhook.created_at)));
-    if let Some(previous) = &webhook.previous_secret {
-        item.insert("previous_secret".into(), s(previous));
+    for (name, value) in [
+        ("previous_secret", &webhook.previous_secret),
+        ("signing_key", &webhook.signing_key),
+        ("previous_signing_key", &webhook.previous_signing_key),
+    ] {
+        if let Some(value) = value {
+            item.insert(name.into(), s(value));
+        }
+    }
+    if let Some(reason) = webhook.disabled_reason {
+        item.insert("disabled_reason".into(), s(reason.as_str()));
     }
     for (name, at) in [
         (
@@ -354,6 +368,7 @@ pub(super) fn webhook_item(webhook: &Webhook) -> Item {
             webhook.previous_secret_expires_at,
         ),
         ("secret_rotated_at", webhook.secret_rotated_at),
+        ("failing_since", webhook.failing_since),
     ] {
         if let Some(at) = at {
             item.insert(name.into(), s(sortable(at)));
@@ -380,6 +395,13 @@ pub(super) fn webhook_from_item(item: &Item) -> Result<Webhook, StoreError> {
         previous_secret: item.opt_string("previous_secret"),
         previous_secret_expires_at: item.opt_time("previous_secret_expires_at")?,
         secret_rotated_at: item.opt_time("secret_rotated_at")?,
+        signing_key: item.opt_string("signing_key"),
+        previous_signing_key: item.opt_string("previous_signing_key"),
+        failing_since: item.opt_time("failing_since")?,
+        disabled_reason: item
+            .opt_string("disabled_reason")
+            .map(|reason| DisabledReason::parse(&reason).ok_or_else(|| corrupt("disabled reason")))
+            .transpose()?,
     })
 }
 

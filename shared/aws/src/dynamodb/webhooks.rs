@@ -3,11 +3,12 @@
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, ReturnValue, TransactWriteItem};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::DynamoStore;
 use super::idempotency::binding_item;
-use super::items::{n, webhook_from_item, webhook_item};
+use super::items::{event_item, n, webhook_from_item, webhook_item};
 use super::keys::sortable;
 use super::keys::{self, WEBHOOK_SK_PREFIX};
 use super::requests::{
@@ -17,9 +18,10 @@ use super::requests::{
 use hosting_domain::Webhook;
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{
-    CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookStore, WebhookUpdate,
+    CreateWebhookOutcome, IdempotencyBinding, StoreResult, WebhookDisable, WebhookStore,
+    WebhookUpdate,
 };
-use hosting_domain::webhook::WebhookChanges;
+use hosting_domain::webhook::{DisabledReason, WebhookChanges};
 use hosting_support::admission;
 
 #[async_trait]
@@ -108,19 +110,81 @@ impl WebhookStore for DynamoStore {
         }
     }
 
-    async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
+    async fn mark_webhook_failing(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()> {
         let result = retrying(|| {
             self.client
                 .update_item()
                 .table_name(&self.table)
                 .set_key(Some(keys::webhook_key(brand_id, webhook_id)))
-                .update_expression("SET active = :false")
+                .update_expression("SET failing_since = if_not_exists(failing_since, :at)")
                 .condition_expression("attribute_exists(pk)")
-                .expression_attribute_values(":false", AttributeValue::Bool(false))
+                .expression_attribute_values(":at", AttributeValue::S(sortable(at)))
                 .send()
         })
         .await;
         applied(result).map(drop)
+    }
+
+    async fn clear_webhook_failing(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()> {
+        let result = retrying(|| {
+            self.client
+                .update_item()
+                .table_name(&self.table)
+                .set_key(Some(keys::webhook_key(brand_id, webhook_id)))
+                .update_expression("REMOVE failing_since")
+                .condition_expression("attribute_exists(pk)")
+                .send()
+        })
+        .await;
+        applied(result).map(drop)
+    }
+
+    async fn disable_webhook(&self, disable: &WebhookDisable) -> StoreResult<bool> {
+        let mut values = vec![
+            (":true", AttributeValue::Bool(true)),
+            (":false", AttributeValue::Bool(false)),
+            (":reason", AttributeValue::S(disable.reason.as_str().into())),
+            (":at", AttributeValue::S(sortable(disable.at))),
+        ];
+        let condition = if disable.reason == DisabledReason::Failing {
+            match disable.failing_since {
+                Some(since) => {
+                    values.push((":since", AttributeValue::S(sortable(since))));
+                    "active = :true AND failing_since = :since"
+                }
+                None => "active = :true AND attribute_not_exists(failing_since)",
+            }
+        } else {
+            "active = :true"
+        };
+        let items = vec![
+            update(
+                &self.table,
+                UpdateSpec {
+                    key: keys::webhook_key(&disable.brand_id, disable.webhook_id),
+                    expression: "SET active = :false, disabled_reason = :reason, failing_since = if_not_exists(failing_since, :at)",
+                    condition: Some(condition),
+                    names: vec![],
+                    values,
+                },
+            )?,
+            put(
+                &self.table,
+                event_item(&disable.event),
+                Some("attribute_not_exists(pk)"),
+            )?,
+        ];
+        match self.transact(items).await {
+            Ok(()) => Ok(true),
+            // Absent, already disabled, or its run of failures changed.
+            Err(err) if condition_failed_at(&err, 0) => Ok(false),
+            Err(err) => Err(backend(err)),
+        }
     }
 
     async fn update_webhook(
@@ -143,9 +207,29 @@ impl WebhookStore for DynamoStore {
             let events = events.iter().map(|e| AttributeValue::S(e.as_str().into()));
             values.push((":events", AttributeValue::L(events.collect())));
         }
-        if let Some(active) = changes.active {
-            sets.push("active = :active");
-            values.push((":active", AttributeValue::Bool(active)));
+        // Enabling clears what disabled it and the run of failures; disabling by hand keeps
+        // the reason of a webhook already off.
+        let mut removes: Vec<&str> = Vec::new();
+        match changes.active {
+            Some(true) => {
+                sets.push("active = :active");
+                values.push((":active", AttributeValue::Bool(true)));
+                removes.extend(["disabled_reason", "failing_since"]);
+            }
+            Some(false) => {
+                sets.extend([
+                    "active = :active",
+                    "disabled_reason = if_not_exists(disabled_reason, :manual)",
+                ]);
+                values.extend([
+                    (":active", AttributeValue::Bool(false)),
+                    (
+                        ":manual",
+                        AttributeValue::S(DisabledReason::Manual.as_str().into()),
+                    ),
+                ]);
+            }
+            None => {}
         }
         if let Some(rotation) = &changes.rotation {
             sets.extend([
@@ -163,15 +247,31 @@ impl WebhookStore for DynamoStore {
                 ),
                 (":rotated", AttributeValue::S(sortable(rotation.rotated_at))),
             ]);
+            sets.push("signing_key = :signing_key");
+            values.push((
+                ":signing_key",
+                AttributeValue::S(rotation.signing_key.clone()),
+            ));
+            match &rotation.replaced_signing_key {
+                Some(replaced) => {
+                    sets.push("previous_signing_key = :replaced_signing_key");
+                    values.push((":replaced_signing_key", AttributeValue::S(replaced.clone())));
+                }
+                None => removes.push("previous_signing_key"),
+            }
             condition.push_str(" AND secret = :replaced");
         }
         if sets.is_empty() {
             return Ok(match self.get_webhook(brand_id, webhook_id).await? {
-                Some(webhook) => WebhookUpdate::Updated(webhook),
+                Some(webhook) => WebhookUpdate::Updated(Box::new(webhook)),
                 None => WebhookUpdate::Absent,
             });
         }
-        let expression = format!("SET {}", sets.join(", "));
+        let mut expression = format!("SET {}", sets.join(", "));
+        if !removes.is_empty() {
+            expression.push_str(" REMOVE ");
+            expression.push_str(&removes.join(", "));
+        }
         let result = retrying(|| {
             let mut request = self
                 .client
@@ -192,7 +292,8 @@ impl WebhookStore for DynamoStore {
         .await;
         match result {
             Ok(output) => match output.attributes {
-                Some(item) => webhook_from_item(&item).map(WebhookUpdate::Updated),
+                Some(item) => webhook_from_item(&item)
+                    .map(|webhook| WebhookUpdate::Updated(Box::new(webhook))),
                 None => Err(StoreError::Backend(
                     "an update returned no attributes".into(),
                 )),

@@ -17,7 +17,9 @@ use hosting_support::config::DEFAULT_RETRY_DELAYS_SECS;
 use uuid::Uuid;
 
 use hosting_domain::destination::{Destination, DestinationStatus, EGRESS_UNAVAILABLE};
-use hosting_domain::event::{EventType, WebhookEvent, WebhookEventData};
+use hosting_domain::event::{
+    EventType, WebhookDisabledData, WebhookDisabledEvent, WebhookEvent, WebhookEventData,
+};
 use hosting_domain::recording::{Recording, RecordingFile, RecordingStatus};
 use hosting_domain::stream::{EndReason, SOURCE_API, Stream, StreamDetail, StreamStatus};
 use hosting_domain::{Plan, Scope};
@@ -146,7 +148,8 @@ fn event_examples() -> Value {
                 Some(EndReason::DurationElapsed),
                 "The stream was started with `record: true` but no file was written: the egress failed or could not be started; `recording.error` says why.",
             ),
-            EventType::WebhookTest => continue,
+            // Not about a stream: `webhook.disabled` has its own entry.
+            EventType::WebhookTest | EventType::WebhookDisabled => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
                 None,
@@ -268,6 +271,46 @@ fn human_delay(secs: u64) -> String {
     }
 }
 
+/// `webhook-signature`, as every delivery carries it.
+const SIGNATURE_HEADER: &str = "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"<id>.<t>.<raw body>\" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of \"<id>.<t>.<raw body>\">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair.";
+
+/// A sample `webhook.disabled` body (fixed ids and times).
+fn webhook_disabled_example() -> Value {
+    let at = |day: u32, hour: u32| {
+        Utc.with_ymd_and_hms(2026, 3, day, hour, 0, 0)
+            .single()
+            .unwrap_or_default()
+    };
+    let webhook = hosting_domain::Webhook {
+        id: Uuid::from_u128(0x4b1d_2c3e_4f50_6172_8394_a5b6_c7d8_e9f0),
+        brand_id: "brand_demo".into(),
+        url: "https://hooks.example.com/live".into(),
+        events: vec![EventType::StreamStarted, EventType::StreamEnded],
+        secret: String::new(),
+        active: false,
+        created_at: at(1, 9),
+        previous_secret: None,
+        previous_secret_expires_at: None,
+        secret_rotated_at: None,
+        // The sample's public key: 32 bytes of 0x2a after a seed of zeros (no real key pair).
+        signing_key: Some("whsk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAqKioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKg==".into()),
+        previous_signing_key: None,
+        failing_since: Some(at(9, 18)),
+        disabled_reason: Some(hosting_domain::webhook::DisabledReason::Failing),
+    };
+    let event = WebhookDisabledEvent {
+        id: format!("evt_{:032x}", 0xd15a_b1ed_u128),
+        event_type: EventType::WebhookDisabled,
+        created_at: at(14, 18),
+        api_version: "v1",
+        test: false,
+        data: WebhookDisabledData {
+            webhook: hosting_domain::webhook::WebhookDetail::from(webhook),
+        },
+    };
+    serde_json::to_value(event).unwrap_or_default()
+}
+
 fn webhooks(generators: &mut Generators) -> Value {
     let retries: Vec<String> = DEFAULT_RETRY_DELAYS_SECS
         .split(',')
@@ -277,6 +320,10 @@ fn webhooks(generators: &mut Generators) -> Value {
     let event = generators
         .responses
         .subschema_for::<WebhookEvent>()
+        .to_value();
+    let disabled_event = generators
+        .responses
+        .subschema_for::<WebhookDisabledEvent>()
         .to_value();
     let header = |name: &str, description: &str| json!({ "name": name, "in": "header", "required": true, "description": description, "schema": { "type": "string" } });
     json!({
@@ -289,10 +336,24 @@ fn webhooks(generators: &mut Generators) -> Value {
                 header("X-Service-Signature", "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the whole whsec_ secret>` (Stripe's scheme)."),
                 header("webhook-id", "Standard Webhooks: the event id."),
                 header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
-                header("webhook-signature", "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"<id>.<t>.<raw body>\" keyed with the base64-decoded secret after whsec_>`."),
+                header("webhook-signature", SIGNATURE_HEADER),
             ],
             "requestBody": { "required": true, "content": { "application/json": { "schema": event, "examples": event_examples() } } },
-            "responses": { "2XX": { "description": "Received." }, "410": { "description": "Gone: no more deliveries to this webhook." } },
+            "responses": { "2XX": { "description": "Received." }, "410": { "description": "Gone: the webhook is disabled (`disabled_reason: gone`)." } },
+        }},
+        "webhookDisabled": { "post": {
+            "summary": "One of the brand's webhooks was disabled",
+            "description": "`webhook.disabled`: the service disabled another of the brand's webhooks, because every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS` (default 5 days; `disabled_reason: failing`) or its receiver answered `410 Gone` (`gone`). Sent to the brand's other active webhooks that list it, with the same headers, signatures and retries as every event. `data.webhook` is the webhook's detail: never a secret or a private key. Enable it again with `PATCH /webhooks/{id}` and `active: true`, then recover what it missed with `redeliver` and `since`.",
+            "parameters": [
+                header("X-Service-Event-Id", "The event id (same on every attempt)."),
+                header("X-Service-Event-Type", "`webhook.disabled`."),
+                header("X-Service-Signature", "As for stream events."),
+                header("webhook-id", "Standard Webhooks: the event id."),
+                header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
+                header("webhook-signature", SIGNATURE_HEADER),
+            ],
+            "requestBody": { "required": true, "content": { "application/json": { "schema": disabled_event, "examples": { "webhook.disabled": { "summary": "Disabled after 5 days of failures.", "value": webhook_disabled_example() } } } } },
+            "responses": { "2XX": { "description": "Received." } },
         }},
     })
 }

@@ -4,9 +4,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::StreamEvent;
 use crate::Webhook;
 use crate::delivery_log::{AttemptFilter, DeliveredEvent, DeliveryAttempt};
-use crate::webhook::WebhookChanges;
+use crate::webhook::{DisabledReason, WebhookChanges};
 
 use super::*;
 
@@ -23,12 +24,26 @@ pub enum CreateWebhookOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WebhookUpdate {
     /// The webhook as it is after the change.
-    Updated(Webhook),
+    Updated(Box<Webhook>),
     /// No such webhook for the brand; nothing was written.
     Absent,
     /// A rotation found another secret than the one it replaces (a rotation raced it);
     /// nothing was written.
     SecretChanged,
+}
+
+/// A webhook disabled by the service (docs/webhooks.md, "Endpoint health").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookDisable {
+    pub brand_id: String,
+    pub webhook_id: Uuid,
+    pub reason: DisabledReason,
+    /// The run of failures as read: disabling for `failing` requires it unchanged. When
+    /// `None` (a first failure that is a `410`), the run starts at `at`.
+    pub failing_since: Option<DateTime<Utc>>,
+    pub at: DateTime<Utc>,
+    /// Its `webhook.disabled`, written with the change.
+    pub event: StreamEvent,
 }
 
 #[async_trait]
@@ -47,7 +62,22 @@ pub trait WebhookStore: Send + Sync {
     async fn get_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<Option<Webhook>>;
     /// Deletes the brand's webhook if it exists; nothing otherwise.
     async fn delete_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
-    async fn deactivate_webhook(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
+    /// Starts the webhook's run of failures at `at`, unless one has already started; nothing
+    /// when the webhook is absent.
+    async fn mark_webhook_failing(
+        &self,
+        brand_id: &str,
+        webhook_id: Uuid,
+        at: DateTime<Utc>,
+    ) -> StoreResult<()>;
+    /// Ends the webhook's run of failures (a success); nothing when the webhook is absent.
+    async fn clear_webhook_failing(&self, brand_id: &str, webhook_id: Uuid) -> StoreResult<()>;
+    /// Disables the webhook as `disable` says and writes its `webhook.disabled` event to the
+    /// outbox in the same atomic step, only while the webhook is active and (for `failing`)
+    /// its run of failures still began when `disable` read it: `false`, with nothing written,
+    /// when either no longer holds (another attempt disabled it first, a success or a `PATCH`
+    /// came between).
+    async fn disable_webhook(&self, disable: &WebhookDisable) -> StoreResult<bool>;
     /// Applies `changes` to the brand's webhook in one atomic step: only the fields they name
     /// (so a concurrent `410` deactivation is not undone by an unrelated change), and a
     /// rotation only while the secret is still the one it replaces.

@@ -177,7 +177,7 @@ declare_endpoints! {
         path: "/webhooks/{id}",
         access: Access::Keyed(Scope::WebhooksWrite),
         summary: "Change a webhook's URL, events or active state.",
-        description: "Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.",
+        description: "Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`; `active: false` disables it (`disabled_reason: manual`).",
         parameters: &[WEBHOOK_ID],
         request_body: Some(schema_of::<UpdateWebhookRequest>),
         responses: &[
@@ -206,7 +206,7 @@ declare_endpoints! {
         path: "/webhooks/{id}/rotate-secret",
         access: Access::Keyed(Scope::WebhooksWrite),
         summary: "Rotate a webhook's secret without downtime.",
-        description: "A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.",
+        description: "A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so receivers verify with either while they switch; after it, with the new one only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body is optional.",
         parameters: &[WEBHOOK_ID],
         request_body: Some(schema_of::<RotateSecretRequest>),
         body_optional: true,
@@ -236,7 +236,7 @@ declare_endpoints! {
         path: "/webhooks/{id}/test",
         access: Access::Keyed(Scope::WebhooksWrite),
         summary: "Send a signed test event to a webhook now.",
-        description: "One `webhook.test` event, `{\"id\", \"type\": \"webhook.test\", \"created_at\", \"api_version\": \"v1\", \"test\": true, \"data\": {\"webhook_id\"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer deactivates nothing), and recorded in the delivery log. No request body.",
+        description: "One `webhook.test` event, `{\"id\", \"type\": \"webhook.test\", \"created_at\", \"api_version\": \"v1\", \"test\": true, \"data\": {\"webhook_id\"}}`, with the headers and signatures of every delivery and the URL rules at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the delivery log. No request body.",
         parameters: &[WEBHOOK_ID],
         responses: &[
             Response {

@@ -103,9 +103,9 @@ def sync_detailed(
 
      A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed
     with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in
-    `webhook-signature`), so receivers verify with either while they switch; after it, with the new one
-    only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body
-    is optional.
+    `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so
+    receivers verify with either while they switch; after it, with the new one only. A rotation during
+    an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
 
     Args:
         id (str):
@@ -142,9 +142,9 @@ def sync(
 
      A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed
     with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in
-    `webhook-signature`), so receivers verify with either while they switch; after it, with the new one
-    only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body
-    is optional.
+    `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so
+    receivers verify with either while they switch; after it, with the new one only. A rotation during
+    an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
 
     Args:
         id (str):
@@ -176,9 +176,9 @@ async def asyncio_detailed(
 
      A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed
     with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in
-    `webhook-signature`), so receivers verify with either while they switch; after it, with the new one
-    only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body
-    is optional.
+    `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so
+    receivers verify with either while they switch; after it, with the new one only. A rotation during
+    an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
 
     Args:
         id (str):
@@ -213,9 +213,9 @@ async def asyncio(
 
      A new secret, shown only in this answer. Until `previous_secret_expires_at` every delivery is signed
     with both the new and the replaced secret (two `v1=` in `X-Service-Signature`, two `v1,` in
-    `webhook-signature`), so receivers verify with either while they switch; after it, with the new one
-    only. A rotation during an overlap drops the oldest: at most two secrets sign at any time. The body
-    is optional.
+    `webhook-signature`), and the Ed25519 key pair is replaced with the same overlap (two `v1a,`), so
+    receivers verify with either while they switch; after it, with the new one only. A rotation during
+    an overlap drops the oldest: at most two secrets sign at any time. The body is optional.
 
     Args:
         id (str):

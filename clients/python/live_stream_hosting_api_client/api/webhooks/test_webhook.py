@@ -88,7 +88,8 @@ def sync_detailed(
      One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test":
     true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules
     at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a
-    `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+    `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the
+    delivery log. No request body.
 
     Args:
         id (str):
@@ -122,7 +123,8 @@ def sync(
      One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test":
     true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules
     at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a
-    `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+    `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the
+    delivery log. No request body.
 
     Args:
         id (str):
@@ -151,7 +153,8 @@ async def asyncio_detailed(
      One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test":
     true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules
     at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a
-    `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+    `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the
+    delivery log. No request body.
 
     Args:
         id (str):
@@ -183,7 +186,8 @@ async def asyncio(
      One `webhook.test` event, `{"id", "type": "webhook.test", "created_at", "api_version": "v1", "test":
     true, "data": {"webhook_id"}}`, with the headers and signatures of every delivery and the URL rules
     at delivery time, whatever the webhook's `active` state and events; sent once, never retried (a
-    `410` answer deactivates nothing), and recorded in the delivery log. No request body.
+    `410` answer disables nothing, and its outcome leaves `failing_since` as it is), and recorded in the
+    delivery log. No request body.
 
     Args:
         id (str):

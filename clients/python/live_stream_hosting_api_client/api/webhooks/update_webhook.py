@@ -101,7 +101,8 @@ def sync_detailed(
     """Change a webhook's URL, events or active state.
 
      Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
-    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+    ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+    `active: false` disables it (`disabled_reason: manual`).
 
     Args:
         id (str):
@@ -137,7 +138,8 @@ def sync(
     """Change a webhook's URL, events or active state.
 
      Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
-    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+    ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+    `active: false` disables it (`disabled_reason: manual`).
 
     Args:
         id (str):
@@ -168,7 +170,8 @@ async def asyncio_detailed(
     """Change a webhook's URL, events or active state.
 
      Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
-    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+    ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+    `active: false` disables it (`disabled_reason: manual`).
 
     Args:
         id (str):
@@ -202,7 +205,8 @@ async def asyncio(
     """Change a webhook's URL, events or active state.
 
      Any of `url`, `events`, `active`, each checked as at registration, in that order; unknown fields are
-    ignored. `active: true` re-enables a webhook that a `410 Gone` turned off.
+    ignored. `active: true` enables a disabled webhook and clears `disabled_reason` and `failing_since`;
+    `active: false` disables it (`disabled_reason: manual`).
 
     Args:
         id (str):
