@@ -25,9 +25,17 @@ async fn api_disabling_after(secs: u64) -> TestApp {
         .await
 }
 
-fn controlled(status: u16) -> (Arc<AtomicU16>, Behaviour) {
+/// A receiver answering `status` until the test changes it, registered for `events` by
+/// brand A: (its status, the receiver, the webhook's id).
+async fn receiver_listing(
+    api: &TestApp,
+    status: u16,
+    events: Value,
+) -> (Arc<AtomicU16>, Receiver, String) {
     let status = Arc::new(AtomicU16::new(status));
-    (status.clone(), Behaviour::Controlled(status))
+    let receiver = Receiver::start(Behaviour::Controlled(status.clone())).await;
+    let (id, _) = register_webhook(api, &Keys::test_a(), &receiver.url(), events).await;
+    (status, receiver, id)
 }
 
 async fn detail(api: &TestApp, id: &str) -> Value {
@@ -60,29 +68,14 @@ fn events_of(hits: &[Hit], event_type: &str) -> Vec<Value> {
 
 /// A notice's receiver: lists `webhook.disabled` only.
 async fn notice_receiver(api: &TestApp) -> (String, Receiver) {
-    let receiver = Receiver::start(Behaviour::Ok).await;
-    let (id, _) = register_webhook(
-        api,
-        &Keys::test_a(),
-        &receiver.url(),
-        json!(["webhook.disabled"]),
-    )
-    .await;
+    let (_, receiver, id) = receiver_listing(api, 200, json!(["webhook.disabled"])).await;
     (id, receiver)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_since_starts_at_the_first_failure_and_a_success_clears_it() {
     let api = api_disabling_after(3_600).await;
-    let (status, behaviour) = controlled(500);
-    let receiver = Receiver::start(behaviour).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &receiver.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (status, _receiver, id) = receiver_listing(&api, 500, json!(["stream.started"])).await;
     assert_eq!(detail(&api, &id).await["failing_since"], Value::Null);
     api.start_test_stream(&Keys::test_a()).await;
     let failing = detail_when(&api, &id, |d| d["failing_since"].is_string()).await;
@@ -107,25 +100,11 @@ async fn a_webhook_failing_past_the_limit_is_disabled_and_the_others_that_list_i
     // With delivery the app runs on the system clock: a limit of 2 s, and retries 1 s apart,
     // disable it at the third attempt or so.
     let api = api_disabling_after(2).await;
-    let (_, behaviour) = controlled(503);
-    let failing = Receiver::start(behaviour).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &failing.url(),
-        json!(["stream.started", "webhook.disabled"]),
-    )
-    .await;
+    let (_, failing, id) =
+        receiver_listing(&api, 503, json!(["stream.started", "webhook.disabled"])).await;
     let (notice_id, notices) = notice_receiver(&api).await;
     // Another webhook of the brand that does not list it, and another brand's that does.
-    let unlisted = Receiver::start(Behaviour::Ok).await;
-    register_webhook(
-        &api,
-        &Keys::test_a(),
-        &unlisted.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (_, unlisted, _) = receiver_listing(&api, 200, json!(["stream.started"])).await;
     let foreign = Receiver::start(Behaviour::Ok).await;
     register_webhook(
         &api,
@@ -185,15 +164,7 @@ async fn a_webhook_failing_past_the_limit_is_disabled_and_the_others_that_list_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_410_disables_with_reason_gone_and_a_patch_enables_again() {
     let api = api_disabling_after(3_600).await;
-    let (status, behaviour) = controlled(410);
-    let gone = Receiver::start(behaviour).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &gone.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (status, gone, id) = receiver_listing(&api, 410, json!(["stream.started"])).await;
     let (_, notices) = notice_receiver(&api).await;
     api.start_test_stream(&Keys::test_a()).await;
     let disabled = detail_when(&api, &id, |d| d["active"] == false).await;
@@ -225,15 +196,7 @@ async fn a_410_disables_with_reason_gone_and_a_patch_enables_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabled_by_hand_its_retries_end_failed_unattempted_and_since_recovers_them() {
     let api = api_disabling_after(3_600).await;
-    let (status, behaviour) = controlled(500);
-    let receiver = Receiver::start(behaviour).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &receiver.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (status, receiver, id) = receiver_listing(&api, 500, json!(["stream.started"])).await;
     let (_, notices) = notice_receiver(&api).await;
     let since = api.now() - chrono::Duration::minutes(1);
     api.start_test_stream(&Keys::test_a()).await;
@@ -278,14 +241,7 @@ async fn disabled_by_hand_its_retries_end_failed_unattempted_and_since_recovers_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_event_leaves_the_health_as_it_is() {
     let api = api_disabling_after(0).await;
-    let receiver = Receiver::start(Behaviour::Always(500)).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &receiver.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (_, _receiver, id) = receiver_listing(&api, 500, json!(["stream.started"])).await;
     for _ in 0..2 {
         let r = send_test(&api, &id).await;
         r.assert_status(200);
@@ -338,14 +294,7 @@ fn distinct_notices(hits: &[Hit]) -> std::collections::BTreeSet<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_failures_disable_the_webhook_once_with_one_notice() {
     let api = api_disabling_after(3_600).await;
-    let gone = Receiver::start(Behaviour::Always(410)).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &gone.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (_, _gone, id) = receiver_listing(&api, 410, json!(["stream.started"])).await;
     let (_, notices) = notice_receiver(&api).await;
     // Three deliveries at once, each answered `410`, up to the brand's three slots.
     let key = Keys::test_a();
@@ -369,14 +318,7 @@ async fn racing_failures_disable_the_webhook_once_with_one_notice() {
 async fn dynamodb_only_a_webhook_is_disabled_with_one_notice_through_store_faults() {
     let api = api_disabling_after(3_600).await;
     let table = api.table().expect("DynamoDB").to_owned();
-    let gone = Receiver::start(Behaviour::Always(410)).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &gone.url(),
-        json!(["stream.started"]),
-    )
-    .await;
+    let (_, _gone, id) = receiver_listing(&api, 410, json!(["stream.started"])).await;
     let (_, notices) = notice_receiver(&api).await;
     faults::set(&table, serde_json::from_str(crate::faults::FAULTS).unwrap()).await;
     // Under faults a start may be refused; the first that is made is delivered.
@@ -404,15 +346,8 @@ async fn dynamodb_only_a_webhook_is_disabled_with_one_notice_through_store_fault
 #[ignore = "needs DynamoDB and SQS (moto) behind the fault proxy: scripts/test.sh runs it"]
 async fn dynamodb_only_a_healthy_webhook_costs_no_write_for_its_health() {
     let api = api_disabling_after(3_600).await;
-    let (status, behaviour) = controlled(200);
-    let receiver = Receiver::start(behaviour).await;
-    let (id, _) = register_webhook(
-        &api,
-        &Keys::test_a(),
-        &receiver.url(),
-        json!(["stream.started", "stream.ended"]),
-    )
-    .await;
+    let (status, receiver, id) =
+        receiver_listing(&api, 200, json!(["stream.started", "stream.ended"])).await;
     let webhook_sk = format!("WEBHOOK#{id}");
     let health_writes = |requests: &crate::common::store_log::StoreRequests| {
         requests.naming("UpdateItem", &webhook_sk)
@@ -438,4 +373,44 @@ async fn dynamodb_only_a_healthy_webhook_costs_no_write_for_its_health() {
     detail_when(&api, &id, |d| d["failing_since"].is_null()).await;
     let requests = api.store_requests();
     assert_eq!(health_writes(&requests), 2, "{:?}", requests.operations());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs DynamoDB and SQS (moto) behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_failing_since_is_set_and_cleared_through_store_faults() {
+    let api = api_disabling_after(3_600).await;
+    let table = api.table().expect("DynamoDB").to_owned();
+    let (status, receiver, id) = receiver_listing(&api, 500, json!(["stream.started"])).await;
+    faults::set(&table, serde_json::from_str(crate::faults::FAULTS).unwrap()).await;
+    // Under faults a start may be refused, and a read answer `500`: both are tried again.
+    let mut started = false;
+    for _ in 0..10 {
+        if api.start(&Keys::test_a(), json!({})).await.status.as_u16() == 201 {
+            started = true;
+            break;
+        }
+    }
+    assert!(started, "no start got through the faults");
+    let read_when = |done: fn(&Value) -> bool| {
+        let api = &api;
+        let id = id.clone();
+        async move {
+            for _ in 0..120 {
+                let r = api.get(&format!("/webhooks/{id}"), &Keys::test_a()).await;
+                if r.status.as_u16() == 200 && done(&r.body) {
+                    return r.body;
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            panic!("the webhook never reached the state");
+        }
+    };
+    let failing = read_when(|d| d["failing_since"].is_string()).await;
+    assert_eq!(failing["active"], true);
+    status.store(200, Ordering::SeqCst);
+    read_when(|d| d["failing_since"].is_null()).await;
+    let stats = faults::stats(&table).await;
+    faults::clear(&table).await;
+    assert!(faults::injected(&stats) > 0, "{stats}");
+    assert!(receiver.hits().len() >= 2);
 }

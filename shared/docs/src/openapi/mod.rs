@@ -274,6 +274,26 @@ fn human_delay(secs: u64) -> String {
 /// `webhook-signature`, as every delivery carries it.
 const SIGNATURE_HEADER: &str = "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"<id>.<t>.<raw body>\" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of \"<id>.<t>.<raw body>\">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair.";
 
+/// The headers every delivery carries, as the webhook entries list them: the event type's and
+/// Stripe's signature's descriptions vary.
+fn delivery_headers(event_type: &str, service_signature: &str) -> Value {
+    let header = |name: &str, description: &str| json!({ "name": name, "in": "header", "required": true, "description": description, "schema": { "type": "string" } });
+    json!([
+        header(
+            "X-Service-Event-Id",
+            "The event id (same on every attempt)."
+        ),
+        header("X-Service-Event-Type", event_type),
+        header("X-Service-Signature", service_signature),
+        header("webhook-id", "Standard Webhooks: the event id."),
+        header(
+            "webhook-timestamp",
+            "Standard Webhooks: `t`, the time of this attempt."
+        ),
+        header("webhook-signature", SIGNATURE_HEADER),
+    ])
+}
+
 /// A sample `webhook.disabled` body (fixed ids and times).
 fn webhook_disabled_example() -> Value {
     let at = |day: u32, hour: u32| {
@@ -281,20 +301,14 @@ fn webhook_disabled_example() -> Value {
             .single()
             .unwrap_or_default()
     };
-    let webhook = hosting_domain::Webhook {
-        id: Uuid::from_u128(0x4b1d_2c3e_4f50_6172_8394_a5b6_c7d8_e9f0),
-        brand_id: "brand_demo".into(),
+    let webhook = hosting_domain::webhook::WebhookDetail {
+        webhook_id: Uuid::from_u128(0x4b1d_2c3e_4f50_6172_8394_a5b6_c7d8_e9f0),
         url: "https://hooks.example.com/live".into(),
         events: vec![EventType::StreamStarted, EventType::StreamEnded],
-        secret: String::new(),
         active: false,
         created_at: at(1, 9),
-        previous_secret: None,
-        previous_secret_expires_at: None,
         secret_rotated_at: None,
-        // The sample's public key: 32 bytes of 0x2a after a seed of zeros (no real key pair).
-        signing_key: Some("whsk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAqKioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKg==".into()),
-        previous_signing_key: None,
+        public_key: Some("whpk_KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio=".into()),
         failing_since: Some(at(9, 18)),
         disabled_reason: Some(hosting_domain::webhook::DisabledReason::Failing),
     };
@@ -304,9 +318,7 @@ fn webhook_disabled_example() -> Value {
         created_at: at(14, 18),
         api_version: "v1",
         test: false,
-        data: WebhookDisabledData {
-            webhook: hosting_domain::webhook::WebhookDetail::from(webhook),
-        },
+        data: WebhookDisabledData { webhook },
     };
     serde_json::to_value(event).unwrap_or_default()
 }
@@ -325,33 +337,18 @@ fn webhooks(generators: &mut Generators) -> Value {
         .responses
         .subschema_for::<WebhookDisabledEvent>()
         .to_value();
-    let header = |name: &str, description: &str| json!({ "name": name, "in": "header", "required": true, "description": description, "schema": { "type": "string" } });
     json!({
         "streamEvent": { "post": {
             "summary": "A stream lifecycle event",
             "description": format!("POSTed to each active webhook that lists the event type. At-least-once: up to {} retries by default ({}, each +-{}%), then dead-lettered. Any 2xx within 10 s is success; redirects are failures; 410 Gone deactivates the webhook. Reject signatures older than 5 minutes.", retries.len(), retries.join(", "), (JITTER * 100.0).round()),
-            "parameters": [
-                header("X-Service-Event-Id", "The event id (same on every attempt)."),
-                header("X-Service-Event-Type", "The event type."),
-                header("X-Service-Signature", "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the whole whsec_ secret>` (Stripe's scheme)."),
-                header("webhook-id", "Standard Webhooks: the event id."),
-                header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
-                header("webhook-signature", SIGNATURE_HEADER),
-            ],
+            "parameters": delivery_headers("The event type.", "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the whole whsec_ secret>` (Stripe's scheme)."),
             "requestBody": { "required": true, "content": { "application/json": { "schema": event, "examples": event_examples() } } },
             "responses": { "2XX": { "description": "Received." }, "410": { "description": "Gone: the webhook is disabled (`disabled_reason: gone`)." } },
         }},
         "webhookDisabled": { "post": {
             "summary": "One of the brand's webhooks was disabled",
             "description": "`webhook.disabled`: the service disabled another of the brand's webhooks, because every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS` (default 5 days; `disabled_reason: failing`) or its receiver answered `410 Gone` (`gone`). Sent to the brand's other active webhooks that list it, with the same headers, signatures and retries as every event. `data.webhook` is the webhook's detail: never a secret or a private key. Enable it again with `PATCH /webhooks/{id}` and `active: true`, then recover what it missed with `redeliver` and `since`.",
-            "parameters": [
-                header("X-Service-Event-Id", "The event id (same on every attempt)."),
-                header("X-Service-Event-Type", "`webhook.disabled`."),
-                header("X-Service-Signature", "As for stream events."),
-                header("webhook-id", "Standard Webhooks: the event id."),
-                header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
-                header("webhook-signature", SIGNATURE_HEADER),
-            ],
+            "parameters": delivery_headers("`webhook.disabled`.", "As for stream events."),
             "requestBody": { "required": true, "content": { "application/json": { "schema": disabled_event, "examples": { "webhook.disabled": { "summary": "Disabled after 5 days of failures.", "value": webhook_disabled_example() } } } } },
             "responses": { "2XX": { "description": "Received." } },
         }},
