@@ -68,6 +68,12 @@ pub(super) struct State {
     pub(super) idempotency: Map<String, KeyEntry>,
     /// Keys the service keeps for itself, by name.
     pub(super) service_keys: Map<String, Vec<u8>>,
+    /// Scheduled shows by id, and their destinations' keys and scripts apart from them.
+    pub(super) shows: Map<String, hosting_domain::show::Show>,
+    pub(super) show_inputs: Map<String, (StreamKeys, Option<String>)>,
+    /// Each show's due moments (its start, its reminder), as the DynamoDB store's due index
+    /// holds them.
+    pub(super) shows_due: BTreeSet<(DateTime<Utc>, String)>,
 }
 
 /// One brand's indexes of its streams, held together: a page or an analytics window looks

@@ -10,12 +10,14 @@
 mod accounts;
 mod outbox;
 mod providers;
+mod shows;
 mod streams;
 mod webhooks;
 
 pub use accounts::*;
 pub use outbox::*;
 pub use providers::*;
+pub use shows::*;
 pub use streams::*;
 pub use webhooks::*;
 
