@@ -6,6 +6,7 @@
 //! Scheduler schedules and the sweep follow.
 
 use chrono::{DateTime, TimeDelta, Utc};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -22,7 +23,7 @@ pub const DEFAULT_MIN_LEAD_SECS: u64 = 60;
 /// How late a start may be before it counts as late in the metrics.
 pub const LATE_AFTER: TimeDelta = TimeDelta::seconds(60);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ShowStatus {
     Scheduled,
@@ -59,7 +60,7 @@ impl ShowStatus {
 
 /// Why a show failed: the error envelope's `code` and `message` the same `POST /streams` would
 /// have got at its time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ShowError {
     pub code: String,
     pub message: String,
@@ -177,6 +178,58 @@ impl Show {
     }
 }
 
+/// A show as every answer and event shows it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShowView {
+    /// `shw_` and 32 lowercase hex digits.
+    #[schemars(pattern("^shw_[0-9a-f]{32}$"))]
+    pub show_id: String,
+    pub status: ShowStatus,
+    #[serde(with = "crate::clock::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub starts_at: DateTime<Utc>,
+    pub remind_minutes_before: Option<u32>,
+    /// The stream's fields as given to `POST /shows` (or its last `PATCH`), each destination's
+    /// key shown as its `stream_key_last4`; never the script.
+    #[schemars(with = "Map<String, Value>")]
+    pub stream: Map<String, Value>,
+    /// The stream the show started; `null` until then.
+    pub stream_id: Option<Uuid>,
+    /// Why it failed: the error envelope's `code` and `message`; `null` otherwise.
+    pub error: Option<ShowError>,
+    #[serde(with = "crate::clock::timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    /// Whether it was made with a test key (and starts a test stream).
+    pub test: bool,
+}
+
+impl From<&Show> for ShowView {
+    fn from(show: &Show) -> Self {
+        Self {
+            show_id: show.id.clone(),
+            status: show.status,
+            starts_at: show.starts_at,
+            remind_minutes_before: show.remind_minutes_before,
+            stream: show.stream.clone(),
+            stream_id: show.stream_id,
+            error: show.error.clone(),
+            created_at: show.created_at,
+            test: show.test,
+        }
+    }
+}
+
+/// Response of `GET /shows`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShowList {
+    pub shows: Vec<ShowView>,
+    /// Shows matching the filter, over every page.
+    pub total: u64,
+    pub limit: u64,
+    pub offset: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +275,85 @@ mod tests {
         for bad in [json!(0), json!(1441), json!(1.5), json!("5"), json!(true)] {
             assert!(parse(bad).is_err());
         }
+    }
+
+    fn show(status: ShowStatus) -> Show {
+        Show {
+            id: new_show_id(),
+            brand_id: "brand_a".into(),
+            status,
+            starts_at: at(3_600),
+            remind_minutes_before: Some(15),
+            stream: body(
+                json!({"creator_id": "avt_ava000000001", "product_name": "Glow Serum",
+                "platform": "tiktok", "duration_minutes": 30}),
+            ),
+            stream_id: None,
+            error: None,
+            created_at: at(0),
+            test: true,
+            reminded: false,
+            claim_until: None,
+        }
+    }
+
+    #[test]
+    fn the_reminder_is_due_before_the_start_and_only_while_scheduled() {
+        let scheduled = show(ShowStatus::Scheduled);
+        assert_eq!(scheduled.reminder_at(), Some(at(3_600 - 15 * 60)));
+        assert!(scheduled.reminder_pending(at(0)));
+        // Its moment had passed when it was scheduled: none.
+        assert!(!scheduled.reminder_pending(at(3_600 - 15 * 60)));
+        assert!(!show(ShowStatus::Cancelled).reminder_pending(at(0)));
+        let reminded = Show {
+            reminded: true,
+            ..scheduled.clone()
+        };
+        assert!(!reminded.reminder_pending(at(0)));
+    }
+
+    #[test]
+    fn a_show_is_claimable_when_due_or_when_its_claim_ran_out() {
+        let scheduled = show(ShowStatus::Scheduled);
+        assert!(!scheduled.claimable(at(3_599)));
+        assert!(scheduled.claimable(at(3_600)));
+        let starting = Show {
+            status: ShowStatus::Starting,
+            claim_until: Some(at(3_700)),
+            ..scheduled.clone()
+        };
+        assert!(!starting.claimable(at(3_699)));
+        assert!(starting.claimable(at(3_700)));
+        for settled in [
+            ShowStatus::Started,
+            ShowStatus::Failed,
+            ShowStatus::Cancelled,
+        ] {
+            assert!(!show(settled).claimable(at(10_000)));
+        }
+        assert!(!scheduled.late(at(3_660)));
+        assert!(scheduled.late(at(3_661)));
+    }
+
+    #[test]
+    fn a_show_event_carries_the_show_and_the_stream_it_started() {
+        let failed = Show {
+            error: Some(ShowError {
+                code: "concurrency_limit".into(),
+                message: "Too many active streams.".into(),
+            }),
+            ..show(ShowStatus::Failed)
+        };
+        let event =
+            crate::StreamEvent::show(crate::EventType::ShowFailed, &failed, None, at(3_600));
+        let body: Value = serde_json::from_str(&event.body).unwrap();
+        assert_eq!(body["type"], "show.failed");
+        assert_eq!(body["test"], true);
+        assert_eq!(body["data"]["show"]["show_id"], failed.id.as_str());
+        assert_eq!(body["data"]["show"]["status"], "failed");
+        assert_eq!(body["data"]["show"]["error"]["code"], "concurrency_limit");
+        assert!(body["data"].get("stream").is_none());
+        assert_eq!(event.stream_id, None);
     }
 
     #[test]

@@ -405,7 +405,11 @@ pub async fn check_store<S: StreamStore + ?Sized>(
             EventType::RecordingReady | EventType::RecordingFailed => {
                 *per_recording.entry(stream_id).or_default() += 1;
             }
-            EventType::WebhookTest | EventType::WebhookDisabled => {}
+            EventType::WebhookTest
+            | EventType::WebhookDisabled
+            | EventType::ShowStarted
+            | EventType::ShowFailed
+            | EventType::ShowReminder => {}
         }
     }
     for (id, count) in per_recording {

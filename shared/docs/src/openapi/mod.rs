@@ -148,8 +148,13 @@ fn event_examples() -> Value {
                 Some(EndReason::DurationElapsed),
                 "The stream was started with `record: true` but no file was written: the egress failed or could not be started; `recording.error` says why.",
             ),
-            // Not about a stream: `webhook.disabled` has its own entry.
-            EventType::WebhookTest | EventType::WebhookDisabled => continue,
+            // Not about a stream: `webhook.disabled` and the shows' events have their own
+            // entries (the shows' still to come on this branch).
+            EventType::WebhookTest
+            | EventType::WebhookDisabled
+            | EventType::ShowStarted
+            | EventType::ShowFailed
+            | EventType::ShowReminder => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
                 None,
