@@ -69,8 +69,9 @@ pub struct ShowError {
 /// A scheduled show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Show {
-    /// `shw_` and 32 lowercase hex digits.
-    pub id: String,
+    /// Shown as `shw_` and its 32 lowercase hex digits ([`Show::public_id`]); the timers of
+    /// its start and reminder are keyed on it as a stream's are on the stream's.
+    pub id: Uuid,
     pub brand_id: String,
     pub status: ShowStatus,
     pub starts_at: DateTime<Utc>,
@@ -89,19 +90,14 @@ pub struct Show {
     pub claim_until: Option<DateTime<Utc>>,
 }
 
-/// `shw_` and 32 lowercase hex digits.
-pub fn new_show_id() -> String {
-    format!("shw_{}", Uuid::new_v4().simple())
-}
-
-/// Whether `id` is a show id in form; anything else is absent.
-pub fn is_show_id(id: &str) -> bool {
-    id.strip_prefix("shw_").is_some_and(|hex| {
-        hex.len() == 32
-            && hex
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    })
+/// The id of `shw_` and 32 lowercase hex digits; `None` for anything else (absent, then).
+pub fn parse_show_id(id: &str) -> Option<Uuid> {
+    let hex = id.strip_prefix("shw_")?;
+    let in_form = hex.len() == 32
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    in_form.then(|| Uuid::parse_str(hex).ok()).flatten()
 }
 
 /// `starts_at`: a date-time at least `min_lead` and at most [`MAX_DAYS_AHEAD`] days after
@@ -148,6 +144,11 @@ pub fn parse_remind_minutes(body: &Map<String, Value>) -> ApiResult<Option<u32>>
 }
 
 impl Show {
+    /// `shw_` and 32 lowercase hex digits.
+    pub fn public_id(&self) -> String {
+        format!("shw_{}", self.id.simple())
+    }
+
     /// When `show.reminder` is due, if the show asks for one.
     pub fn reminder_at(&self) -> Option<DateTime<Utc>> {
         self.remind_minutes_before
@@ -207,7 +208,7 @@ pub struct ShowView {
 impl From<&Show> for ShowView {
     fn from(show: &Show) -> Self {
         Self {
-            show_id: show.id.clone(),
+            show_id: show.public_id(),
             status: show.status,
             starts_at: show.starts_at,
             remind_minutes_before: show.remind_minutes_before,
@@ -279,7 +280,7 @@ mod tests {
 
     fn show(status: ShowStatus) -> Show {
         Show {
-            id: new_show_id(),
+            id: Uuid::new_v4(),
             brand_id: "brand_a".into(),
             status,
             starts_at: at(3_600),
@@ -349,7 +350,7 @@ mod tests {
         let body: Value = serde_json::from_str(&event.body).unwrap();
         assert_eq!(body["type"], "show.failed");
         assert_eq!(body["test"], true);
-        assert_eq!(body["data"]["show"]["show_id"], failed.id.as_str());
+        assert_eq!(body["data"]["show"]["show_id"], failed.public_id());
         assert_eq!(body["data"]["show"]["status"], "failed");
         assert_eq!(body["data"]["show"]["error"]["code"], "concurrency_limit");
         assert!(body["data"].get("stream").is_none());
@@ -358,10 +359,12 @@ mod tests {
 
     #[test]
     fn show_ids_are_shw_and_32_lowercase_hex() {
-        let id = new_show_id();
-        assert!(is_show_id(&id), "{id}");
-        assert!(!is_show_id(&id.to_uppercase()));
-        assert!(!is_show_id("shw_123"));
-        assert!(!is_show_id(&id.replace("shw_", "str_")));
+        let shown = show(ShowStatus::Scheduled);
+        let id = shown.public_id();
+        assert_eq!(parse_show_id(&id), Some(shown.id), "{id}");
+        assert_eq!(parse_show_id(&id.to_uppercase()), None);
+        assert_eq!(parse_show_id("shw_123"), None);
+        assert_eq!(parse_show_id(&id.replace("shw_", "str_")), None);
+        assert_eq!(parse_show_id(&shown.id.to_string()), None);
     }
 }

@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use uuid::Uuid;
 
 use super::store::{EmbeddedStore, State};
 use hosting_domain::destination::StreamKeys;
@@ -15,26 +16,26 @@ impl State {
     /// The show's due moments: its start while `scheduled` (or `starting`, at its claim's
     /// end), and its reminder while pending.
     fn index_show(&mut self, show: &Show) {
-        self.shows_due.retain(|(_, id)| id != &show.id);
+        self.shows_due.retain(|(_, id)| *id != show.id);
         let start = match show.status {
             ShowStatus::Scheduled => Some(show.starts_at),
             ShowStatus::Starting => show.claim_until,
             _ => None,
         };
-        self.shows_due.extend(start.map(|at| (at, show.id.clone())));
+        self.shows_due.extend(start.map(|at| (at, show.id)));
         if show.status == ShowStatus::Scheduled && !show.reminded {
             self.shows_due
-                .extend(show.reminder_at().map(|at| (at, show.id.clone())));
+                .extend(show.reminder_at().map(|at| (at, show.id)));
         }
     }
 
     fn keep_show(&mut self, show: &Show) {
         self.index_show(show);
-        self.shows.insert(show.id.clone(), show.clone());
+        self.shows.insert(show.id, show.clone());
     }
 
-    fn scheduled_show(&mut self, brand_id: &str, show_id: &str) -> Result<Show, ShowChange> {
-        match self.shows.get(show_id).filter(|s| s.brand_id == brand_id) {
+    fn scheduled_show(&mut self, brand_id: &str, show_id: Uuid) -> Result<Show, ShowChange> {
+        match self.shows.get(&show_id).filter(|s| s.brand_id == brand_id) {
             None => Err(ShowChange::Absent),
             Some(show) if show.status != ShowStatus::Scheduled => Err(ShowChange::NotScheduled),
             Some(show) => Ok(show.clone()),
@@ -65,16 +66,16 @@ impl ShowStore for EmbeddedStore {
         state.keep_show(show);
         state
             .show_inputs
-            .insert(show.id.clone(), (keys.clone(), script.map(str::to_owned)));
-        state.bind(binding, show.id.clone());
+            .insert(show.id, (keys.clone(), script.map(str::to_owned)));
+        state.bind(binding, show.public_id());
         Ok(CreateShowOutcome::Created)
     }
 
-    async fn get_show(&self, brand_id: &str, show_id: &str) -> StoreResult<Option<Show>> {
+    async fn get_show(&self, brand_id: &str, show_id: Uuid) -> StoreResult<Option<Show>> {
         Ok(self
             .read()?
             .shows
-            .get(show_id)
+            .get(&show_id)
             .filter(|s| s.brand_id == brand_id)
             .cloned())
     }
@@ -112,11 +113,11 @@ impl ShowStore for EmbeddedStore {
         script: Option<Option<&str>>,
     ) -> StoreResult<ShowChange> {
         let mut state = self.lock()?;
-        if let Err(change) = state.scheduled_show(&changed.brand_id, &changed.id) {
+        if let Err(change) = state.scheduled_show(&changed.brand_id, changed.id) {
             return Ok(change);
         }
         state.keep_show(changed);
-        let inputs = state.show_inputs.entry(changed.id.clone()).or_default();
+        let inputs = state.show_inputs.entry(changed.id).or_default();
         if let Some(keys) = keys {
             inputs.0 = keys.clone();
         }
@@ -126,7 +127,7 @@ impl ShowStore for EmbeddedStore {
         Ok(ShowChange::Changed(Box::new(changed.clone())))
     }
 
-    async fn cancel_show(&self, brand_id: &str, show_id: &str) -> StoreResult<ShowChange> {
+    async fn cancel_show(&self, brand_id: &str, show_id: Uuid) -> StoreResult<ShowChange> {
         let mut state = self.lock()?;
         let mut show = match state.scheduled_show(brand_id, show_id) {
             Ok(show) => show,
@@ -134,21 +135,21 @@ impl ShowStore for EmbeddedStore {
         };
         show.status = ShowStatus::Cancelled;
         state.keep_show(&show);
-        state.show_inputs.remove(show_id);
+        state.show_inputs.remove(&show_id);
         Ok(ShowChange::Changed(Box::new(show)))
     }
 
     async fn claim_show(
         &self,
         brand_id: &str,
-        show_id: &str,
+        show_id: Uuid,
         now: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> StoreResult<Option<Show>> {
         let mut state = self.lock()?;
         let Some(mut show) = state
             .shows
-            .get(show_id)
+            .get(&show_id)
             .filter(|s| s.brand_id == brand_id && s.claimable(now))
             .cloned()
         else {
@@ -160,11 +161,11 @@ impl ShowStore for EmbeddedStore {
         Ok(Some(show))
     }
 
-    async fn show_inputs(&self, show_id: &str) -> StoreResult<(StreamKeys, Option<String>)> {
+    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(StreamKeys, Option<String>)> {
         Ok(self
             .read()?
             .show_inputs
-            .get(show_id)
+            .get(&show_id)
             .cloned()
             .unwrap_or_default())
     }
@@ -216,7 +217,9 @@ impl ShowStore for EmbeddedStore {
         if !state.still_claimed(show) {
             return Ok(false);
         }
-        let mut settled = state.shows[&show.id].clone();
+        let Some(mut settled) = state.shows.get(&show.id).cloned() else {
+            return Ok(false);
+        };
         settled.status = if error.is_some() {
             ShowStatus::Failed
         } else {
@@ -248,23 +251,23 @@ impl ShowStore for EmbeddedStore {
         Ok(true)
     }
 
-    async fn due_shows(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Vec<(String, String)>> {
+    async fn due_shows(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Show>> {
         let state = self.read()?;
-        let mut due: Vec<(String, String)> = Vec::new();
+        let mut due: Vec<Show> = Vec::new();
         for (_, id) in state.shows_due.iter().take_while(|(at, _)| *at <= now) {
             if due.len() >= limit {
                 break;
             }
             if let Some(show) = state.shows.get(id)
-                && !due.iter().any(|(_, seen)| seen == id)
+                && !due.iter().any(|seen| seen.id == *id)
             {
-                due.push((show.brand_id.clone(), id.clone()));
+                due.push(show.clone());
             }
         }
         Ok(due)
+    }
+
+    async fn find_show(&self, show_id: Uuid) -> StoreResult<Option<Show>> {
+        Ok(self.read()?.shows.get(&show_id).cloned())
     }
 }

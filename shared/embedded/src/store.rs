@@ -69,11 +69,11 @@ pub(super) struct State {
     /// Keys the service keeps for itself, by name.
     pub(super) service_keys: Map<String, Vec<u8>>,
     /// Scheduled shows by id, and their destinations' keys and scripts apart from them.
-    pub(super) shows: Map<String, hosting_domain::show::Show>,
-    pub(super) show_inputs: Map<String, (StreamKeys, Option<String>)>,
+    pub(super) shows: Map<Uuid, hosting_domain::show::Show>,
+    pub(super) show_inputs: Map<Uuid, (StreamKeys, Option<String>)>,
     /// Each show's due moments (its start, its reminder), as the DynamoDB store's due index
     /// holds them.
-    pub(super) shows_due: BTreeSet<(DateTime<Utc>, String)>,
+    pub(super) shows_due: BTreeSet<(DateTime<Utc>, Uuid)>,
 }
 
 /// One brand's indexes of its streams, held together: a page or an analytics window looks

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use uuid::Uuid;
 
 use crate::destination::StreamKeys;
 use crate::show::{Show, ShowError, ShowStatus};
@@ -59,7 +60,7 @@ pub trait ShowStore: Send + Sync {
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateShowOutcome>;
 
-    async fn get_show(&self, brand_id: &str, show_id: &str) -> StoreResult<Option<Show>>;
+    async fn get_show(&self, brand_id: &str, show_id: Uuid) -> StoreResult<Option<Show>>;
 
     /// The brand's shows, soonest `starts_at` first (then `id`), optionally of one status;
     /// `total` counts every match. Reads a number of items bounded by `limit` plus a constant,
@@ -82,20 +83,20 @@ pub trait ShowStore: Send + Sync {
     ) -> StoreResult<ShowChange>;
 
     /// `scheduled` → `cancelled`, erasing its keys and script and its due entries.
-    async fn cancel_show(&self, brand_id: &str, show_id: &str) -> StoreResult<ShowChange>;
+    async fn cancel_show(&self, brand_id: &str, show_id: Uuid) -> StoreResult<ShowChange>;
 
     /// Claims a show for its start until `until`: `scheduled` and due at `now`, or `starting`
     /// under a claim that ran out. `None` when another starter holds it or it is settled.
     async fn claim_show(
         &self,
         brand_id: &str,
-        show_id: &str,
+        show_id: Uuid,
         now: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> StoreResult<Option<Show>>;
 
     /// The show's destinations' keys and script, for its start.
-    async fn show_inputs(&self, show_id: &str) -> StoreResult<(StreamKeys, Option<String>)>;
+    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(StreamKeys, Option<String>)>;
 
     /// Creates `stream` for the claimed `show` (taking one of its brand's `max_active` slots),
     /// records its id on the show, and erases the show's keys, in one atomic step; with
@@ -122,10 +123,9 @@ pub trait ShowStore: Send + Sync {
     /// yet reminded; `false` otherwise.
     async fn remind_show(&self, show: &Show, event: &StreamEvent) -> StoreResult<bool>;
 
-    /// Shows whose start or reminder is due at `now`, at most about `limit`: (brand, id).
-    async fn due_shows(
-        &self,
-        now: DateTime<Utc>,
-        limit: usize,
-    ) -> StoreResult<Vec<(String, String)>>;
+    /// Shows whose start or reminder is due at `now`, at most about `limit`.
+    async fn due_shows(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Show>>;
+
+    /// The show, whatever its brand: what a timer, which knows only the id, reads.
+    async fn find_show(&self, show_id: Uuid) -> StoreResult<Option<Show>>;
 }
