@@ -393,6 +393,8 @@ pub(crate) async fn schedule_kinds(app: &App, stream: &Stream, kinds: &[TimerKin
             .due_at
             .filter(|_| stream.status == StreamStatus::Live)
             .map(|at| (*kind, at)),
+        // A show's, not a stream's (`service::shows`).
+        TimerKind::ShowStart | TimerKind::ShowReminder => None,
     });
     let arms = timers.map(|(kind, due_at)| async move {
         let timer = Timer {
