@@ -5,6 +5,7 @@ pub mod creators;
 pub mod destinations;
 pub mod host;
 pub mod idempotency;
+mod new_stream;
 pub mod provider_events;
 pub mod recordings;
 pub mod rooms;
