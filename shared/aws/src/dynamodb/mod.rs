@@ -66,6 +66,7 @@ mod positions;
 mod requests;
 mod room_cleanups;
 mod seeding;
+mod shows;
 mod streams;
 pub mod table;
 mod transitions;

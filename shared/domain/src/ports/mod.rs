@@ -32,6 +32,7 @@ pub trait Store:
     + CreatorStore
     + StreamStore
     + RoomCleanupStore
+    + ShowStore
     + WebhookStore
     + DeliveryLogStore
     + DeliverySlotStore
@@ -49,6 +50,7 @@ impl<T> Store for T where
         + CreatorStore
         + StreamStore
         + RoomCleanupStore
+        + ShowStore
         + WebhookStore
         + DeliveryLogStore
         + DeliverySlotStore
