@@ -84,7 +84,8 @@ pub struct Show {
     pub created_at: DateTime<Utc>,
     /// The mode of the key it was made with: a test key's show starts a test stream.
     pub test: bool,
-    /// Whether `show.reminder` was written.
+    /// Whether no reminder is left to send: none was asked for, its moment had passed when the
+    /// show was scheduled, or `show.reminder` was written.
     pub reminded: bool,
     /// While `starting`: until when its starter holds it.
     pub claim_until: Option<DateTime<Utc>>,

@@ -85,7 +85,7 @@ async fn create(
     })?;
     let (destinations, keys) = new_destinations(destinations);
     let record = parse_record(request.record.as_ref())?;
-    let show = Show {
+    let mut show = Show {
         id: Uuid::new_v4(),
         brand_id: caller.brand.id.clone(),
         status: ShowStatus::Scheduled,
@@ -99,6 +99,8 @@ async fn create(
         reminded: false,
         claim_until: None,
     };
+    // A reminder whose moment has already passed is never sent: nothing is left to send.
+    show.reminded = !show.reminder_pending(show.created_at);
     let answer = StoredAnswer {
         status: 201,
         body: serde_json::to_string(&ShowView::from(&show)).unwrap_or_default(),
@@ -145,8 +147,7 @@ fn shown_fields(
 /// Arms the show's start and its reminder when one is pending. Best effort: both are stored
 /// on the show, and the sweep acts on them if a timer is lost.
 async fn arm_timers(app: &App, show: &Show) {
-    let reminder = show
-        .reminder_pending(app.clock.now())
+    let reminder = (!show.reminded)
         .then(|| show.reminder_at())
         .flatten()
         .map(|at| (TimerKind::ShowReminder, at));
@@ -344,4 +345,55 @@ async fn start_stream(app: &App, show: &Show) -> Result<Stream, StartRefused> {
         Err(ApiError::IdempotencyKeyInUse) => Err(StartRefused::NotClaimed),
         Err(err) => Err(StartRefused::Api(err, made.map(Box::new))),
     }
+}
+
+/// Whatever of the show is due now: its reminder, then its start. `true` when it changed it.
+pub async fn act_on_due(app: &App, show_id: Uuid) -> Result<bool, StoreError> {
+    let Some(show) = app.shows().find_show(show_id).await? else {
+        return Ok(false);
+    };
+    let now = app.clock.now();
+    let mut changed = false;
+    if show.status == ShowStatus::Scheduled
+        && !show.reminded
+        && show
+            .reminder_at()
+            .is_some_and(|at| at <= now && show.starts_at > now)
+    {
+        changed |= remind(app, &show).await?;
+    }
+    if show.claimable(now) {
+        changed |= start(app, show.id).await?.is_some();
+    }
+    Ok(changed)
+}
+
+/// `show.reminder`, once, while the show is `scheduled`.
+async fn remind(app: &App, show: &Show) -> Result<bool, StoreError> {
+    let reminded = Show {
+        reminded: true,
+        ..show.clone()
+    };
+    let event = StreamEvent::show(EventType::ShowReminder, &reminded, None, app.clock.now());
+    app.shows().remind_show(show, &event).await
+}
+
+/// Shows handled per sweep pass.
+const SWEEP_BATCH: usize = 100;
+
+/// The safety net for a lost or late timer: acts on every show with something due (a start, a
+/// reminder, a claim that ran out). Returns how many it changed.
+pub async fn sweep(app: &App) -> Result<usize, StoreError> {
+    let due = app.shows().due_shows(app.clock.now(), SWEEP_BATCH).await?;
+    let mut changed = 0;
+    for show in due {
+        match act_on_due(app, show.id).await {
+            Ok(true) => changed += 1,
+            Ok(false) => {}
+            Err(err) => {
+                tracing::warn!(show_id = %show.public_id(), error = %err, "show left for the next sweep");
+            }
+        }
+    }
+    Ok(changed)
 }
