@@ -1,6 +1,7 @@
 //! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, a stream's
 //! destinations (`POST /streams/{id}/destinations`, `DELETE
-//! /streams/{id}/destinations/{destination_id}`), and the test helpers under
+//! /streams/{id}/destinations/{destination_id}`), scheduled shows (`POST` and `GET /shows`,
+//! `GET`, `PATCH` and `DELETE /shows/{id}`), and the test helpers under
 //! `/test_helpers/streams/{id}/`.
 
 use axum::extract::{Path, State};

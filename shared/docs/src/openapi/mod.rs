@@ -5,6 +5,7 @@
 //! response it receives against it.
 
 mod builders;
+mod show_events;
 
 use schemars::Schema;
 use schemars::generate::SchemaSettings;
@@ -330,6 +331,10 @@ fn webhooks(generators: &mut Generators) -> Value {
         .responses
         .subschema_for::<WebhookDisabledEvent>()
         .to_value();
+    let show_event = generators
+        .responses
+        .subschema_for::<hosting_domain::event::ShowEvent>()
+        .to_value();
     let header = |name: &str, description: &str| json!({ "name": name, "in": "header", "required": true, "description": description, "schema": { "type": "string" } });
     json!({
         "streamEvent": { "post": {
@@ -358,6 +363,20 @@ fn webhooks(generators: &mut Generators) -> Value {
                 header("webhook-signature", SIGNATURE_HEADER),
             ],
             "requestBody": { "required": true, "content": { "application/json": { "schema": disabled_event, "examples": { "webhook.disabled": { "summary": "Disabled after 5 days of failures.", "value": webhook_disabled_example() } } } } },
+            "responses": { "2XX": { "description": "Received." } },
+        }},
+        "showEvent": { "post": {
+            "summary": "A scheduled show's event",
+            "description": "`show.reminder`, `show.started` and `show.failed` (docs/shows.md), to each active webhook that lists the type, with the same headers, signatures and retries as every event. `data.show` is the show right after the change; `show.started` also carries `data.stream`.",
+            "parameters": [
+                header("X-Service-Event-Id", "The event id (same on every attempt)."),
+                header("X-Service-Event-Type", "The event type."),
+                header("X-Service-Signature", "As for stream events."),
+                header("webhook-id", "Standard Webhooks: the event id."),
+                header("webhook-timestamp", "Standard Webhooks: `t`, the time of this attempt."),
+                header("webhook-signature", SIGNATURE_HEADER),
+            ],
+            "requestBody": { "required": true, "content": { "application/json": { "schema": show_event, "examples": show_events::show_event_examples() } } },
             "responses": { "2XX": { "description": "Received." } },
         }},
     })
