@@ -2,7 +2,7 @@
 //! destinations (`POST /streams/{id}/destinations`, `DELETE
 //! /streams/{id}/destinations/{destination_id}`), scheduled shows (`POST` and `GET /shows`,
 //! `GET`, `PATCH` and `DELETE /shows/{id}`), and the test helpers under
-//! `/test_helpers/streams/{id}/`.
+//! `/test_helpers/streams/{id}/` and `/test_helpers/shows/{id}/start`.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -18,6 +18,7 @@ use hosting_http::endpoints::{
     ADD_DESTINATION, CANCEL_SHOW, CHANGE_SHOW, END_STREAM, FAIL_TEST_DESTINATION, FAIL_TEST_STREAM,
     FINISH_TEST_STREAM, Function, GET_SHOW, GET_STREAM, LIST_SHOWS, LIST_STREAMS, ListShowsParams,
     ListStreamsParams, REMOVE_DESTINATION, SCHEDULE_SHOW, SET_TEST_STREAM_VIEWERS, START_STREAM,
+    START_TEST_SHOW,
 };
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
@@ -46,6 +47,15 @@ pub fn routes(routes: Routes) -> Routes {
         .serve(&GET_SHOW, get_show)
         .serve(&CHANGE_SHOW, change_show)
         .serve(&CANCEL_SHOW, cancel_show)
+        .serve(&START_TEST_SHOW, start_test_show)
+}
+
+async fn start_test_show(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    Path(id): Path<String>,
+) -> HandlerResult<Json<ShowView>> {
+    Ok(Json(shows::start_test_show(&app, &caller, &id).await?))
 }
 
 fn min_lead(app: &App) -> chrono::TimeDelta {

@@ -101,6 +101,11 @@ pub const OPERATIONS: &[Operation] = &[
         "/test_helpers/streams/{id}/destinations/{destination_id}/fail",
         TestKeys("streams:write"),
     ),
+    op(
+        "POST",
+        "/test_helpers/shows/{id}/start",
+        TestKeys("streams:write"),
+    ),
 ];
 
 /// Every keyed operation: method, path and the scope it needs.

@@ -540,6 +540,36 @@ impl LiveStreamHostingApiClient {
         let response = req_builder.send().await?;
         Ok(RemoveStreamDestinationRequest::parse_response(response).await?)
     }
+    /// Test keys: start a scheduled test show now, as its time would.
+    ///
+    /// The show starts its test stream now (`started`, or `failed` with the error the start met) and its event is sent. Takes no body; any body is ignored.
+    ///
+    /// * Path: `POST /test_helpers/shows/{id}/start`
+    pub async fn start_test_show(
+        &self,
+        request: StartTestShowRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("test_helpers")
+            .push("shows")
+            .push(&request.path.id.to_string())
+            .push("start");
+        let mut req_builder = self.client.post(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(StartTestShowRequest::parse_response(response).await?)
+    }
     /// Test keys: fail one destination of a live test stream.
     ///
     /// The destination becomes `failed` with `error` (default `simulated failure`) and `stream.destination_failed` is sent. The body is optional. Checks in order: the body, then the stream, then the destination.

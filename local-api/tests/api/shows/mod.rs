@@ -220,3 +220,48 @@ async fn the_endpoints_schedule_read_change_and_cancel_a_show() {
         .await
         .assert_error(404, "not_found");
 }
+
+#[tokio::test]
+async fn the_test_helper_starts_a_scheduled_test_show_now_and_refuses_the_rest() {
+    if backend::is_dynamodb() {
+        return; // The DynamoDB store of shows is still to be built on this branch.
+    }
+    let api = TestApp::new().await;
+    let r = api
+        .post(
+            "/shows",
+            &Keys::test_a(),
+            Value::Object(show_body(&api, 60)),
+        )
+        .await;
+    let id = r.body["show_id"].as_str().unwrap().to_owned();
+    let path = format!("/test_helpers/shows/{id}/start");
+    // A live key, another brand's key, an id not in form: not found.
+    api.call("POST", &path, Some(&Keys::live_a()), None)
+        .await
+        .assert_error(404, "not_found");
+    api.call("POST", &path, Some(&Keys::test_b()), None)
+        .await
+        .assert_error(404, "not_found");
+    api.call(
+        "POST",
+        "/test_helpers/shows/nope/start",
+        Some(&Keys::test_a()),
+        None,
+    )
+    .await
+    .assert_error(404, "not_found");
+    let started = api.call("POST", &path, Some(&Keys::test_a()), None).await;
+    started.assert_status(200);
+    assert_eq!(started.body["status"], "started");
+    let stream_id = started.body["stream_id"].as_str().unwrap().to_owned();
+    let stream = api
+        .get(&format!("/streams/{stream_id}"), &Keys::test_a())
+        .await;
+    stream.assert_status(200);
+    assert_eq!(stream.body["status"], "live");
+    // Once: no longer scheduled.
+    api.call("POST", &path, Some(&Keys::test_a()), None)
+        .await
+        .assert_error(404, "not_found");
+}
