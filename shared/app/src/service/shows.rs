@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::new_stream::{NewStream, check_vertical, new_stream};
 use super::streams::{create_and_launch, platform_permitted};
 use crate::app::App;
+use crate::metrics::{self, Metric};
 use crate::service::creators;
 use crate::service::idempotency::{self, Answer, Begin, Held};
 use hosting_domain::API_PREFIX;
@@ -456,6 +457,14 @@ async fn run_claimed(app: &App, claimed: Show) -> Result<Option<Show>, StoreErro
         .await?
     {
         return Ok(None);
+    }
+    metrics::count(if error.is_some() {
+        Metric::ShowsFailed
+    } else {
+        Metric::ShowsStarted
+    });
+    if settled.late(app.clock.now()) {
+        metrics::count(Metric::ShowsLate);
     }
     Ok(Some(settled))
 }
