@@ -149,6 +149,7 @@ async fn check(subject: Subject) -> Vec<String> {
     }
     let active = |brand: &str| active.get(brand).copied().unwrap_or(0);
     violations.extend(check_store(&*store, &events, active, &seeded_streams).await);
+    violations.extend(super::show_invariants::check_shows(&*store, &brands(&events)).await);
     violations
 }
 

@@ -9,6 +9,7 @@ mod new_stream;
 pub mod provider_events;
 pub mod recordings;
 pub mod rooms;
+mod show_changes;
 pub mod shows;
 pub mod streams;
 pub mod test_helpers;

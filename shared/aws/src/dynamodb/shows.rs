@@ -42,7 +42,11 @@ impl ShowStore for DynamoStore {
         _limit: usize,
         _offset: usize,
     ) -> StoreResult<ShowPage> {
-        not_yet()
+        // Nothing is scheduled here yet: no page holds a show.
+        Ok(ShowPage {
+            shows: Vec::new(),
+            total: 0,
+        })
     }
 
     async fn update_scheduled_show(
