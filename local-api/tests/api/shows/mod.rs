@@ -47,9 +47,6 @@ const LEAD: TimeDelta = TimeDelta::seconds(60);
 
 #[tokio::test]
 async fn a_test_show_is_scheduled_reminded_and_started_once() {
-    if backend::is_dynamodb() {
-        return; // The DynamoDB store of shows is still to be built on this branch.
-    }
     let api = TestApp::new().await;
     let app = &api.runtime.app;
     let caller = caller(&api, &Keys::test_a()).await;
@@ -101,9 +98,6 @@ async fn a_test_show_is_scheduled_reminded_and_started_once() {
 
 #[tokio::test]
 async fn a_start_refused_by_the_concurrency_limit_fails_the_show_with_that_error() {
-    if backend::is_dynamodb() {
-        return; // The DynamoDB store of shows is still to be built on this branch.
-    }
     let api = TestApp::new().await;
     let app = &api.runtime.app;
     let caller = caller(&api, &Keys::test_a()).await;
@@ -127,9 +121,6 @@ async fn a_start_refused_by_the_concurrency_limit_fails_the_show_with_that_error
 
 #[tokio::test]
 async fn checks_come_in_order_and_a_cancelled_show_never_starts() {
-    if backend::is_dynamodb() {
-        return; // The DynamoDB store of shows is still to be built on this branch.
-    }
     let api = TestApp::new().await;
     let app = &api.runtime.app;
     let caller = caller(&api, &Keys::test_a()).await;
@@ -171,9 +162,6 @@ async fn checks_come_in_order_and_a_cancelled_show_never_starts() {
 
 #[tokio::test]
 async fn the_endpoints_schedule_read_change_and_cancel_a_show() {
-    if backend::is_dynamodb() {
-        return; // The DynamoDB store of shows is still to be built on this branch.
-    }
     let api = TestApp::new().await;
     let r = api
         .post(
@@ -223,9 +211,6 @@ async fn the_endpoints_schedule_read_change_and_cancel_a_show() {
 
 #[tokio::test]
 async fn the_test_helper_starts_a_scheduled_test_show_now_and_refuses_the_rest() {
-    if backend::is_dynamodb() {
-        return; // The DynamoDB store of shows is still to be built on this branch.
-    }
     let api = TestApp::new().await;
     let r = api
         .post(
