@@ -1,9 +1,6 @@
 //! Scheduled shows: a show is its own resource that becomes a stream at its time, started as
 //! `POST /streams` would start it, in the key mode it was made with. The stream's state machine
 //! is untouched.
-//!
-//! Work in progress on this branch: the model and its rules; the store, the endpoints, the
-//! Scheduler schedules and the sweep follow.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use schemars::JsonSchema;

@@ -1,5 +1,5 @@
 //! Scheduled shows in the embedded store (docs/shows.md), with the same atomicity as the
-//! DynamoDB store's. Work in progress on this branch.
+//! DynamoDB store's.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

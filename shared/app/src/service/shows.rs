@@ -1,6 +1,5 @@
 //! Scheduled shows (docs/shows.md): schedule, read, change and cancel a show, and start it at
-//! its time through `POST /streams`' own creation path. Work in progress on this branch: the
-//! HTTP endpoints, the Scheduler schedules and the DynamoDB store follow.
+//! its time through `POST /streams`' own creation path.
 
 use std::time::Duration;
 

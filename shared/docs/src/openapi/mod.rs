@@ -150,7 +150,7 @@ fn event_examples() -> Value {
                 "The stream was started with `record: true` but no file was written: the egress failed or could not be started; `recording.error` says why.",
             ),
             // Not about a stream: `webhook.disabled` and the shows' events have their own
-            // entries (the shows' still to come on this branch).
+            // entries.
             EventType::WebhookTest
             | EventType::WebhookDisabled
             | EventType::ShowStarted

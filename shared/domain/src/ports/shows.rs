@@ -1,4 +1,4 @@
-//! Scheduled shows (docs/shows.md). Work in progress on this branch.
+//! Scheduled shows (docs/shows.md).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -1,5 +1,4 @@
-//! Scheduled shows (docs/shows.md). Work in progress on this branch: declared and served by
-//! the streams function; the template's routes, the contract rows and the documents follow.
+//! Scheduled shows (docs/shows.md), served by the streams function.
 
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator};
