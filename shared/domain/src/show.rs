@@ -192,7 +192,8 @@ pub struct ShowView {
     /// key shown as its `stream_key_last4`; never the script.
     #[schemars(with = "Map<String, Value>")]
     pub stream: Map<String, Value>,
-    /// The stream the show started; `null` until then.
+    /// The stream the show started; `null` until then, and for a show that failed (a failed
+    /// launch's stream, in `error`, is in `GET /streams` as `POST /streams` would have left it).
     pub stream_id: Option<Uuid>,
     /// Why it failed: the error envelope's `code` and `message`; `null` otherwise.
     pub error: Option<ShowError>,
@@ -211,7 +212,9 @@ impl From<&Show> for ShowView {
             starts_at: show.starts_at,
             remind_minutes_before: show.remind_minutes_before,
             stream: show.stream.clone(),
-            stream_id: show.stream_id,
+            stream_id: show
+                .stream_id
+                .filter(|_| show.status == ShowStatus::Started),
             error: show.error.clone(),
             created_at: show.created_at,
             test: show.test,
