@@ -1015,7 +1015,8 @@ export interface components {
             };
             /**
              * Format: uuid
-             * @description The stream the show started; `null` until then.
+             * @description The stream the show started; `null` until then, and for a show that failed (a failed
+             *     launch's stream, in `error`, is in `GET /streams` as `POST /streams` would have left it).
              */
             stream_id: string | null;
             /** @description Whether it was made with a test key (and starts a test stream). */

@@ -20,7 +20,7 @@ pub const DEFAULT_MIN_LEAD_SECS: u64 = 60;
 /// How late a start may be before it counts as late in the metrics.
 pub const LATE_AFTER: TimeDelta = TimeDelta::seconds(60);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ShowStatus {
     Scheduled,
@@ -168,6 +168,21 @@ impl Show {
             ShowStatus::Scheduled => self.starts_at <= now,
             ShowStatus::Starting => self.claim_until.is_some_and(|until| until <= now),
             _ => false,
+        }
+    }
+
+    /// When the show next needs the service: its reminder (while pending) or its start while
+    /// `scheduled`, the end of its claim while `starting`; `None` once settled.
+    pub fn next_moment(&self) -> Option<DateTime<Utc>> {
+        match self.status {
+            ShowStatus::Scheduled => {
+                let reminder = self
+                    .reminder_at()
+                    .filter(|at| !self.reminded && *at < self.starts_at);
+                Some(reminder.unwrap_or(self.starts_at))
+            }
+            ShowStatus::Starting => self.claim_until,
+            _ => None,
         }
     }
 

@@ -13,24 +13,29 @@ use hosting_domain::{EventType, Stream, StreamEvent};
 use hosting_support::admission;
 
 impl State {
-    /// The show's due moments: its start while `scheduled` (or `starting`, at its claim's
-    /// end), and its reminder while pending.
-    fn index_show(&mut self, show: &Show) {
-        self.shows_due.retain(|(_, id)| *id != show.id);
-        let start = match show.status {
-            ShowStatus::Scheduled => Some(show.starts_at),
-            ShowStatus::Starting => show.claim_until,
-            _ => None,
-        };
-        self.shows_due.extend(start.map(|at| (at, show.id)));
-        if show.status == ShowStatus::Scheduled && !show.reminded {
-            self.shows_due
-                .extend(show.reminder_at().map(|at| (at, show.id)));
-        }
-    }
-
+    /// Keeps `show`, moving its place in the due moments (its next one, as the DynamoDB
+    /// store's due index holds it) and in its brand's lists.
     fn keep_show(&mut self, show: &Show) {
-        self.index_show(show);
+        if let Some(before) = self.shows.get(&show.id) {
+            if let Some(at) = before.next_moment() {
+                self.shows_due.remove(&(at, before.id));
+            }
+            let place = (before.starts_at, before.id);
+            for filter in [None, Some(before.status)] {
+                if let Some(order) = self.show_order.get_mut(&(before.brand_id.clone(), filter)) {
+                    order.remove(&place);
+                }
+            }
+        }
+        for filter in [None, Some(show.status)] {
+            self.show_order
+                .entry((show.brand_id.clone(), filter))
+                .or_default()
+                .insert((show.starts_at, show.id));
+        }
+        if let Some(at) = show.next_moment() {
+            self.shows_due.insert((at, show.id));
+        }
         self.shows.insert(show.id, show.clone());
     }
 
@@ -89,19 +94,19 @@ impl ShowStore for EmbeddedStore {
     ) -> StoreResult<ShowPage> {
         admission::admitted().await;
         let state = self.read()?;
-        let mut matching: Vec<&Show> = state
-            .shows
-            .values()
-            .filter(|s| s.brand_id == brand_id && status.is_none_or(|status| s.status == status))
-            .collect();
-        matching.sort_by(|a, b| a.starts_at.cmp(&b.starts_at).then(a.id.cmp(&b.id)));
+        let Some(order) = state.show_order.get(&(brand_id.to_owned(), status)) else {
+            return Ok(ShowPage {
+                shows: Vec::new(),
+                total: 0,
+            });
+        };
         Ok(ShowPage {
-            total: matching.len() as u64,
-            shows: matching
-                .into_iter()
+            total: order.len() as u64,
+            shows: order
+                .iter()
                 .skip(offset)
                 .take(limit)
-                .cloned()
+                .filter_map(|(_, id)| state.shows.get(id).cloned())
                 .collect(),
         })
     }

@@ -31,7 +31,8 @@ class ShowView:
         status (Literal['starting'] | ShowStatusType0):
         stream (ShowViewStream): The stream's fields as given to `POST /shows` (or its last `PATCH`), each destination's
             key shown as its `stream_key_last4`; never the script.
-        stream_id (None | UUID): The stream the show started; `null` until then.
+        stream_id (None | UUID): The stream the show started; `null` until then, and for a show that failed (a failed
+            launch's stream, in `error`, is in `GET /streams` as `POST /streams` would have left it).
         test (bool): Whether it was made with a test key (and starts a test stream).
     """
 

@@ -922,7 +922,8 @@ pub struct ShowView {
     /// The stream's fields as given to `POST /shows` (or its last `PATCH`), each destination's
     /// key shown as its `stream_key_last4`; never the script.
     pub stream: indexmap::IndexMap<String, serde_json::Value>,
-    /// The stream the show started; `null` until then.
+    /// The stream the show started; `null` until then, and for a show that failed (a failed
+    /// launch's stream, in `error`, is in `GET /streams` as `POST /streams` would have left it).
     pub stream_id: Option<uuid::Uuid>,
     /// Whether it was made with a test key (and starts a test stream).
     pub test: bool,

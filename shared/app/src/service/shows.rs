@@ -465,6 +465,24 @@ async fn remind(app: &App, show: &Show) -> Result<bool, StoreError> {
     app.shows().remind_show(show, &event).await
 }
 
+/// The soonest moment after now and within `within` at which a show needs the service (its
+/// reminder, its start, a claim's end), if any: when the local server's show sweep wakes next.
+pub async fn next_moment(
+    app: &App,
+    within: Duration,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, StoreError> {
+    let now = app.clock.now();
+    let horizon = now + TimeDelta::from_std(within).unwrap_or(TimeDelta::MAX);
+    Ok(app
+        .shows()
+        .due_shows(horizon, SWEEP_BATCH)
+        .await?
+        .iter()
+        .filter_map(Show::next_moment)
+        .filter(|at| *at > now)
+        .min())
+}
+
 /// Shows handled per sweep pass.
 const SWEEP_BATCH: usize = 100;
 

@@ -258,8 +258,9 @@ pub(super) fn show_list_pk(brand_id: &str, filter: char) -> String {
     format!("SHOWS#{brand_id}#{filter}")
 }
 
-pub(super) fn show_counts_key(brand_id: &str) -> Item {
-    key(format!("SHOWCOUNTS#{brand_id}"), "SHOWCOUNTS")
+/// How many shows a brand's list `filter` holds per hour of `starts_at` (see `shows.rs`).
+pub(super) fn show_counts_key(brand_id: &str, filter: char) -> Item {
+    key(format!("SHOWCOUNTS#{brand_id}#{filter}"), "SHOWCOUNTS")
 }
 
 /// The due-index partition of a show's next moment (its reminder, its start, its claim's end).

@@ -8,27 +8,24 @@
 //!   partition, erased in the write that starts, fails or cancels it.
 //! - `GET /shows` pages by `starts_at` without reading what it skips: every show has a copy in
 //!   its brand's list of all shows (`SHOWS#<brand>#a`) and in the list of its status (`#s`,
-//!   `#t`, `#d`, `#f`, `#c`), sorted by `starts_at` then id, and the brand's counts item
-//!   (`SHOWCOUNTS#<brand>`) counts each list's shows per hour of `starts_at`
+//!   `#t`, `#d`, `#f`, `#c`), sorted by `starts_at` then id, and each list's counts item
+//!   (`SHOWCOUNTS#<brand>#<letter>`) counts its shows per hour of `starts_at`
 //!   (`<letter><yyyymmddhh>`). A page reads the counts, finds the hour where its offset falls,
 //!   and queries from that hour's start: it reads `limit` plus the shows it skips inside that
 //!   one hour. Every write of a show moves its copies and counts in the same transaction.
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::DynamoStore;
 use super::idempotency::binding_item;
-use super::items::{ItemExt, corrupt, event_item, n, s, stream_keys_item, stream_keys_of};
-use super::keys::{self, key, sortable};
-use super::requests::{
-    TransactError, UpdateSpec, backend, condition_failed_at, delete, put, update,
-};
+use super::items::{ItemExt, corrupt, event_item, s, stream_keys_of};
+use super::keys::{self, sortable};
+use super::requests::{TransactError, backend, condition_failed_at, delete, put};
+use super::show_items::*;
 use super::streams::Creation;
-use super::{DynamoStore, Item};
 use hosting_domain::destination::StreamKeys;
 use hosting_domain::ports::*;
 use hosting_domain::show::{Show, ShowError, ShowStatus};
@@ -38,218 +35,6 @@ use hosting_support::admission;
 /// Rounds of read-and-write a change of a `scheduled` show makes against concurrent writes
 /// (its reminder, another change) before giving up.
 const CHANGE_ATTEMPTS: u32 = 5;
-
-/// The list a status's copy lives in.
-fn status_letter(status: ShowStatus) -> char {
-    match status {
-        ShowStatus::Scheduled => 's',
-        ShowStatus::Starting => 't',
-        ShowStatus::Started => 'd',
-        ShowStatus::Failed => 'f',
-        ShowStatus::Cancelled => 'c',
-    }
-}
-
-const ALL: char = 'a';
-
-fn list_sk(show: &Show) -> String {
-    keys::due_sk(show.starts_at, &show.id.to_string())
-}
-
-/// The counts attribute of `starts_at`'s hour in list `letter`.
-fn hour_count(letter: char, starts_at: DateTime<Utc>) -> String {
-    format!("{letter}{}", starts_at.format("%Y%m%d%H"))
-}
-
-/// The start of the hour a counts attribute names.
-fn hour_start(hour: &str) -> Option<DateTime<Utc>> {
-    let at = chrono::NaiveDateTime::parse_from_str(&format!("{hour}0000"), "%Y%m%d%H%M%S").ok()?;
-    Some(at.and_utc())
-}
-
-/// When the show next needs the service: its reminder or start while `scheduled`, the end of
-/// its claim while `starting`.
-fn next_due(show: &Show) -> Option<DateTime<Utc>> {
-    match show.status {
-        ShowStatus::Scheduled => {
-            let reminder = show
-                .reminder_at()
-                .filter(|at| !show.reminded && *at < show.starts_at);
-            Some(reminder.unwrap_or(show.starts_at))
-        }
-        ShowStatus::Starting => show.claim_until,
-        _ => None,
-    }
-}
-
-fn body(show: &Show) -> StoreResult<String> {
-    serde_json::to_string(show).map_err(|err| corrupt(format!("show: {err}")))
-}
-
-fn show_item(show: &Show, rev: u64) -> StoreResult<Item> {
-    let mut item = keys::show_key(show.id);
-    item.insert("id".into(), s(show.id.to_string()));
-    item.insert("brand_id".into(), s(&show.brand_id));
-    item.insert("status".into(), s(show.status.as_str()));
-    item.insert("rev".into(), n(rev));
-    item.insert("body".into(), s(body(show)?));
-    if let Some(until) = show.claim_until {
-        item.insert("claim_until".into(), s(sortable(until)));
-    }
-    if let Some(due) = next_due(show) {
-        item.insert(keys::DUE_PK.into(), s(keys::show_due_pk(show.id)));
-        item.insert(
-            keys::DUE_SK.into(),
-            s(keys::due_sk(due, &show.id.to_string())),
-        );
-    }
-    Ok(item)
-}
-
-fn copy_item(show: &Show, letter: char) -> StoreResult<Item> {
-    let mut item = key(keys::show_list_pk(&show.brand_id, letter), &list_sk(show));
-    item.insert("body".into(), s(body(show)?));
-    Ok(item)
-}
-
-fn show_of(item: &Item) -> StoreResult<Show> {
-    serde_json::from_str(&item.string("body")?).map_err(|_| corrupt("show body"))
-}
-
-fn rev_of(item: &Item) -> u64 {
-    item.opt_number("rev")
-        .and_then(|rev| rev.try_into().ok())
-        .unwrap_or(0)
-}
-
-/// An item under another key (the show's cold items reuse the stream's layouts).
-fn rekeyed(mut item: Item, key: Item) -> Item {
-    item.extend(key);
-    item
-}
-
-fn keys_item(show_id: Uuid, stream_keys: &StreamKeys) -> Item {
-    rekeyed(
-        stream_keys_item(show_id, stream_keys),
-        keys::show_keys_key(show_id),
-    )
-}
-
-fn script_item(show_id: Uuid, script: &str) -> Item {
-    let mut item = keys::show_script_key(show_id);
-    item.insert("script".into(), s(script));
-    item
-}
-
-/// The show item's write: a `Put` under `condition`.
-fn put_show(
-    table: &str,
-    item: Item,
-    condition: &str,
-    values: Vec<(&str, AttributeValue)>,
-) -> StoreResult<TransactWriteItem> {
-    let mut builder = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression(condition);
-    if condition.contains("#st") {
-        builder = builder.expression_attribute_names("#st", "status");
-    }
-    for (name, value) in values {
-        builder = builder.expression_attribute_values(name, value);
-    }
-    Ok(TransactWriteItem::builder()
-        .put(builder.build().map_err(backend)?)
-        .build())
-}
-
-/// The condition that the show item is still as read.
-fn unchanged(rev: u64) -> (&'static str, Vec<(&'static str, AttributeValue)>) {
-    ("rev = :rev", vec![(":rev", n(rev))])
-}
-
-/// Every write of a show going from `before` (`None`: new) to `after`: the show item under
-/// `condition` (first, so a refusal is at index 0), its list copies moved, its counts moved.
-fn show_writes(
-    table: &str,
-    before: Option<(&Show, u64)>,
-    after: &Show,
-    condition: (&str, Vec<(&str, AttributeValue)>),
-) -> StoreResult<Vec<TransactWriteItem>> {
-    let rev = before.map_or(1, |(_, rev)| rev + 1);
-    let mut writes = vec![put_show(
-        table,
-        show_item(after, rev)?,
-        condition.0,
-        condition.1,
-    )?];
-    let mut deltas: BTreeMap<String, i64> = BTreeMap::new();
-    for letter in [ALL, status_letter(after.status)] {
-        writes.push(put(table, copy_item(after, letter)?, None)?);
-        *deltas
-            .entry(hour_count(letter, after.starts_at))
-            .or_default() += 1;
-    }
-    if let Some((before, _)) = before {
-        for letter in [ALL, status_letter(before.status)] {
-            let moved = list_sk(before) != list_sk(after)
-                || (letter != ALL && before.status != after.status);
-            if moved {
-                writes.push(delete(
-                    table,
-                    key(
-                        keys::show_list_pk(&before.brand_id, letter),
-                        &list_sk(before),
-                    ),
-                )?);
-            }
-            *deltas
-                .entry(hour_count(letter, before.starts_at))
-                .or_default() -= 1;
-        }
-    }
-    deltas.retain(|_, delta| *delta != 0);
-    if !deltas.is_empty() {
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        let mut adds = Vec::new();
-        for (i, (name, delta)) in deltas.into_iter().enumerate() {
-            adds.push(format!("#c{i} :c{i}"));
-            names.push((format!("#c{i}"), name));
-            values.push((format!(":c{i}"), n(delta)));
-        }
-        let expression = format!("ADD {}", adds.join(", "));
-        writes.push(update(
-            table,
-            UpdateSpec {
-                key: keys::show_counts_key(&after.brand_id),
-                expression: &expression,
-                condition: None,
-                names: names
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.clone()))
-                    .collect(),
-                values: values
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.clone()))
-                    .collect(),
-            },
-        )?);
-    }
-    Ok(writes)
-}
-
-/// Per hour of `starts_at` that has any, how many shows list `letter` holds.
-fn hour_counts(counts: &Item, letter: char) -> BTreeMap<String, u64> {
-    counts
-        .iter()
-        .filter_map(|(name, value)| {
-            let hour = name.strip_prefix(letter)?;
-            let count: u64 = value.as_n().ok()?.parse().ok()?;
-            (hour.len() == 10 && count > 0).then(|| (hour.to_owned(), count))
-        })
-        .collect()
-}
 
 fn transact_failed(err: TransactError) -> hosting_domain::error::StoreError {
     backend(err)
@@ -347,7 +132,7 @@ impl ShowStore for DynamoStore {
     ) -> StoreResult<ShowPage> {
         let letter = status.map_or(ALL, status_letter);
         let counts = self
-            .get(keys::show_counts_key(brand_id))
+            .get(keys::show_counts_key(brand_id, letter))
             .await?
             .unwrap_or_default();
         // The page's query waits for the request's admission; the counts went alongside it.
@@ -588,7 +373,7 @@ impl ShowStore for DynamoStore {
         for item in self.due_before(keys::show_due_pks(), bound, limit).await? {
             let show = show_of(&item)?;
             if !due.iter().any(|(_, seen)| seen.id == show.id) {
-                due.push((next_due(&show).unwrap_or(now), show));
+                due.push((show.next_moment().unwrap_or(now), show));
             }
         }
         due.sort_by_key(|(at, _)| *at);
@@ -598,24 +383,5 @@ impl ShowStore for DynamoStore {
 
     async fn find_show(&self, show_id: Uuid) -> StoreResult<Option<Show>> {
         Ok(self.read_show(show_id).await?.map(|(show, _)| show))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::Timelike;
-
-    #[test]
-    fn hours_name_their_start() {
-        let at = DateTime::parse_from_rfc3339("2026-12-01T17:42:10Z")
-            .unwrap()
-            .to_utc();
-        let name = hour_count('s', at);
-        assert_eq!(name, "s2026120117");
-        assert_eq!(
-            hour_start(&name[1..]),
-            Some(at.with_minute(0).unwrap().with_second(0).unwrap())
-        );
     }
 }
