@@ -144,6 +144,13 @@ async fn main() {
         };
         let stream = app.store.get_stream(stream_id).await.unwrap().unwrap();
         let late = (stream.created_at - starts_at).num_milliseconds() as f64 / 1000.0;
+        // Ended at once: the brand's three concurrent streams are free for the next show.
+        let end = Request::delete(format!("/api/v1/streams/{stream_id}"))
+            .header(AUTHORIZATION, format!("Bearer {KEY}"))
+            .body(Body::empty())
+            .unwrap();
+        let ended = router.clone().oneshot(end).await.unwrap();
+        assert!(ended.status().is_success(), "{}", ended.status());
         println!("| {backend} | shw_{} | {late:.3} s |", id.simple());
         lateness.push(late);
     }
