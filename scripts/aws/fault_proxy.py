@@ -15,13 +15,15 @@ Usage:
 Requests are identified by their X-Amz-Target header (DynamoDB_20120810.<Op>, AmazonSQS.<Op> or
 AmazonSSM.<Op>), and S3's by their SigV4 scope (`/s3/aws4_request`, in the Authorization header
 or a presigned URL's query) and path-style path (`/<bucket>/<key>`: PutObject, GetObject,
-HeadObject, CreateBucket); everything else (EventBridge Scheduler, /moto-api/, ...) is forwarded
-as is.
+HeadObject, CreateBucket), and EventBridge Scheduler's by their REST path (`/schedules/<name>`:
+CreateSchedule, UpdateSchedule, DeleteSchedule, GetSchedule); everything else (/moto-api/, ...)
+is forwarded as is.
 
 Fault rules are registered per scope string; a rule applies to a DynamoDB request when the
 scope is a substring of one of its table names, to an SQS request when it is a substring of its
-QueueUrl, to an SSM request when it is a substring of the parameter's Name, and to an S3 request
-when it is a substring of its bucket's name. Control API on the same port (never forwarded):
+QueueUrl, to an SSM request when it is a substring of the parameter's Name, to an S3 request
+when it is a substring of its bucket's name, and to a Scheduler request when it is a substring of
+its schedule group's name. Control API on the same port (never forwarded):
 
     PUT    /__faults/<scope>   body: JSON rules; replaces the scope's rules, resets its stats
     DELETE /__faults/<scope>   removes the scope's rules and stats
@@ -32,9 +34,10 @@ when it is a substring of its bucket's name. Control API on the same port (never
 Rules (all optional; probabilities between 0 and 1, drawn per request):
     fail_ops: [op, ...]          those operations answer the service's internal error
     slow_ops: {op: ms, ...}      those operations are forwarded after waiting ms (a slow service)
-    throttling                   DynamoDB and SSM: 400 ThrottlingException
+    throttling                   DynamoDB and SSM: 400 ThrottlingException; Scheduler: 429
     provisioned_throughput       DynamoDB: 400 ProvisionedThroughputExceededException
-    internal_error               DynamoDB and SSM: 500 InternalServerError
+    internal_error               DynamoDB and SSM: 500 InternalServerError; Scheduler: 500
+                                 InternalServerException
     transaction_conflict         PutItem/UpdateItem/DeleteItem: 400 TransactionConflictException
     transaction_throttled        TransactWriteItems: TransactionCanceledException, ThrottlingError
     lost_response                writes are applied, then the connection drops without an answer
@@ -165,6 +168,13 @@ WRITES = {
     # Only reads are faulted: the product reads its secret, tests write it.
     "ssm": frozenset(),
     "s3": frozenset({"PutObject"}),
+    "scheduler": frozenset({"CreateSchedule", "UpdateSchedule", "DeleteSchedule"}),
+}
+
+SCHEDULER_OPS = {"POST": "CreateSchedule", "PUT": "UpdateSchedule", "DELETE": "DeleteSchedule", "GET": "GetSchedule"}
+SCHEDULER_ERRORS = {
+    "throttling": (429, "ThrottlingException", "Rate exceeded."),
+    "internal_error": (500, "InternalServerException", "Unexpected error occurred while processing the request."),
 }
 
 S3_ERRORS = {
@@ -329,13 +339,13 @@ def table_names(payload):
 def resource_names(service, payload):
     if service == "dynamodb":
         return table_names(payload)
-    name = payload.get({"sqs": "QueueUrl", "s3": "Bucket"}.get(service, "Name"))
+    name = payload.get({"sqs": "QueueUrl", "s3": "Bucket", "scheduler": "GroupName"}.get(service, "Name"))
     return [name] if isinstance(name, str) else []
 
 
 def fault_applies(kind, service, op, payload):
     if kind in ("throttling", "internal_error"):
-        return service in ("dynamodb", "ssm")
+        return service in ("dynamodb", "ssm", "scheduler")
     if kind == "provisioned_throughput":
         return service == "dynamodb"
     if kind == "transaction_conflict":
@@ -698,6 +708,18 @@ class Request:
         for prefix, service in ((DYNAMODB_TARGET, "dynamodb"), (SQS_TARGET, "sqs"), (SSM_TARGET, "ssm")):
             if target.startswith(prefix):
                 self.service, self.op = service, target[len(prefix) :]
+        split = urllib.parse.urlsplit(path)
+        if not self.service and split.path.startswith("/schedules/") and method in SCHEDULER_OPS:
+            # The group is in the body of a create or update, in the query otherwise.
+            try:
+                payload = json.loads(body.decode("utf-8") or "{}")
+            except ValueError:
+                payload = {}
+            group = urllib.parse.parse_qs(split.query).get("groupName", [None])[0]
+            group = group or (payload.get("GroupName") if isinstance(payload, dict) else None) or "default"
+            self.service, self.op = "scheduler", SCHEDULER_OPS[method]
+            self.payload = {"GroupName": group}
+            return
         if not self.service:
             s3 = s3_operation(method, path, headers)
             if s3:
@@ -930,6 +952,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind in S3_ERRORS or (kind == "fail_ops" and service == "s3"):
             self._inject(scope, kind, request)
             return s3_error(*S3_ERRORS.get(kind, S3_ERRORS["s3_500"]))
+        if service == "scheduler" and kind in ("fail_ops", *SCHEDULER_ERRORS):
+            self._inject(scope, kind, request)
+            status, code, message = SCHEDULER_ERRORS.get(kind, SCHEDULER_ERRORS["internal_error"])
+            return json_response(status, {"Message": message}, [("x-amzn-ErrorType", code)])
         if kind == "fail_ops" or kind == "sqs_500":
             self._inject(scope, kind, request)
             if service == "sqs":

@@ -104,6 +104,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/shows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the brand's shows, soonest first.
+         * @description Soonest `starts_at` first. Never answers 400: `limit` and `offset` as `GET /streams`, and an unknown `status` matches nothing.
+         */
+        get: operations["listShows"];
+        put?: never;
+        /**
+         * Schedule a show: its stream starts at `starts_at`.
+         * @description A `POST /streams` body plus `starts_at` (at least `SHOW_MIN_LEAD_SECS` and at most 30 days ahead) and `remind_minutes_before` (1 to 1440). The stream's fields are checked now as `POST /streams` checks them; the concurrency limit at the start.
+         */
+        post: operations["scheduleShow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/shows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one show.
+         * @description Missing, another brand's, or an id not in form: 404.
+         */
+        get: operations["getShow"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a scheduled show.
+         * @description Only while `scheduled`: the show becomes `cancelled` and never starts.
+         */
+        delete: operations["cancelShow"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a scheduled show's time, reminder or stream fields.
+         * @description Only while `scheduled`. The fields sent replace the show's, checked as at scheduling.
+         */
+        patch: operations["changeShow"];
+        trace?: never;
+    };
     "/streams": {
         parameters: {
             query?: never;
@@ -187,6 +239,26 @@ export interface paths {
          * @description The destination becomes `removed`, after `livekit.Egress/UpdateStream` with `remove_output_urls` when it was `starting` or `active`.
          */
         delete: operations["removeStreamDestination"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test_helpers/shows/{id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test keys: start a scheduled test show now, as its time would.
+         * @description The show starts its test stream now (`started`, or `failed` with the error the start met) and its event is sent. Takes no body; any body is ignored.
+         */
+        post: operations["startTestShow"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -406,6 +478,60 @@ export interface paths {
     };
 }
 export interface webhooks {
+    showEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scheduled show's event
+         * @description `show.reminder`, `show.started` and `show.failed` (docs/shows.md), to each active webhook that lists the type, with the same headers, signatures and retries as every event. `data.show` is the show right after the change; `show.started` also carries `data.stream`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (same on every attempt). */
+                    "X-Service-Event-Id": string;
+                    /** @description `show.reminder`, `show.started` or `show.failed`. */
+                    "X-Service-Event-Type": string;
+                    /** @description As for stream events. */
+                    "X-Service-Signature": string;
+                    /** @description Standard Webhooks: the event id. */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: `t`, the time of this attempt. */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of "<id>.<t>.<raw body>">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ShowEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     streamEvent: {
         parameters: {
             query?: never;
@@ -708,7 +834,7 @@ export interface components {
             message: string;
         };
         /** @enum {string} */
-        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed" | "webhook.disabled";
+        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed" | "webhook.disabled" | "show.started" | "show.failed" | "show.reminder";
         /**
          * @description The analytics window.
          * @enum {string}
@@ -825,6 +951,76 @@ export interface components {
              * @description The live test stream's new `viewer_count`: a JSON integer.
              */
             count: number;
+        };
+        /**
+         * @description Why a show failed: the error envelope's `code` and `message` the same `POST /streams` would
+         *     have got at its time.
+         */
+        ShowError: {
+            code: string;
+            message: string;
+        };
+        /** @description The body of `show.started`, `show.failed` and `show.reminder`. */
+        ShowEvent: {
+            /** @description `v1`. */
+            api_version: string;
+            /** Format: date-time */
+            created_at: string;
+            data: components["schemas"]["ShowEventData"];
+            /** @description `evt_` and 32 hex digits; deduplicate on this. */
+            id: string;
+            /** @description Whether the show was made with a test key. */
+            test: boolean;
+            type: components["schemas"]["EventType"];
+        };
+        ShowEventData: {
+            /** @description The show right after the change. */
+            show: components["schemas"]["ShowView"];
+            /** @description The stream it started (`show.started` only), as `GET /streams/{id}` shows it. */
+            stream?: components["schemas"]["StreamDetail"] | null;
+        };
+        /** @description Response of `GET /shows`. */
+        ShowList: {
+            /** Format: uint64 */
+            limit: number;
+            /** Format: uint64 */
+            offset: number;
+            shows: components["schemas"]["ShowView"][];
+            /**
+             * Format: uint64
+             * @description Shows matching the filter, over every page.
+             */
+            total: number;
+        };
+        ShowStatus: ("scheduled" | "started" | "failed" | "cancelled") | "starting";
+        /** @description A show as every answer and event shows it. */
+        ShowView: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Why it failed: the error envelope's `code` and `message`; `null` otherwise. */
+            error: components["schemas"]["ShowError"] | null;
+            /** Format: uint32 */
+            remind_minutes_before: number | null;
+            /** @description `shw_` and 32 lowercase hex digits. */
+            show_id: string;
+            /** Format: date-time */
+            starts_at: string;
+            status: components["schemas"]["ShowStatus"];
+            /**
+             * @description The stream's fields as given to `POST /shows` (or its last `PATCH`), each destination's
+             *     key shown as its `stream_key_last4`; never the script.
+             */
+            stream: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: uuid
+             * @description The stream the show started; `null` until then, and for a show that failed (a failed
+             *     launch's stream, in `error`, is in `GET /streams` as `POST /streams` would have left it).
+             */
+            stream_id: string | null;
+            /** @description Whether it was made with a test key (and starts a test stream). */
+            test: boolean;
         };
         /** @description Body of `POST /streams`. */
         StartStreamRequest: {
@@ -1322,6 +1518,639 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+        };
+    };
+    listShows: {
+        parameters: {
+            query?: {
+                /** @description Only shows in this status. */
+                status?: components["schemas"]["ShowStatus"];
+                /** @description Page size; clamped into range. */
+                limit?: number;
+                /** @description Shows to skip; clamped to 0. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of shows. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowList"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:read` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    scheduleShow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartStreamRequest"];
+            };
+        };
+        responses: {
+            /** @description Show scheduled. */
+            201: {
+                headers: {
+                    /** @description `true` on the replay of an earlier answer to the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Path of the new show. */
+                    Location: string;
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowView"];
+                };
+            };
+            /** @description Invalid JSON or a missing field (`missing_fields`), a violated constraint or a malformed Idempotency-Key (`invalid_fields`), or an unknown creator (`invalid_creator`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write`, `vertical` is not the brand's, or a platform is not permitted for it. */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was used with another request body. */
+            422: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getShow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The show's `shw_` id. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The show. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowView"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:read` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such show for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelShow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The show's `shw_` id. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The show. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowView"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such show for this brand, or it is no longer `scheduled`. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeShow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The show's `shw_` id. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartStreamRequest"];
+            };
+        };
+        responses: {
+            /** @description The show. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowView"];
+                };
+            };
+            /** @description Invalid JSON or none of the fields (`missing_fields`), a violated constraint (`invalid_fields`), or an unknown creator (`invalid_creator`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write`, `vertical` is not the brand's, or a platform is not permitted for it. */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such show for this brand, or it is no longer `scheduled`. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2049,6 +2878,123 @@ export interface operations {
                 };
             };
             /** @description No such stream for this brand, or it is not `preparing` or `live`; or no such destination, or one already `failed`, `ended` or `removed`. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startTestShow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The show's `shw_` id. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The show after its start. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowView"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A live key, a show made with a live key, no such show for this brand, or a show that is not `scheduled`. */
             404: {
                 headers: {
                     /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */

@@ -1,21 +1,24 @@
 //! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, a stream's
 //! destinations (`POST /streams/{id}/destinations`, `DELETE
-//! /streams/{id}/destinations/{destination_id}`), and the test helpers under
-//! `/test_helpers/streams/{id}/`.
+//! /streams/{id}/destinations/{destination_id}`), scheduled shows (`POST` and `GET /shows`,
+//! `GET`, `PATCH` and `DELETE /shows/{id}`), and the test helpers under
+//! `/test_helpers/streams/{id}/` and `/test_helpers/shows/{id}/start`.
 
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::{Json, Router};
 use hosting_app::App;
-use hosting_app::service::{destinations, streams, test_helpers};
+use hosting_app::service::{destinations, shows, streams, test_helpers};
 use hosting_domain::destination::Destination;
 use hosting_domain::paging::ListQuery;
+use hosting_domain::show::{ShowList, ShowView};
 use hosting_domain::stream::{StreamDetail, StreamEnded, StreamList};
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
-    ADD_DESTINATION, END_STREAM, FAIL_TEST_DESTINATION, FAIL_TEST_STREAM, FINISH_TEST_STREAM,
-    Function, GET_STREAM, LIST_STREAMS, ListStreamsParams, REMOVE_DESTINATION,
-    SET_TEST_STREAM_VIEWERS, START_STREAM,
+    ADD_DESTINATION, CANCEL_SHOW, CHANGE_SHOW, END_STREAM, FAIL_TEST_DESTINATION, FAIL_TEST_STREAM,
+    FINISH_TEST_STREAM, Function, GET_SHOW, GET_STREAM, LIST_SHOWS, LIST_STREAMS, ListShowsParams,
+    ListStreamsParams, REMOVE_DESTINATION, SCHEDULE_SHOW, SET_TEST_STREAM_VIEWERS, START_STREAM,
+    START_TEST_SHOW,
 };
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
@@ -39,6 +42,86 @@ pub fn routes(routes: Routes) -> Routes {
         .serve(&ADD_DESTINATION, add_destination)
         .serve(&REMOVE_DESTINATION, remove_destination)
         .serve(&FAIL_TEST_DESTINATION, fail_destination)
+        .serve(&SCHEDULE_SHOW, schedule_show)
+        .serve(&LIST_SHOWS, list_shows)
+        .serve(&GET_SHOW, get_show)
+        .serve(&CHANGE_SHOW, change_show)
+        .serve(&CANCEL_SHOW, cancel_show)
+        .serve(&START_TEST_SHOW, start_test_show)
+}
+
+async fn start_test_show(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    Path(id): Path<String>,
+) -> HandlerResult<Json<ShowView>> {
+    Ok(Json(shows::start_test_show(&app, &caller, &id).await?))
+}
+
+fn min_lead(app: &App) -> chrono::TimeDelta {
+    chrono::TimeDelta::from_std(app.config.show_min_lead).unwrap_or(chrono::TimeDelta::MAX)
+}
+
+async fn schedule_show(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    headers: HeaderMap,
+    JsonObject(body): JsonObject,
+) -> HandlerResult<CreateAnswer> {
+    let answer = shows::schedule(
+        &app,
+        &caller,
+        &body,
+        idempotency_key(&headers),
+        min_lead(&app),
+    )
+    .await?;
+    Ok(CreateAnswer(answer))
+}
+
+async fn list_shows(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    Query(query): Query<ListShowsParams>,
+) -> HandlerResult<Json<ShowList>> {
+    Ok(Json(
+        shows::list(
+            &app,
+            &caller,
+            query.status.as_deref(),
+            query.limit.as_deref(),
+            query.offset.as_deref(),
+        )
+        .await?,
+    ))
+}
+
+async fn get_show(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    Path(id): Path<String>,
+) -> HandlerResult<Json<ShowView>> {
+    Ok(Json(shows::get(&app, &caller, &id).await?))
+}
+
+/// The body is checked after the show is found: only a scheduled show changes.
+async fn change_show(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    Path(id): Path<String>,
+    JsonObject(body): JsonObject,
+) -> HandlerResult<Json<ShowView>> {
+    Ok(Json(
+        shows::change(&app, &caller, &id, &body, min_lead(&app)).await?,
+    ))
+}
+
+async fn cancel_show(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    Path(id): Path<String>,
+) -> HandlerResult<Json<ShowView>> {
+    Ok(Json(shows::cancel(&app, &caller, &id).await?))
 }
 
 async fn start(

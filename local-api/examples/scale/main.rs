@@ -6,7 +6,8 @@
 //! the last 30 days, the rest older, one in five in `error` (so that even 100 streams fill a
 //! page of errors) and the others `ended`. With `--in-window 200,20000,...`, it then measures
 //! analytics against the size of the window: for each, a fresh store whose brand has that many
-//! streams spread over the last 30 days (and 100 older). Requests go
+//! streams spread over the last 30 days (and 100 older). With `--shows 100,10000`, `GET /shows`
+//! against how many shows a brand holds (`shows.rs`). Requests go
 //! through the whole router (authentication, rate limit, store, JSON), in process, so the
 //! figures are the API's own time without a network client. On DynamoDB it also counts the
 //! items each request reads (what DynamoDB bills read capacity for), from the responses. Each
@@ -35,6 +36,7 @@ use uuid::Uuid;
 
 mod backend;
 mod heap;
+mod shows;
 
 use backend::{ItemsRead, history, runtime, seed};
 use heap::peak_memory_of;
@@ -52,6 +54,7 @@ struct Args {
     sizes: Vec<usize>,
     in_window: Vec<usize>,
     delivery_log: Vec<usize>,
+    shows: Vec<usize>,
     requests: usize,
 }
 
@@ -69,6 +72,7 @@ fn args() -> Args {
         sizes: vec![100, 10_000, 100_000],
         in_window: Vec::new(),
         delivery_log: Vec::new(),
+        shows: Vec::new(),
         requests: 50,
     };
     let mut it = std::env::args().skip(1);
@@ -79,6 +83,7 @@ fn args() -> Args {
             "--sizes" => args.sizes = numbers(&flag, &value),
             "--in-window" => args.in_window = numbers(&flag, &value),
             "--delivery-log" => args.delivery_log = numbers(&flag, &value),
+            "--shows" => args.shows = numbers(&flag, &value),
             "--requests" => args.requests = value.parse().expect("--requests: a number"),
             other => panic!("unknown flag {other}"),
         }
@@ -341,6 +346,9 @@ async fn main() {
             &window_cases(),
             "in the window",
         );
+    }
+    if !args.shows.is_empty() {
+        shows::measure_shows(&args, &items_read, &show_read).await;
     }
     if !args.delivery_log.is_empty() {
         println!();

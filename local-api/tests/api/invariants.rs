@@ -1,7 +1,8 @@
 //! The check every `TestApp` makes when dropped (`common/invariants.rs`) is not vacuous: a
 //! slot count or an event list that breaks an invariant fails it, and so do an outbox event
 //! that cannot be relayed and a finished stream's room that exists again, on either backend;
-//! and dropping an app whose store breaks one fails the test that dropped it.
+//! and dropping an app whose store breaks one fails the test that dropped it; a show left
+//! `starting` is reported.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -179,4 +180,46 @@ async fn dropping_an_app_that_broke_an_invariant_panics() {
     api.store_outage(false).await;
     break_an_invariant(&api).await;
     assert!(catch_unwind(AssertUnwindSafe(move || drop(api))).is_err());
+}
+
+/// The shows' part of the check: a show left `starting` (a starter that died and was never
+/// taken over) is reported; once the sweep has taken it over, nothing is.
+#[tokio::test]
+async fn a_show_left_starting_is_reported_until_the_sweep_takes_it_over() {
+    use crate::common::show_invariants::check_shows;
+    let api = TestApp::new().await;
+    let starts_at = (api.now() + TimeDelta::minutes(5)).to_rfc3339();
+    let r = api
+        .post(
+            "/shows",
+            &Keys::test_a(),
+            json!({"creator_id": crate::common::CREATOR_AVA, "product_name": "P",
+                   "platform": "kick", "starts_at": starts_at}),
+        )
+        .await;
+    r.assert_status(201);
+    let id = r.body["show_id"].as_str().unwrap();
+    let show_id = uuid::Uuid::parse_str(id.strip_prefix("shw_").unwrap()).unwrap();
+    api.advance(TimeDelta::minutes(5));
+    let store = &api.runtime.app.store;
+    let brands = ["brand_a".to_owned()].into();
+    store
+        .claim_show(
+            "brand_a",
+            show_id,
+            api.now(),
+            api.now() + TimeDelta::minutes(1),
+        )
+        .await
+        .unwrap()
+        .expect("claimed");
+    assert_eq!(
+        check_shows(&**store, &brands).await,
+        [format!("show {id}: left starting")]
+    );
+    api.advance(TimeDelta::minutes(1));
+    hosting_app::service::shows::sweep(&api.runtime.app)
+        .await
+        .unwrap();
+    assert_eq!(check_shows(&**store, &brands).await, Vec::<String>::new());
 }

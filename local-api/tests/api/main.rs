@@ -20,6 +20,7 @@ mod pipeline;
 mod recordings;
 mod round_trips;
 mod server;
+mod shows;
 mod streams;
 mod template;
 pub(crate) mod webhooks;

@@ -62,6 +62,11 @@ pub const OPERATIONS: &[Operation] = &[
         "/streams/{id}/destinations/{destination_id}",
         Scope("streams:write"),
     ),
+    op("POST", "/shows", Scope("streams:write")),
+    op("GET", "/shows", Scope("streams:read")),
+    op("GET", "/shows/{id}", Scope("streams:read")),
+    op("PATCH", "/shows/{id}", Scope("streams:write")),
+    op("DELETE", "/shows/{id}", Scope("streams:write")),
     op("GET", "/analytics", Scope("analytics:read")),
     op("POST", "/webhooks", Scope("webhooks:write")),
     op("GET", "/webhooks", Scope("webhooks:write")),
@@ -94,6 +99,11 @@ pub const OPERATIONS: &[Operation] = &[
     op(
         "POST",
         "/test_helpers/streams/{id}/destinations/{destination_id}/fail",
+        TestKeys("streams:write"),
+    ),
+    op(
+        "POST",
+        "/test_helpers/shows/{id}/start",
         TestKeys("streams:write"),
     ),
 ];

@@ -99,6 +99,14 @@ impl Made {
     }
 }
 
+/// A show an hour ahead.
+fn show_body(api: &TestApp) -> Value {
+    json!({"creator_id": CREATOR_AVA, "product_name": "Glow Serum", "platform": "tiktok",
+           "duration_minutes": 30, "destinations": [{"platform": "tiktok",
+           "ingest_url": "rtmps://push.example-live.com/live", "stream_key": "perm-key-0003"}],
+           "starts_at": (api.now() + chrono::Duration::hours(1)).to_rfc3339()})
+}
+
 /// A request to `endpoint` that succeeds, with what it needs made first (and what it made).
 async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
     let key = Keys::test_a();
@@ -153,6 +161,18 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
         ),
         ("POST", p) if p.starts_with("/test_helpers/streams/{id}/") => {
             (p.replace("{id}", &stream().await), Some(json!({})))
+        }
+        ("POST", "/shows") => (path.into(), Some(show_body(api))),
+        (method, p) if p.contains("/shows/{id}") => {
+            let r = api.post("/shows", &key, show_body(api)).await;
+            r.assert_status(201);
+            let id = r.body["show_id"].as_str().unwrap();
+            let body = match method {
+                "PATCH" => Some(json!({"product_name": "Night Cream"})),
+                "POST" => Some(json!({})),
+                _ => None,
+            };
+            (p.replace("{id}", id), body)
         }
         ("POST", "/webhooks") => (
             path.into(),

@@ -139,6 +139,11 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
     let (_, recorded) = call("POST", "/streams".into(), Some(recorded_body.clone())).await;
     let recorded = recorded["stream_id"].as_str().unwrap().to_owned();
     call("DELETE", format!("/streams/{recorded}"), None).await;
+    let mut show_body = start_body.clone();
+    show_body["starts_at"] = json!((chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339());
+    let (_, show) = call("POST", "/shows".into(), Some(show_body.clone())).await;
+    let show = show["show_id"].as_str().unwrap().to_owned();
+    call("POST", "/shows".into(), Some(show_body.clone())).await;
     recorder.take();
 
     let cases: Vec<Case> = vec![
@@ -171,6 +176,16 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
             200,
         ),
         ("GET", "/webhooks".into(), None, Some(2), 200),
+        ("GET", format!("/shows/{show}"), None, Some(2), 200),
+        ("GET", "/shows".into(), None, Some(2), 200),
+        (
+            "GET",
+            "/shows?status=scheduled&offset=1".into(),
+            None,
+            Some(2),
+            200,
+        ),
+        ("POST", "/shows".into(), Some(show_body), None, 201),
         ("POST", "/streams".into(), Some(start_body), Some(2), 201),
         ("POST", "/streams".into(), Some(recorded_body), Some(2), 201),
         ("DELETE", format!("/streams/{id}"), None, None, 200),

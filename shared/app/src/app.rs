@@ -12,7 +12,7 @@ use hosting_domain::clock::Clock;
 use hosting_domain::ports::{
     AccountStore, CreatorStore, DeliveryLogStore, DeliveryQueue, DeliverySlotStore,
     IdempotencyStore, Outbox, ParkedDeliveryStore, RateLimitStore, RoomCleanupStore, RoomProvider,
-    ServiceKeyStore, Store, StreamStore, Timers, WebhookStore,
+    ServiceKeyStore, ShowStore, Store, StreamStore, Timers, WebhookStore,
 };
 use hosting_domain::{ApiKey, Brand};
 use hosting_support::config::Config;
@@ -50,6 +50,9 @@ impl AppParts {
         &*self.store
     }
     pub fn room_cleanups(&self) -> &dyn RoomCleanupStore {
+        &*self.store
+    }
+    pub fn shows(&self) -> &dyn ShowStore {
         &*self.store
     }
     pub fn webhooks(&self) -> &dyn WebhookStore {

@@ -75,10 +75,16 @@ pub enum Metric {
     DestinationFailures,
     /// A webhook the service disabled (`failing` or `gone`).
     WebhooksDisabled,
+    /// A scheduled show whose stream was started.
+    ShowsStarted,
+    /// A scheduled show that could not be started.
+    ShowsFailed,
+    /// A show started or failed more than 60 s after its `starts_at`.
+    ShowsLate,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 24] = [
+    pub const ALL: [Metric; 27] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -103,6 +109,9 @@ impl Metric {
         Metric::EgressStartFailures,
         Metric::DestinationFailures,
         Metric::WebhooksDisabled,
+        Metric::ShowsStarted,
+        Metric::ShowsFailed,
+        Metric::ShowsLate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -131,6 +140,9 @@ impl Metric {
             Metric::EgressStartFailures => "EgressStartFailures",
             Metric::DestinationFailures => "DestinationFailures",
             Metric::WebhooksDisabled => "WebhooksDisabled",
+            Metric::ShowsStarted => "ShowsStarted",
+            Metric::ShowsFailed => "ShowsFailed",
+            Metric::ShowsLate => "ShowsLate",
         }
     }
 

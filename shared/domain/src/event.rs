@@ -31,6 +31,15 @@ pub enum EventType {
     /// The service disabled one of the brand's webhooks (docs/webhooks.md, "Endpoint health").
     #[serde(rename = "webhook.disabled")]
     WebhookDisabled,
+    /// A scheduled show's stream was started (docs/shows.md).
+    #[serde(rename = "show.started")]
+    ShowStarted,
+    /// A scheduled show could not be started.
+    #[serde(rename = "show.failed")]
+    ShowFailed,
+    /// A scheduled show starts in `remind_minutes_before` minutes.
+    #[serde(rename = "show.reminder")]
+    ShowReminder,
     /// The event `POST /webhooks/{id}/test` sends; nobody subscribes to it.
     #[serde(rename = "webhook.test")]
     WebhookTest,
@@ -51,7 +60,7 @@ impl JsonSchema for EventType {
 
 impl EventType {
     /// The types a webhook subscribes to.
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 11] = [
         EventType::StreamStarted,
         EventType::StreamEnded,
         EventType::StreamError,
@@ -60,6 +69,9 @@ impl EventType {
         EventType::RecordingReady,
         EventType::RecordingFailed,
         EventType::WebhookDisabled,
+        EventType::ShowStarted,
+        EventType::ShowFailed,
+        EventType::ShowReminder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +84,9 @@ impl EventType {
             EventType::RecordingReady => "stream.recording_ready",
             EventType::RecordingFailed => "stream.recording_failed",
             EventType::WebhookDisabled => "webhook.disabled",
+            EventType::ShowStarted => "show.started",
+            EventType::ShowFailed => "show.failed",
+            EventType::ShowReminder => "show.reminder",
             EventType::WebhookTest => "webhook.test",
         }
     }
@@ -147,6 +162,33 @@ pub struct WebhookDisabledData {
     pub webhook: WebhookDetail,
 }
 
+/// The body of `show.started`, `show.failed` and `show.reminder`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShowEvent {
+    /// `evt_` and 32 hex digits; deduplicate on this.
+    #[schemars(pattern("^evt_[0-9a-f]{32}$"))]
+    pub id: String,
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    #[serde(with = "timestamp")]
+    #[schemars(with = "DateTime<Utc>")]
+    pub created_at: DateTime<Utc>,
+    /// `v1`.
+    pub api_version: &'static str,
+    /// Whether the show was made with a test key.
+    pub test: bool,
+    pub data: ShowEventData,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ShowEventData {
+    /// The show right after the change.
+    pub show: crate::show::ShowView,
+    /// The stream it started (`show.started` only), as `GET /streams/{id}` shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamDetail>,
+}
+
 /// `evt_` and 32 lowercase hex digits.
 pub fn new_event_id() -> String {
     format!("evt_{}", Uuid::new_v4().simple())
@@ -171,6 +213,35 @@ impl StreamEvent {
             event_type: EventType::WebhookDisabled,
             brand_id: webhook.brand_id.clone(),
             stream_id: None,
+            created_at: at,
+            body: serde_json::to_string(&body).unwrap_or_default(),
+        }
+    }
+
+    /// A show's event: `show` as it is after the change, and the stream it started.
+    pub fn show(
+        event_type: EventType,
+        show: &crate::show::Show,
+        stream: Option<&Stream>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        let id = new_event_id();
+        let body = ShowEvent {
+            id: id.clone(),
+            event_type,
+            created_at: at,
+            api_version: "v1",
+            test: show.test,
+            data: ShowEventData {
+                show: show.into(),
+                stream: stream.map(|s| StreamDetail::new(s, s.creator_id.clone())),
+            },
+        };
+        Self {
+            id,
+            event_type,
+            brand_id: show.brand_id.clone(),
+            stream_id: stream.map(|s| s.id),
             created_at: at,
             body: serde_json::to_string(&body).unwrap_or_default(),
         }

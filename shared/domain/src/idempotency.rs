@@ -19,6 +19,7 @@ pub const RETENTION: chrono::Duration = chrono::Duration::hours(48);
 pub enum Endpoint {
     StartStream,
     RegisterWebhook,
+    ScheduleShow,
 }
 
 impl Endpoint {
@@ -26,6 +27,7 @@ impl Endpoint {
         match self {
             Endpoint::StartStream => "POST /streams",
             Endpoint::RegisterWebhook => "POST /webhooks",
+            Endpoint::ScheduleShow => "POST /shows",
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod paging;
 pub mod ports;
 pub mod recording;
 pub mod room_cleanup;
+pub mod show;
 pub mod stream;
 pub mod validation;
 pub mod webhook;

@@ -18,16 +18,26 @@ pub const MAX_LIST_LIMIT: u64 = 100;
 impl ListQuery {
     /// Never fails: non-integers take their defaults, out-of-range values are clamped.
     pub fn new(status: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Self {
+        let (limit, offset) = limit_and_offset(limit, offset);
         Self {
             status: status.map(StreamStatus::parse),
-            limit: parse_integer(limit)
-                .map(|l| l.clamp(1, MAX_LIST_LIMIT as i128) as u64)
-                .unwrap_or(DEFAULT_LIST_LIMIT),
-            offset: parse_integer(offset)
-                .map(|o| o.clamp(0, i64::MAX as i128) as u64)
-                .unwrap_or(0),
+            limit,
+            offset,
         }
     }
+}
+
+/// `limit` and `offset` of any list paged by offset (`GET /streams`, `GET /shows`): defaults
+/// for non-integers, clamped otherwise.
+pub fn limit_and_offset(limit: Option<&str>, offset: Option<&str>) -> (u64, u64) {
+    (
+        parse_integer(limit)
+            .map(|l| l.clamp(1, MAX_LIST_LIMIT as i128) as u64)
+            .unwrap_or(DEFAULT_LIST_LIMIT),
+        parse_integer(offset)
+            .map(|o| o.clamp(0, i64::MAX as i128) as u64)
+            .unwrap_or(0),
+    )
 }
 
 /// An integer, however large: huge values are clamped later rather than defaulted.

@@ -63,6 +63,11 @@ fn absent(body: &Map<String, Value>, field: &str) -> bool {
     present(body, field).is_none()
 }
 
+/// `400 missing_fields` naming every one of `missing`.
+pub fn missing_fields(missing: &[&str]) -> ApiError {
+    ApiError::MissingFields(format!("Missing required fields: {}.", missing.join(", ")))
+}
+
 fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::InvalidFields(message.into())
 }
@@ -79,20 +84,25 @@ fn bounded_string<'a>(body: &'a Map<String, Value>, field: &str, max: usize) -> 
 }
 
 impl StartStreamRequest {
-    pub fn parse(body: &Map<String, Value>, environment: KeyEnvironment) -> ApiResult<Self> {
+    /// The required fields `body` lacks, in the documented order.
+    pub fn missing_fields(
+        body: &Map<String, Value>,
+        environment: KeyEnvironment,
+    ) -> Vec<&'static str> {
         let mut required = vec!["creator_id", "product_name", "platform"];
         if environment == KeyEnvironment::Live {
             required.push("duration_minutes");
         }
-        let missing: Vec<&str> = required
+        required
             .into_iter()
             .filter(|field| absent(body, field))
-            .collect();
+            .collect()
+    }
+
+    pub fn parse(body: &Map<String, Value>, environment: KeyEnvironment) -> ApiResult<Self> {
+        let missing = Self::missing_fields(body, environment);
         if !missing.is_empty() {
-            return Err(ApiError::MissingFields(format!(
-                "Missing required fields: {}.",
-                missing.join(", ")
-            )));
+            return Err(missing_fields(&missing));
         }
 
         let creator_id = bounded_string(body, "creator_id", CREATOR_ID_MAX_CHARS)?;

@@ -11,6 +11,7 @@ mod outbox;
 mod queue;
 mod recordings;
 mod room_cleanups;
+mod shows;
 mod store;
 mod streams;
 mod timers;

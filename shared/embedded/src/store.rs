@@ -23,6 +23,10 @@ pub(super) type ParkedEntry = (hosting_domain::ports::Delivery, Option<DateTime<
 
 pub(super) type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
+/// A brand's shows in `GET /shows` order, per filter (`None`: all).
+pub(super) type ShowOrder =
+    Map<(String, Option<hosting_domain::show::ShowStatus>), BTreeSet<(DateTime<Utc>, Uuid)>>;
+
 /// A brand's id as the key of a map every request looks up: held inline up to 24 bytes, so
 /// comparing it with the id looked up reads the map's entry and not a second allocation as
 /// well (over many brands, each one more cache miss: BENCHMARKS.md, "Throughput").
@@ -68,6 +72,15 @@ pub(super) struct State {
     pub(super) idempotency: Map<String, KeyEntry>,
     /// Keys the service keeps for itself, by name.
     pub(super) service_keys: Map<String, Vec<u8>>,
+    /// Scheduled shows by id, and their destinations' keys and scripts apart from them.
+    pub(super) shows: Map<Uuid, hosting_domain::show::Show>,
+    pub(super) show_inputs: Map<Uuid, (StreamKeys, Option<String>)>,
+    /// Each show's due moments (its start, its reminder), as the DynamoDB store's due index
+    /// holds them.
+    pub(super) shows_due: BTreeSet<(DateTime<Utc>, Uuid)>,
+    /// Each brand's shows by `starts_at` then id, all of them (`None`) and per status, so a
+    /// page walks its own list instead of sorting the brand's shows.
+    pub(super) show_order: ShowOrder,
 }
 
 /// One brand's indexes of its streams, held together: a page or an analytics window looks

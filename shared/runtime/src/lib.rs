@@ -34,6 +34,8 @@ use hosting_support::config::{ApiSecret, Config, RECORDING_UPLOAD_KEY_PARAMETER,
 
 /// How often the background loops look again when nothing wakes them.
 const POLL: Duration = Duration::from_millis(250);
+/// The show sweep's shortest sleep, so that it never spins on a moment it just reached.
+const SHOW_SWEEP_MIN_WAIT: Duration = Duration::from_millis(500);
 /// Deliveries the local server attempts at once: like the delivery function's instances, a
 /// fixed pool that every brand shares, and that no brand can fill (see
 /// [`worker::BRAND_DELIVERY_SLOTS`]).
@@ -259,6 +261,27 @@ impl Runtime {
         }
     }
 
+    /// Starts scheduled shows and sends their reminders when their timers are lost (a restart
+    /// loses in-process timers), waking at the next show's moment and at least every
+    /// `SWEEP_INTERVAL_SECS`: with the sweep alone a show starts at its time.
+    async fn run_show_sweep(self) {
+        let interval = self.app.config.sweep_interval;
+        loop {
+            if let Err(err) = service::shows::sweep(&self.app).await {
+                tracing::error!(error = %err, "show sweep failed; retrying");
+            }
+            let wait = match service::shows::next_moment(&self.app, interval).await {
+                Ok(Some(at)) => (at - self.app.clock.now()).to_std().unwrap_or_default(),
+                Ok(None) => interval,
+                Err(err) => {
+                    tracing::error!(error = %err, "show sweep could not look ahead; retrying");
+                    interval
+                }
+            };
+            tokio::time::sleep(wait.clamp(SHOW_SWEEP_MIN_WAIT, interval)).await;
+        }
+    }
+
     /// Hands parked deliveries whose wake-up is due to their brand's free slots, every
     /// `SWEEP_INTERVAL_SECS`, forever: the hand-overs a release did not make (a process killed
     /// holding a slot).
@@ -336,6 +359,7 @@ impl Runtime {
             tokio::spawn(self.clone().run_deliveries(deliverer)),
             tokio::spawn(self.clone().run_deadline_sweep()),
             tokio::spawn(self.clone().run_parked_sweep()),
+            tokio::spawn(self.clone().run_show_sweep()),
         ];
         if let Some(timers) = self.timers.clone() {
             tasks.push(tokio::spawn(self.clone().run_timers(timers)));

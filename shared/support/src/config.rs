@@ -142,6 +142,8 @@ pub struct Config {
     /// A webhook failing without a success for this long is disabled at its next failure
     /// (docs/webhooks.md, "Endpoint health").
     pub webhook_disable_after: Duration,
+    /// `SHOW_MIN_LEAD_SECS`: how soon a show may be scheduled (docs/shows.md).
+    pub show_min_lead: Duration,
     pub webhook_allow_private_urls: bool,
     pub public_base_url: Option<String>,
     pub transport: TransportLimits,
@@ -312,6 +314,10 @@ impl Config {
                 .as_deref()
                 .unwrap_or(DEFAULT_WEBHOOK_DISABLE_AFTER_SECS),
         )?;
+        let show_min_lead = seconds(
+            "SHOW_MIN_LEAD_SECS",
+            get("SHOW_MIN_LEAD_SECS").as_deref().unwrap_or("60"),
+        )?;
         let webhook_allow_private_urls = match get("WEBHOOK_ALLOW_PRIVATE_URLS")
             .map(|v| v.trim().to_ascii_lowercase())
             .as_deref()
@@ -383,6 +389,7 @@ impl Config {
             webhook_retry_delays,
             webhook_timeout,
             webhook_disable_after,
+            show_min_lead,
             webhook_allow_private_urls,
             public_base_url,
             transport,

@@ -31,6 +31,13 @@ from .register_webhook_request import RegisterWebhookRequest
 from .rotate_secret_request import RotateSecretRequest
 from .secret_rotated import SecretRotated
 from .set_viewers_request import SetViewersRequest
+from .show_error import ShowError
+from .show_event import ShowEvent
+from .show_event_data import ShowEventData
+from .show_list import ShowList
+from .show_status_type_0 import ShowStatusType0
+from .show_view import ShowView
+from .show_view_stream import ShowViewStream
 from .start_stream_request import StartStreamRequest
 from .start_stream_request_platform import StartStreamRequestPlatform
 from .stream_created import StreamCreated
@@ -85,6 +92,13 @@ __all__ = (
     "RotateSecretRequest",
     "SecretRotated",
     "SetViewersRequest",
+    "ShowError",
+    "ShowEvent",
+    "ShowEventData",
+    "ShowList",
+    "ShowStatusType0",
+    "ShowView",
+    "ShowViewStream",
     "StartStreamRequest",
     "StartStreamRequestPlatform",
     "StreamCreated",

@@ -2,6 +2,9 @@ from enum import StrEnum
 
 
 class EventType(StrEnum):
+    SHOW_FAILED = "show.failed"
+    SHOW_REMINDER = "show.reminder"
+    SHOW_STARTED = "show.started"
     STREAM_DESTINATION_ACTIVE = "stream.destination_active"
     STREAM_DESTINATION_FAILED = "stream.destination_failed"
     STREAM_ENDED = "stream.ended"

@@ -197,6 +197,162 @@ impl LiveStreamHostingApiClient {
         let response = self.client.get(url).send().await?;
         Ok(GetOpenApiRequest::parse_response(response).await?)
     }
+    /// List the brand's shows, soonest first.
+    ///
+    /// Soonest `starts_at` first. Never answers 400: `limit` and `offset` as `GET /streams`, and an unknown `status` matches nothing.
+    ///
+    /// * Path: `GET /shows`
+    pub async fn list_shows(
+        &self,
+        request: ListShowsRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowList>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("shows");
+        serde::Serialize::serialize(
+                &request.query,
+                serde_html_form::Serializer::new(&mut url.query_pairs_mut()),
+            )
+            .context("encoding query parameters")?;
+        if url.query() == Some("") {
+            url.set_query(None);
+        }
+        let mut req_builder = self.client.get(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(ListShowsRequest::parse_response(response).await?)
+    }
+    /// Schedule a show: its stream starts at `starts_at`.
+    ///
+    /// A `POST /streams` body plus `starts_at` (at least `SHOW_MIN_LEAD_SECS` and at most 30 days ahead) and `remind_minutes_before` (1 to 1440). The stream's fields are checked now as `POST /streams` checks them; the concurrency limit at the start.
+    ///
+    /// * Path: `POST /shows`
+    pub async fn schedule_show(
+        &self,
+        request: ScheduleShowRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders,
+                ShowView,
+            >,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("shows");
+        let mut req_builder = self
+            .client
+            .post(url)
+            .headers(
+                http::HeaderMap::try_from(&request.header)
+                    .context("building request headers")?,
+            )
+            .json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(ScheduleShowRequest::parse_response(response).await?)
+    }
+    /// Get one show.
+    ///
+    /// Missing, another brand's, or an id not in form: 404.
+    ///
+    /// * Path: `GET /shows/{id}`
+    pub async fn get_show(
+        &self,
+        request: GetShowRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("shows")
+            .push(&request.path.id.to_string());
+        let mut req_builder = self.client.get(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(GetShowRequest::parse_response(response).await?)
+    }
+    /// Cancel a scheduled show.
+    ///
+    /// Only while `scheduled`: the show becomes `cancelled` and never starts.
+    ///
+    /// * Path: `DELETE /shows/{id}`
+    pub async fn cancel_show(
+        &self,
+        request: CancelShowRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("shows")
+            .push(&request.path.id.to_string());
+        let mut req_builder = self.client.delete(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(CancelShowRequest::parse_response(response).await?)
+    }
+    /// Change a scheduled show's time, reminder or stream fields.
+    ///
+    /// Only while `scheduled`. The fields sent replace the show's, checked as at scheduling.
+    ///
+    /// * Path: `PATCH /shows/{id}`
+    pub async fn change_show(
+        &self,
+        request: ChangeShowRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("shows")
+            .push(&request.path.id.to_string());
+        let mut req_builder = self.client.patch(url).json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(ChangeShowRequest::parse_response(response).await?)
+    }
     /// List the brand's streams, newest first.
     ///
     /// Newest first. Never answers 400: a malformed or out-of-range `limit` or `offset` takes its default or is clamped, and an unknown `status` matches nothing.
@@ -383,6 +539,36 @@ impl LiveStreamHostingApiClient {
         req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
         let response = req_builder.send().await?;
         Ok(RemoveStreamDestinationRequest::parse_response(response).await?)
+    }
+    /// Test keys: start a scheduled test show now, as its time would.
+    ///
+    /// The show starts its test stream now (`started`, or `failed` with the error the start met) and its event is sent. Takes no body; any body is ignored.
+    ///
+    /// * Path: `POST /test_helpers/shows/{id}/start`
+    pub async fn start_test_show(
+        &self,
+        request: StartTestShowRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("test_helpers")
+            .push("shows")
+            .push(&request.path.id.to_string())
+            .push("start");
+        let mut req_builder = self.client.post(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(StartTestShowRequest::parse_response(response).await?)
     }
     /// Test keys: fail one destination of a live test stream.
     ///

@@ -16,17 +16,19 @@ static REGEX_DESTINATION_REQUEST_INGEST_URL: std::sync::LazyLock<regex::Regex> =
 regex::Regex::new("^rtmps?://").expect("invalid regex"));
 static REGEX_DESTINATION_REQUEST_STREAM_KEY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 regex::Regex::new("^[!-~]+$").expect("invalid regex"));
-static REGEX_START_STREAM_REQUEST_PARAMS_HEADER_IDEMPOTENCY_KEY: std::sync::LazyLock<
+static REGEX_SCHEDULE_SHOW_REQUEST_HEADER_IDEMPOTENCY_KEY: std::sync::LazyLock<
     regex::Regex,
 > = std::sync::LazyLock::new(|| {
     regex::Regex::new("^[\\x21-\\x7E]+$").expect("invalid regex")
 });
+static REGEX_SHOW_EVENT_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^evt_[0-9a-f]{32}$").expect("invalid regex"));
+static REGEX_SHOW_VIEW_SHOW_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^shw_[0-9a-f]{32}$").expect("invalid regex"));
 static REGEX_START_STREAM_REQUEST_PRODUCT_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 regex::Regex::new("\\S").expect("invalid regex"));
 static REGEX_WEBHOOK_DETAIL_PUBLIC_KEY: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 regex::Regex::new("^whpk_[A-Za-z0-9+/]{43}=$").expect("invalid regex"));
-static REGEX_WEBHOOK_DISABLED_EVENT_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
-regex::Regex::new("^evt_[0-9a-f]{32}$").expect("invalid regex"));
 pub const X_REQUEST_ID: http::HeaderName = http::HeaderName::from_static("x-request-id");
 pub const RATE_LIMIT: http::HeaderName = http::HeaderName::from_static("ratelimit");
 pub const RATE_LIMIT_POLICY: http::HeaderName = http::HeaderName::from_static(
@@ -548,6 +550,12 @@ pub enum EventType {
     StreamRecordingFailed,
     #[serde(rename = "webhook.disabled")]
     WebhookDisabled,
+    #[serde(rename = "show.started")]
+    ShowStarted,
+    #[serde(rename = "show.failed")]
+    ShowFailed,
+    #[serde(rename = "show.reminder")]
+    ShowReminder,
 }
 impl core::fmt::Display for EventType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -560,6 +568,9 @@ impl core::fmt::Display for EventType {
             Self::StreamRecordingReady => write!(f, "stream.recording_ready"),
             Self::StreamRecordingFailed => write!(f, "stream.recording_failed"),
             Self::WebhookDisabled => write!(f, "webhook.disabled"),
+            Self::ShowStarted => write!(f, "show.started"),
+            Self::ShowFailed => write!(f, "show.failed"),
+            Self::ShowReminder => write!(f, "show.reminder"),
         }
     }
 }
@@ -575,11 +586,14 @@ impl core::str::FromStr for EventType {
             "stream.recording_ready" => Ok(Self::StreamRecordingReady),
             "stream.recording_failed" => Ok(Self::StreamRecordingFailed),
             "webhook.disabled" => Ok(Self::WebhookDisabled),
+            "show.started" => Ok(Self::ShowStarted),
+            "show.failed" => Ok(Self::ShowFailed),
+            "show.reminder" => Ok(Self::ShowReminder),
             _ => {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed, webhook.disabled"
+                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed, webhook.disabled, show.started, show.failed, show.reminder"
                     ),
                 )
             }
@@ -806,6 +820,113 @@ pub struct SetViewersRequest {
     /// The live test stream's new `viewer_count`: a JSON integer.
     #[validate(range(min = 0, max = 1000000))]
     pub count: u64,
+}
+/// Why a show failed: the error envelope's `code` and `message` the same `POST /streams` would
+/// have got at its time.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ShowError {
+    #[validate(length(min = 1u64))]
+    pub code: String,
+    #[validate(length(min = 1u64))]
+    pub message: String,
+}
+/// The body of `show.started`, `show.failed` and `show.reminder`.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ShowEvent {
+    /// `v1`.
+    #[validate(length(min = 1u64))]
+    pub api_version: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    #[validate(nested)]
+    pub data: ShowEventData,
+    /// `evt_` and 32 hex digits; deduplicate on this.
+    #[validate(length(min = 1u64), regex(path = "REGEX_SHOW_EVENT_ID"))]
+    pub id: String,
+    /// Whether the show was made with a test key.
+    pub test: bool,
+    #[serde(rename = "type")]
+    pub r#type: EventType,
+}
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ShowEventData {
+    /// A show as every answer and event shows it.
+    #[validate(nested)]
+    pub show: ShowView,
+    /// The stream it started (`show.started` only), as `GET /streams/{id}` shows it.
+    #[validate(nested)]
+    pub stream: Option<StreamDetail>,
+}
+/// Response of `GET /shows`.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct ShowList {
+    pub limit: u64,
+    pub offset: u64,
+    pub shows: Vec<ShowView>,
+    /// Shows matching the filter, over every page.
+    pub total: u64,
+}
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, oas3_gen_support::Default)]
+pub enum ShowStatus {
+    /// Claimed by one starter until `claim_until`; a starter that died is taken over after it.
+    #[serde(rename = "starting")]
+    Starting,
+    #[serde(untagged)]
+    #[default]
+    Enum(ShowStatusEnum),
+}
+/// A show as every answer and event shows it.
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ShowView {
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Why it failed: the error envelope's `code` and `message`; `null` otherwise.
+    #[validate(nested)]
+    pub error: Option<ShowError>,
+    pub remind_minutes_before: Option<u32>,
+    /// `shw_` and 32 lowercase hex digits.
+    #[validate(length(min = 1u64), regex(path = "REGEX_SHOW_VIEW_SHOW_ID"))]
+    pub show_id: String,
+    pub starts_at: chrono::DateTime<chrono::Utc>,
+    pub status: ShowStatus,
+    /// The stream's fields as given to `POST /shows` (or its last `PATCH`), each destination's
+    /// key shown as its `stream_key_last4`; never the script.
+    pub stream: indexmap::IndexMap<String, serde_json::Value>,
+    /// The stream the show started; `null` until then, and for a show that failed (a failed
+    /// launch's stream, in `error`, is in `GET /streams` as `POST /streams` would have left it).
+    pub stream_id: Option<uuid::Uuid>,
+    /// Whether it was made with a test key (and starts a test stream).
+    pub test: bool,
 }
 /// Body of `POST /streams`.
 #[serde_with::skip_serializing_none]
@@ -1114,7 +1235,7 @@ pub struct WebhookDisabledEvent {
     #[validate(nested)]
     pub data: WebhookDisabledData,
     /// `evt_` and 32 hex digits; deduplicate on this.
-    #[validate(length(min = 1u64), regex(path = "REGEX_WEBHOOK_DISABLED_EVENT_ID"))]
+    #[validate(length(min = 1u64), regex(path = "REGEX_SHOW_EVENT_ID"))]
     pub id: String,
     /// Always `false`: a webhook serves both key modes.
     pub test: bool,
@@ -1138,7 +1259,7 @@ pub struct WebhookEvent {
     #[validate(nested)]
     pub data: WebhookEventData,
     /// `evt_` and 32 hex digits; deduplicate on this.
-    #[validate(length(min = 1u64), regex(path = "REGEX_WEBHOOK_DISABLED_EVENT_ID"))]
+    #[validate(length(min = 1u64), regex(path = "REGEX_SHOW_EVENT_ID"))]
     pub id: String,
     /// Whether the stream was started with a test key.
     pub test: bool,
@@ -1480,6 +1601,762 @@ impl GetOpenApiRequest {
     validator::Validate,
     oas3_gen_support::Default
 )]
+pub struct ListShowsRequestQuery {
+    /// Only shows in this status.
+    pub status: Option<String>,
+    /// Page size; clamped into range.
+    #[validate(range(min = 1i64, max = 100i64))]
+    #[default(Some(20i64))]
+    pub limit: Option<i64>,
+    /// Shows to skip; clamped to 0.
+    #[validate(range(min = 0i64))]
+    #[default(Some(0i64))]
+    pub offset: Option<i64>,
+}
+/// Soonest `starts_at` first. Never answers 400: `limit` and `offset` as `GET /streams`, and an unknown `status` matches nothing.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct ListShowsRequest {
+    #[validate(nested)]
+    pub query: ListShowsRequestQuery,
+}
+impl ListShowsRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowList>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ShowList,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct ScheduleShowRequestHeader {
+    /// Makes the create safe to retry: 1 to 255 visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`.
+    #[validate(
+        length(min = 1u64, max = 255u64),
+        regex(path = "REGEX_SCHEDULE_SHOW_REQUEST_HEADER_IDEMPOTENCY_KEY")
+    )]
+    pub idempotency_key: Option<String>,
+}
+impl core::convert::TryFrom<&ScheduleShowRequestHeader> for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: &ScheduleShowRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        let mut map = http::HeaderMap::with_capacity(1usize);
+        if let Some(value) = &headers.idempotency_key {
+            let header_value = http::HeaderValue::try_from(value)?;
+            map.insert(IDEMPOTENCY_KEY, header_value);
+        }
+        Ok(map)
+    }
+}
+impl core::convert::TryFrom<ScheduleShowRequestHeader> for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: ScheduleShowRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        http::HeaderMap::try_from(&headers)
+    }
+}
+/// A `POST /streams` body plus `starts_at` (at least `SHOW_MIN_LEAD_SECS` and at most 30 days ahead) and `remind_minutes_before` (1 to 1440). The stream's fields are checked now as `POST /streams` checks them; the concurrency limit at the start.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct ScheduleShowRequest {
+    #[validate(nested)]
+    pub header: ScheduleShowRequestHeader,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: StartStreamRequest,
+}
+impl ScheduleShowRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders,
+                ShowView,
+            >,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::CREATED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ShowView,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Created(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::CONFLICT {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Conflict(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNPROCESSABLE_ENTITY {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::UnprocessableEntity(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct GetShowRequestPath {
+    /// The show's `shw_` id. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Missing, another brand's, or an id not in form: 404.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetShowRequest {
+    #[validate(nested)]
+    pub path: GetShowRequestPath,
+}
+impl GetShowRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ShowView,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct CancelShowRequestPath {
+    /// The show's `shw_` id. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Only while `scheduled`: the show becomes `cancelled` and never starts.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct CancelShowRequest {
+    #[validate(nested)]
+    pub path: CancelShowRequestPath,
+}
+impl CancelShowRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ShowView,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct ChangeShowRequestPath {
+    /// The show's `shw_` id. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Only while `scheduled`. The fields sent replace the show's, checked as at scheduling.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct ChangeShowRequest {
+    #[validate(nested)]
+    pub path: ChangeShowRequestPath,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: StartStreamRequest,
+}
+impl ChangeShowRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ShowView,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
 pub struct ListStreamsRequestQuery {
     /// Only streams in this status.
     pub status: Option<StreamStatus>,
@@ -1614,7 +2491,7 @@ pub struct StartStreamRequestParamsHeader {
     /// Makes the create safe to retry: 1 to 255 visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`.
     #[validate(
         length(min = 1u64, max = 255u64),
-        regex(path = "REGEX_START_STREAM_REQUEST_PARAMS_HEADER_IDEMPOTENCY_KEY")
+        regex(path = "REGEX_SCHEDULE_SHOW_REQUEST_HEADER_IDEMPOTENCY_KEY")
     )]
     pub idempotency_key: Option<String>,
 }
@@ -2284,6 +3161,142 @@ impl RemoveStreamDestinationRequest {
                 )?;
                 let data = oas3_gen_support::Diagnostics::<
                     Destination,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct StartTestShowRequestPath {
+    /// The show's `shw_` id. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// The show starts its test stream now (`started`, or `failed` with the error the start met) and its event is sent. Takes no body; any body is ignored.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct StartTestShowRequest {
+    #[validate(nested)]
+    pub path: StartTestShowRequestPath,
+}
+impl StartTestShowRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ShowView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ShowView,
                 >::json_with_diagnostics(req)
                     .await?;
                 return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
@@ -3077,7 +4090,7 @@ pub struct RegisterWebhookRequestParamsHeader {
     /// Makes the create safe to retry: 1 to 255 visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`.
     #[validate(
         length(min = 1u64, max = 255u64),
-        regex(path = "REGEX_START_STREAM_REQUEST_PARAMS_HEADER_IDEMPOTENCY_KEY")
+        regex(path = "REGEX_SCHEDULE_SHOW_REQUEST_HEADER_IDEMPOTENCY_KEY")
     )]
     pub idempotency_key: Option<String>,
 }
@@ -4309,6 +5322,77 @@ impl TestWebhookRequest {
     }
 }
 #[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct PostWebhooksShoweventRequestHeader {
+    /// The event id (same on every attempt).
+    #[validate(length(min = 1u64))]
+    pub x_service_event_id: String,
+    /// `show.reminder`, `show.started` or `show.failed`.
+    #[validate(length(min = 1u64))]
+    pub x_service_event_type: String,
+    /// As for stream events.
+    #[validate(length(min = 1u64))]
+    pub x_service_signature: String,
+    /// Standard Webhooks: the event id.
+    #[validate(length(min = 1u64))]
+    pub webhook_id: String,
+    /// Standard Webhooks: `t`, the time of this attempt.
+    #[validate(length(min = 1u64))]
+    pub webhook_timestamp: String,
+    /// Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>" keyed with the base64-decoded secret after whsec_>`, then `v1a,<base64 Ed25519 signature of "<id>.<t>.<raw body>">` verified with the webhook's `public_key` (the 32 bytes after whpk_), space separated. During a rotation's overlap, one of each per secret and key pair.
+    #[validate(length(min = 1u64))]
+    pub webhook_signature: String,
+}
+impl core::convert::TryFrom<&PostWebhooksShoweventRequestHeader> for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: &PostWebhooksShoweventRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        let mut map = http::HeaderMap::with_capacity(6usize);
+        let header_value = http::HeaderValue::try_from(&headers.x_service_event_id)?;
+        map.insert(X_SERVICE_EVENT_ID, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.x_service_event_type)?;
+        map.insert(X_SERVICE_EVENT_TYPE, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.x_service_signature)?;
+        map.insert(X_SERVICE_SIGNATURE, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.webhook_id)?;
+        map.insert(WEBHOOK_ID, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.webhook_timestamp)?;
+        map.insert(WEBHOOK_TIMESTAMP, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.webhook_signature)?;
+        map.insert(WEBHOOK_SIGNATURE, header_value);
+        Ok(map)
+    }
+}
+impl core::convert::TryFrom<PostWebhooksShoweventRequestHeader> for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: PostWebhooksShoweventRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        http::HeaderMap::try_from(&headers)
+    }
+}
+/// `show.reminder`, `show.started` and `show.failed` (docs/shows.md), to each active webhook that lists the type, with the same headers, signatures and retries as every event. `data.show` is the show right after the change; `show.started` also carries `data.stream`.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct PostWebhooksShoweventRequest {
+    #[validate(nested)]
+    pub header: PostWebhooksShoweventRequestHeader,
+    #[validate(nested)]
+    pub body: ShowEvent,
+}
+impl PostWebhooksShoweventRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<ApiResponse<(), ()>> {
+        let status = req.status();
+        if status.is_success() {
+            let _ = req.bytes().await?;
+            return Ok(ApiResponse::Success(status));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
 pub struct PostWebhooksStreameventRequestHeader {
     /// The event id (same on every attempt).
     #[validate(length(min = 1u64))]
@@ -4508,6 +5592,56 @@ impl core::str::FromStr for Platform {
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
                         "youtube, tiktok, twitch, kick, facebook, instagram"
+                    ),
+                )
+            }
+        }
+    }
+}
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum ShowStatusEnum {
+    #[serde(rename = "scheduled")]
+    #[default]
+    Scheduled,
+    #[serde(rename = "started")]
+    Started,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "cancelled")]
+    Cancelled,
+}
+impl core::fmt::Display for ShowStatusEnum {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Scheduled => write!(f, "scheduled"),
+            Self::Started => write!(f, "started"),
+            Self::Failed => write!(f, "failed"),
+            Self::Cancelled => write!(f, "cancelled"),
+        }
+    }
+}
+impl core::str::FromStr for ShowStatusEnum {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
+        match s {
+            "scheduled" => Ok(Self::Scheduled),
+            "started" => Ok(Self::Started),
+            "failed" => Ok(Self::Failed),
+            "cancelled" => Ok(Self::Cancelled),
+            _ => {
+                Err(
+                    format!(
+                        "unknown variant '{}', expected one of: {}", s,
+                        "scheduled, started, failed, cancelled"
                     ),
                 )
             }
@@ -4841,7 +5975,7 @@ impl core::convert::TryFrom<http::HeaderMap> for CacheControlAndXRequestIdHeader
 pub struct IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders {
     /// `true` on the replay of an earlier answer to the same Idempotency-Key.
     pub idempotent_replayed: Option<String>,
-    /// Path of the new stream.
+    /// Path of the new show.
     pub location: String,
     /// `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60.
     pub rate_limit: String,

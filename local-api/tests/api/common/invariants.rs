@@ -149,6 +149,7 @@ async fn check(subject: Subject) -> Vec<String> {
     }
     let active = |brand: &str| active.get(brand).copied().unwrap_or(0);
     violations.extend(check_store(&*store, &events, active, &seeded_streams).await);
+    violations.extend(super::show_invariants::check_shows(&*store, &brands(&events)).await);
     violations
 }
 
@@ -405,7 +406,11 @@ pub async fn check_store<S: StreamStore + ?Sized>(
             EventType::RecordingReady | EventType::RecordingFailed => {
                 *per_recording.entry(stream_id).or_default() += 1;
             }
-            EventType::WebhookTest | EventType::WebhookDisabled => {}
+            EventType::WebhookTest
+            | EventType::WebhookDisabled
+            | EventType::ShowStarted
+            | EventType::ShowFailed
+            | EventType::ShowReminder => {}
         }
     }
     for (id, count) in per_recording {

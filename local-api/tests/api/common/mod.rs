@@ -15,6 +15,7 @@ pub mod invariants;
 mod keys;
 mod rate_limit;
 mod response;
+pub mod show_invariants;
 mod state;
 mod streams;
 mod webhooks;

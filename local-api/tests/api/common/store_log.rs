@@ -32,6 +32,8 @@ pub struct Call {
     pub iam_actions: Vec<String>,
     /// The answer carried nothing: an SQS receive that found no message.
     pub empty_answer: bool,
+    /// A query's `Limit`: the most items it may read.
+    pub limit: Option<u64>,
 }
 
 /// The IAM actions a DynamoDB request needs: a transaction has no action of its own, each of
@@ -130,6 +132,7 @@ impl Intercept for Recorder {
             iam_actions: iam_actions(&operation, &body),
             operation,
             sort_keys: sort_keys(&body),
+            limit: body["Limit"].as_u64(),
             start: Instant::now(),
             end: None,
             empty_answer: false,

@@ -49,7 +49,7 @@ async fn the_readme_try_it_block_runs_as_pasted() {
         .collect();
     assert_eq!(
         answers.len(),
-        16,
+        19,
         "one line per answer not captured: {stdout}"
     );
     // The destination failed by the helper, then one added: shown by their last 4 characters.
@@ -94,6 +94,28 @@ async fn the_readme_try_it_block_runs_as_pasted() {
     assert!(
         answers.iter().any(|a| a["deleted"] == true),
         "webhook deleted"
+    );
+    // The scheduled show, started now by its helper, then read: started, with its stream,
+    // which the block ends.
+    let show = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("show: "))
+        .expect("the show id was captured");
+    let started: Vec<&serde_json::Value> = answers
+        .iter()
+        .filter(|a| a["show_id"] == show && a["status"] == "started")
+        .collect();
+    assert_eq!(started.len(), 2, "the helper's answer and GET: {stdout}");
+    let show_stream = started[0]["stream_id"].as_str().expect("the show's stream");
+    assert!(
+        started.iter().all(|a| a["stream_id"] == show_stream),
+        "{stdout}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["stream_id"] == show_stream && a["status"] == "ended"),
+        "the show's stream ended: {stdout}"
     );
     stop(server);
 }

@@ -13,16 +13,16 @@ use crate::service::idempotency::{self, Answer, Begin, Held};
 use hosting_domain::API_PREFIX;
 use hosting_domain::Caller;
 use hosting_domain::account::LIVE_COMMERCE;
-use hosting_domain::destination::{Egress, new_destinations, parse_destinations};
+use hosting_domain::destination::{new_destinations, parse_destinations};
 use hosting_domain::error::{ApiError, ApiResult, RoomError};
 use hosting_domain::event::EventType;
 use hosting_domain::idempotency::{Endpoint, StoredAnswer};
 use hosting_domain::paging::ListQuery;
 use hosting_domain::ports::{CreateStreamOutcome, Timer, ViewerAccess};
-use hosting_domain::recording::{Recording, parse_record};
+use hosting_domain::recording::parse_record;
 use hosting_domain::stream::{
-    MAX_ACTIVE_STREAMS, SOURCE_API, StreamCreated, StreamDetail, StreamEnded, StreamList,
-    StreamSummary, Transition,
+    MAX_ACTIVE_STREAMS, StreamCreated, StreamDetail, StreamEnded, StreamList, StreamSummary,
+    Transition,
 };
 use hosting_domain::validation::{PLATFORMS, StartStreamRequest};
 use hosting_domain::{Stream, StreamStatus, TimerKind};
@@ -113,6 +113,8 @@ async fn rebuild(app: &App, caller: &Caller, key_id: &str, stream_id: &str) -> A
     Ok(idempotency::replay_rebuilt(app, key_id, stored).await)
 }
 
+pub(crate) use super::new_stream::{NewStream, check_vertical, new_stream};
+
 /// The checks after the body's, then the stream.
 async fn start_new(
     app: &App,
@@ -120,27 +122,7 @@ async fn start_new(
     request: StartStreamRequest,
     held: Option<&Held>,
 ) -> ApiResult<(Stream, StreamCreated)> {
-    let brand_vertical = caller.brand.vertical.as_str();
-    if brand_vertical != LIVE_COMMERCE {
-        return Err(ApiError::VerticalMismatch(
-            "The brand's vertical is not served by this API.".into(),
-        ));
-    }
-    if request
-        .vertical
-        .as_deref()
-        .is_some_and(|v| v != brand_vertical)
-    {
-        return Err(ApiError::VerticalMismatch(format!(
-            "vertical must match the brand's vertical, {brand_vertical}."
-        )));
-    }
-    if !platform_permitted(brand_vertical, &request.platform) {
-        return Err(ApiError::VerticalMismatch(format!(
-            "platform is not permitted for the {brand_vertical} vertical."
-        )));
-    }
-
+    let brand_vertical = check_vertical(caller.brand.vertical.as_str(), &request)?;
     if !creators::exists(app, &request.creator_id).await? {
         return Err(ApiError::InvalidCreator);
     }
@@ -149,74 +131,50 @@ async fn start_new(
     })?;
     let (destinations, stream_keys) = new_destinations(destinations);
     let record = parse_record(request.record.as_ref())?;
-
-    let now = app.clock.now();
-    let id = Uuid::new_v4();
-    let test = caller.is_test();
-    let stream = Stream {
-        id,
-        brand_id: caller.brand.id.clone(),
-        status: if test {
-            StreamStatus::Live
-        } else {
-            StreamStatus::Preparing
+    let stream = new_stream(
+        app,
+        NewStream {
+            brand_id: caller.brand.id.clone(),
+            vertical: brand_vertical.to_owned(),
+            test: caller.is_test(),
+            request,
+            destinations,
+            stream_keys,
+            record,
         },
-        platform: Some(request.platform),
-        vertical: brand_vertical.to_owned(),
-        creator_id: Some(request.creator_id),
-        product_name: request.product_name,
-        source: SOURCE_API.to_owned(),
-        room_name: Some(Stream::room_name_for(id)),
-        viewer_count: 0,
-        test,
-        created_at: now,
-        started_at: test.then_some(now),
-        ended_at: None,
-        duration_minutes: request.duration_minutes,
-        script: request.script,
-        end_reason: None,
-        dispatches: 0,
-        next_dispatch_at: None,
-        agents: Vec::new(),
-        host_lost_at: None,
-        reconnect_until: None,
-        revision: 0,
-        deadline: None,
-        destinations,
-        egress: Egress {
-            recording: record.then(|| Recording::new(&caller.brand.id, id)),
-            ..Egress::default()
-        },
-        stream_keys,
-    };
-    // Durable with the record: whatever dies after this, the sweep ends the stream on time,
-    // and dispatches the agent again if it has not joined in time.
-    let stream = Stream {
-        deadline: stream.deadline_in_status(app.config.preparing_timeout),
-        ..stream
-    };
-    let stream = if test {
-        // Live at once: its destinations are `active` with it.
-        let mut stream = stream;
-        stream.destinations_follow_status(now);
-        stream
-    } else {
-        stream.with_launch_dispatch(app.config.dispatch_retry)
-    };
-    // A test stream is live at once, so its start event is written with it.
-    let announce = test.then_some(EventType::StreamStarted);
+    );
     let binding = held.map(|held| held.binding(app, None));
-    let stream = match app
-        .streams()
-        .create_stream(&stream, announce, MAX_ACTIVE_STREAMS, binding.as_ref())
-        .await?
-    {
-        CreateStreamOutcome::ConcurrencyLimit => return Err(ApiError::ConcurrencyLimit),
-        // Another request took the key over after this one's hold lapsed.
-        CreateStreamOutcome::KeyLost => return Err(ApiError::IdempotencyKeyInUse),
-        CreateStreamOutcome::Created(stored) => *stored,
-    };
+    create_and_launch(app, stream, |stream, announce| async move {
+        let outcome = app
+            .streams()
+            .create_stream(&stream, announce, MAX_ACTIVE_STREAMS, binding.as_ref())
+            .await?;
+        Ok(match outcome {
+            CreateStreamOutcome::ConcurrencyLimit => Err(ApiError::ConcurrencyLimit),
+            // Another request took the key over after this one's hold lapsed.
+            CreateStreamOutcome::KeyLost => Err(ApiError::IdempotencyKeyInUse),
+            CreateStreamOutcome::Created(stored) => Ok(*stored),
+        })
+    })
+    .await
+}
 
+/// `POST /streams` from the concurrency check on: `create` stores the stream (taking a slot,
+/// with the start event of a test stream), then its timers are armed and a live stream is
+/// launched.
+pub(crate) async fn create_and_launch<F, Fut>(
+    app: &App,
+    stream: Stream,
+    create: F,
+) -> ApiResult<(Stream, StreamCreated)>
+where
+    F: FnOnce(Stream, Option<EventType>) -> Fut,
+    Fut: std::future::Future<Output = ApiResult<ApiResult<Stream>>>,
+{
+    // A test stream is live at once, so its start event is written with it.
+    let announce = stream.test.then_some(EventType::StreamStarted);
+    let test = stream.test;
+    let stream = create(stream, announce).await??;
     // Before the launch, so a slow launch is timed out too.
     schedule_timers(app, &stream).await;
     if test {
@@ -393,6 +351,8 @@ pub(crate) async fn schedule_kinds(app: &App, stream: &Stream, kinds: &[TimerKin
             .due_at
             .filter(|_| stream.status == StreamStatus::Live)
             .map(|at| (*kind, at)),
+        // A show's, not a stream's (`service::shows`).
+        TimerKind::ShowStart | TimerKind::ShowReminder => None,
     });
     let arms = timers.map(|(kind, due_at)| async move {
         let timer = Timer {

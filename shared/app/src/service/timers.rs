@@ -6,12 +6,12 @@
 //! the same conditional change, so running both changes a stream once.
 
 use crate::app::App;
-use crate::service::{rooms, streams};
+use crate::service::{rooms, shows, streams};
 use crate::sweep_budget::SweepBudget;
 use hosting_domain::error::StoreError;
 use hosting_domain::host::Due;
 use hosting_domain::ports::Timer;
-use hosting_domain::{Stream, Transition};
+use hosting_domain::{Stream, TimerKind, Transition};
 
 /// Overdue streams handled per sweep pass.
 const SWEEP_BATCH: usize = 100;
@@ -24,6 +24,10 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
         tracing::info!(stream_id = %timer.stream_id, timer = timer.kind.as_str(), due_at = %timer.due_at, "timer fired early; armed again");
         app.timers.schedule(*timer).await?;
         return Ok(false);
+    }
+    // A show's timer: its id is the show's (docs/shows.md).
+    if matches!(timer.kind, TimerKind::ShowStart | TimerKind::ShowReminder) {
+        return shows::act_on_due(app, timer.stream_id).await;
     }
     let Some(current) = app.streams().get_stream(timer.stream_id).await? else {
         return Ok(false);
@@ -42,6 +46,9 @@ pub async fn sweep(app: &App) -> Result<usize, StoreError> {
 /// [`sweep`], taking no further batch of overdue streams once `budget` is spent: the rest is
 /// the next run's.
 pub async fn sweep_within(app: &App, budget: SweepBudget) -> Result<usize, StoreError> {
+    if let Err(err) = shows::sweep(app).await {
+        tracing::error!(error = %err, "show sweep failed; retried by the next sweep");
+    }
     let changed = end_overdue(app, budget).await;
     if let Err(err) = rooms::sweep(app).await {
         tracing::error!(error = %err, "room cleanup sweep failed; retried by the next sweep");

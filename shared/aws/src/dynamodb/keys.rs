@@ -238,6 +238,40 @@ pub(super) fn deadline_pks() -> impl Iterator<Item = String> {
     (0..DUE_SHARDS).map(|shard| format!("DEADLINE#{shard}"))
 }
 
+/// A show's item (`sk` `SHOW`) and its cold items: its destinations' keys
+/// (`DESTINATION_KEYS`) and its script (`SCRIPT`), erased when it starts, fails or is cancelled.
+pub(super) fn show_key(show_id: Uuid) -> Item {
+    key(format!("SHOW#{show_id}"), "SHOW")
+}
+
+pub(super) fn show_keys_key(show_id: Uuid) -> Item {
+    key(format!("SHOW#{show_id}"), "DESTINATION_KEYS")
+}
+
+pub(super) fn show_script_key(show_id: Uuid) -> Item {
+    key(format!("SHOW#{show_id}"), "SCRIPT")
+}
+
+/// A brand's list of shows of one filter (`a`ll, or a status's letter), sorted by
+/// `starts_at` then id (see `shows.rs`).
+pub(super) fn show_list_pk(brand_id: &str, filter: char) -> String {
+    format!("SHOWS#{brand_id}#{filter}")
+}
+
+/// How many shows a brand's list `filter` holds per hour of `starts_at` (see `shows.rs`).
+pub(super) fn show_counts_key(brand_id: &str, filter: char) -> Item {
+    key(format!("SHOWCOUNTS#{brand_id}#{filter}"), "SHOWCOUNTS")
+}
+
+/// The due-index partition of a show's next moment (its reminder, its start, its claim's end).
+pub(super) fn show_due_pk(show_id: Uuid) -> String {
+    format!("SHOW#{}", shard_of(&show_id.simple().to_string()))
+}
+
+pub(super) fn show_due_pks() -> impl Iterator<Item = String> {
+    (0..DUE_SHARDS).map(|shard| format!("SHOW#{shard}"))
+}
+
 /// A shard from the last hex digit of an id (ids are random).
 fn shard_of(id: &str) -> u32 {
     id.chars()

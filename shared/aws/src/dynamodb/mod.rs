@@ -16,6 +16,10 @@
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
 //! | analytics of a day of creation, per hour | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
 //! | analytics of an hour of creation, per minute | `HOUR#<brand>#<yyyy-mm-dd>T<hh>` | `HOUR` | |
+//! | scheduled show ([`shows`]) | `SHOW#<id>` | `SHOW` | while something is due: `SHOW#<shard>`, its reminder, start or claim's end |
+//! | its destinations' keys, its script, until it starts, fails or is cancelled | `SHOW#<id>` | `DESTINATION_KEYS`, `SCRIPT` | |
+//! | a show's copy in its brand's lists (all, and its status's) | `SHOWS#<brand>#<a, s, t, d, f or c>` | `starts_at`, id | |
+//! | a brand's shows per hour of `starts_at`, one item per list | `SHOWCOUNTS#<brand>#<letter>` | `SHOWCOUNTS` | |
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
 //! | pending room cleanup | `CLEANUP#<stream id>` | `CLEANUP` | `CLEANUP#<shard>`, next attempt |
 //! | a brand's delivery slot, while held | `DSLOT#<brand>#<slot>` | `DSLOT` | |
@@ -66,6 +70,8 @@ mod positions;
 mod requests;
 mod room_cleanups;
 mod seeding;
+mod show_items;
+mod shows;
 mod streams;
 pub mod table;
 mod transitions;

@@ -210,6 +210,14 @@ pub(super) fn condition_failed_at(err: &TransactError, index: usize) -> bool {
         .is_some_and(|code| code == "ConditionalCheckFailed")
 }
 
+/// Whether a failed transaction was cancelled by the condition of an item at `index` or after.
+pub(super) fn condition_failed_from(err: &TransactError, index: usize) -> bool {
+    cancellation_codes(err)
+        .iter()
+        .skip(index)
+        .any(|code| code == "ConditionalCheckFailed")
+}
+
 /// Whether a failed transaction was cancelled by any condition.
 pub(super) fn any_condition_failed(err: &TransactError) -> bool {
     cancellation_codes(err)

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::brand_index::Creation;
+use super::brand_index::Creation as SlotTaking;
 use super::idempotency::binding_item;
 use super::items::{
     ItemExt, corrupt, event_item, n, position_item, s, script_item, stream_item, stream_keys_item,
@@ -14,7 +14,7 @@ use super::items::{
 };
 use super::keys::{self};
 use super::positions::BrandIndex;
-use super::requests::{backend, condition_failed_at, put};
+use super::requests::{backend, condition_failed_at, condition_failed_from, put};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use hosting_domain::analytics::{Figures, Window};
@@ -54,15 +54,29 @@ pub(super) fn dedupe_item(
     put(table, item, Some("attribute_not_exists(pk)"))
 }
 
-#[async_trait]
-impl StreamStore for DynamoStore {
-    async fn create_stream(
+/// What creating a stream with extra writes found.
+pub(super) enum Creation {
+    Created(Box<Stream>),
+    /// The brand had every active slot taken: nothing was written.
+    ConcurrencyLimit,
+    /// A condition of the extra writes refused the transaction: nothing was written.
+    Refused,
+}
+
+/// The extra writes of a creation's transaction, given the stream as it is stored.
+pub(super) type ExtraWrites<'a> =
+    dyn Fn(&Stream) -> StoreResult<Vec<TransactWriteItem>> + Send + Sync + 'a;
+
+impl DynamoStore {
+    /// Creates `stream` with its slot and position, and `extra`'s writes in the same
+    /// transaction (an idempotency binding, a show's start).
+    pub(super) async fn create_stream_with(
         &self,
         stream: &Stream,
         announce: Option<EventType>,
         max_active: u32,
-        binding: Option<&IdempotencyBinding>,
-    ) -> StoreResult<CreateStreamOutcome> {
+        extra: &ExtraWrites<'_>,
+    ) -> StoreResult<Creation> {
         // The position is the brand's current total, taken in a transaction conditional on
         // that total: a concurrent start of the brand makes it fail, and it is placed again
         // after the winner. At most `max_active` starts can win, so a burst settles quickly.
@@ -73,7 +87,7 @@ impl StreamStore for DynamoStore {
             }
             let index = BrandIndex::from_item(&self.brand_counters(&stream.brand_id).await?)?;
             if index.active.len() >= max_active as usize {
-                return Ok(CreateStreamOutcome::ConcurrencyLimit);
+                return Ok(Creation::ConcurrencyLimit);
             }
             // The counters went alongside the request's count; the transaction waits for it.
             admission::admitted().await;
@@ -101,7 +115,7 @@ impl StreamStore for DynamoStore {
                     &stored,
                     position,
                     None,
-                    Some(Creation {
+                    Some(SlotTaking {
                         condition: &condition,
                         total: position,
                         max_active,
@@ -131,18 +145,16 @@ impl StreamStore for DynamoStore {
             for event in StreamEvent::of_creation(announce, &stored) {
                 items.push(put(&self.table, event_item(&event), None)?);
             }
-            let binding_at = items.len();
-            if let Some(binding) = binding {
-                items.push(binding_item(&self.table, binding, &stored.id.to_string())?);
-            }
+            let extra_at = items.len();
+            items.extend(extra(&stored)?);
             match self.transact(items).await {
                 Ok(()) => {
                     self.remember_position(stored.id, position);
                     stored.stream_keys = Default::default();
-                    return Ok(CreateStreamOutcome::Created(Box::new(stored)));
+                    return Ok(Creation::Created(Box::new(stored)));
                 }
-                Err(err) if binding.is_some() && condition_failed_at(&err, binding_at) => {
-                    return Ok(CreateStreamOutcome::KeyLost);
+                Err(err) if condition_failed_from(&err, extra_at) => {
+                    return Ok(Creation::Refused);
                 }
                 // Another start took the position, or the last slot: read again and see.
                 Err(err) if condition_failed_at(&err, 0) => continue,
@@ -153,6 +165,34 @@ impl StreamStore for DynamoStore {
             "too many concurrent starts for brand {}",
             stream.brand_id
         )))
+    }
+}
+
+#[async_trait]
+impl StreamStore for DynamoStore {
+    async fn create_stream(
+        &self,
+        stream: &Stream,
+        announce: Option<EventType>,
+        max_active: u32,
+        binding: Option<&IdempotencyBinding>,
+    ) -> StoreResult<CreateStreamOutcome> {
+        let bind = |stored: &Stream| -> StoreResult<Vec<TransactWriteItem>> {
+            binding
+                .map(|binding| binding_item(&self.table, binding, &stored.id.to_string()))
+                .into_iter()
+                .collect()
+        };
+        Ok(
+            match self
+                .create_stream_with(stream, announce, max_active, &bind)
+                .await?
+            {
+                Creation::Created(stored) => CreateStreamOutcome::Created(stored),
+                Creation::ConcurrencyLimit => CreateStreamOutcome::ConcurrencyLimit,
+                Creation::Refused => CreateStreamOutcome::KeyLost,
+            },
+        )
     }
 
     async fn get_stream(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {

@@ -5,6 +5,7 @@
 //! response it receives against it.
 
 mod builders;
+mod show_events;
 
 use schemars::Schema;
 use schemars::generate::SchemaSettings;
@@ -148,8 +149,13 @@ fn event_examples() -> Value {
                 Some(EndReason::DurationElapsed),
                 "The stream was started with `record: true` but no file was written: the egress failed or could not be started; `recording.error` says why.",
             ),
-            // Not about a stream: `webhook.disabled` has its own entry.
-            EventType::WebhookTest | EventType::WebhookDisabled => continue,
+            // Not about a stream: `webhook.disabled` and the shows' events have their own
+            // entries.
+            EventType::WebhookTest
+            | EventType::WebhookDisabled
+            | EventType::ShowStarted
+            | EventType::ShowFailed
+            | EventType::ShowReminder => continue,
             EventType::StreamError => (
                 StreamStatus::Error,
                 None,
@@ -337,6 +343,10 @@ fn webhooks(generators: &mut Generators) -> Value {
         .responses
         .subschema_for::<WebhookDisabledEvent>()
         .to_value();
+    let show_event = generators
+        .responses
+        .subschema_for::<hosting_domain::event::ShowEvent>()
+        .to_value();
     json!({
         "streamEvent": { "post": {
             "summary": "A stream lifecycle event",
@@ -350,6 +360,13 @@ fn webhooks(generators: &mut Generators) -> Value {
             "description": "`webhook.disabled`: the service disabled another of the brand's webhooks, because every attempt failed for `WEBHOOK_DISABLE_AFTER_SECS` (default 5 days; `disabled_reason: failing`) or its receiver answered `410 Gone` (`gone`). Sent to the brand's other active webhooks that list it, with the same headers, signatures and retries as every event. `data.webhook` is the webhook's detail: never a secret or a private key. Enable it again with `PATCH /webhooks/{id}` and `active: true`, then recover what it missed with `redeliver` and `since`.",
             "parameters": delivery_headers("`webhook.disabled`.", "As for stream events."),
             "requestBody": { "required": true, "content": { "application/json": { "schema": disabled_event, "examples": { "webhook.disabled": { "summary": "Disabled after 5 days of failures.", "value": webhook_disabled_example() } } } } },
+            "responses": { "2XX": { "description": "Received." } },
+        }},
+        "showEvent": { "post": {
+            "summary": "A scheduled show's event",
+            "description": "`show.reminder`, `show.started` and `show.failed` (docs/shows.md), to each active webhook that lists the type, with the same headers, signatures and retries as every event. `data.show` is the show right after the change; `show.started` also carries `data.stream`.",
+            "parameters": delivery_headers("`show.reminder`, `show.started` or `show.failed`.", "As for stream events."),
+            "requestBody": { "required": true, "content": { "application/json": { "schema": show_event, "examples": show_events::show_event_examples() } } },
             "responses": { "2XX": { "description": "Received." } },
         }},
     })

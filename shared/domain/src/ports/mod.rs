@@ -10,12 +10,14 @@
 mod accounts;
 mod outbox;
 mod providers;
+mod shows;
 mod streams;
 mod webhooks;
 
 pub use accounts::*;
 pub use outbox::*;
 pub use providers::*;
+pub use shows::*;
 pub use streams::*;
 pub use webhooks::*;
 
@@ -30,6 +32,7 @@ pub trait Store:
     + CreatorStore
     + StreamStore
     + RoomCleanupStore
+    + ShowStore
     + WebhookStore
     + DeliveryLogStore
     + DeliverySlotStore
@@ -47,6 +50,7 @@ impl<T> Store for T where
         + CreatorStore
         + StreamStore
         + RoomCleanupStore
+        + ShowStore
         + WebhookStore
         + DeliveryLogStore
         + DeliverySlotStore

@@ -73,6 +73,10 @@ pub enum TimerKind {
     ReconnectWindow,
     /// An attempt at the egress start owed to a live stream ([`crate::destination::Egress`]).
     EgressStart,
+    /// A scheduled show's start: the timer's id is the show's (docs/shows.md).
+    ShowStart,
+    /// A scheduled show's reminder.
+    ShowReminder,
 }
 
 impl TimerKind {
@@ -83,6 +87,8 @@ impl TimerKind {
             TimerKind::DispatchRetry => "dispatch_retry",
             TimerKind::ReconnectWindow => "reconnect_window",
             TimerKind::EgressStart => "egress_start",
+            TimerKind::ShowStart => "show_start",
+            TimerKind::ShowReminder => "show_reminder",
         }
     }
 }

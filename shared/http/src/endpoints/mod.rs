@@ -33,11 +33,13 @@ macro_rules! declare_endpoints {
 
 // The modules in the order the documents list their endpoints.
 mod public;
+mod shows;
 mod streams;
 mod test_helpers;
 mod webhooks;
 
 pub use public::*;
+pub use shows::*;
 pub use streams::*;
 pub use test_helpers::*;
 pub use webhooks::*;
@@ -218,6 +220,7 @@ pub static ENDPOINTS: std::sync::LazyLock<Vec<&'static Endpoint>> =
         [
             public::DECLARED,
             streams::DECLARED,
+            shows::DECLARED,
             webhooks::DECLARED,
             test_helpers::DECLARED,
         ]

@@ -2,6 +2,7 @@
 
 use axum::http::Method;
 
+use super::shows::SHOW_ID;
 use super::streams::{DESTINATION_ID, STREAM_ID};
 use super::{Access, Body, Endpoint, Function, Response, schema_of};
 use hosting_domain::Scope;
@@ -104,6 +105,33 @@ declare_endpoints! {
             Response {
                 status: 404,
                 description: "A live key, a stream started with a live key, no such stream for this brand, a test stream that is not `live`, or no such destination, or one already `failed`, `ended` or `removed`.",
+                body: Body::Error(&[NotFound]),
+                headers: &[],
+            },
+        ],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static START_TEST_SHOW: Endpoint = Endpoint {
+        operation_id: "startTestShow",
+        tag: "test_helpers",
+        function: Function::Streams,
+        method: Method::POST,
+        path: "/test_helpers/shows/{id}/start",
+        access: Access::Keyed(Scope::StreamsWrite),
+        summary: "Test keys: start a scheduled test show now, as its time would.",
+        description: "The show starts its test stream now (`started`, or `failed` with the error the start met) and its event is sent. Takes no body; any body is ignored.",
+        parameters: &[SHOW_ID],
+        responses: &[
+            Response {
+                status: 200,
+                description: "The show after its start.",
+                body: Body::Json(schema_of::<hosting_domain::show::ShowView>),
+                headers: &[],
+            },
+            Response {
+                status: 404,
+                description: "A live key, a show made with a live key, no such show for this brand, or a show that is not `scheduled`.",
                 body: Body::Error(&[NotFound]),
                 headers: &[],
             },

@@ -7,6 +7,7 @@ mod after_a_kill;
 mod egress;
 mod parked;
 mod recording;
+mod show;
 
 use std::io::BufRead;
 use std::process::Child;
