@@ -186,6 +186,14 @@ impl Show {
         }
     }
 
+    /// This change of a `scheduled` show, computed from an earlier read, laid over `stored`,
+    /// the show as it is now: a reminder sent meanwhile for the same moment stays sent.
+    pub fn over(&self, stored: &Show) -> Show {
+        let mut changed = self.clone();
+        changed.reminded |= stored.reminded && stored.reminder_at() == self.reminder_at();
+        changed
+    }
+
     /// Whether a start at `started_at` counts as late.
     pub fn late(&self, started_at: DateTime<Utc>) -> bool {
         started_at - self.starts_at > LATE_AFTER
@@ -327,6 +335,27 @@ mod tests {
             ..scheduled.clone()
         };
         assert!(!reminded.reminder_pending(at(0)));
+    }
+
+    #[test]
+    fn a_change_keeps_a_reminder_sent_meanwhile_for_the_same_moment_only() {
+        let read = show(ShowStatus::Scheduled);
+        let sent = Show {
+            reminded: true,
+            ..read.clone()
+        };
+        let renamed = Show {
+            stream: body(json!({"product_name": "Night Cream"})),
+            ..read.clone()
+        };
+        assert!(renamed.over(&sent).reminded);
+        assert!(!renamed.over(&read).reminded);
+        let moved = Show {
+            starts_at: at(7_200),
+            ..read.clone()
+        };
+        assert!(!moved.over(&sent).reminded);
+        assert_eq!(moved.over(&sent).starts_at, at(7_200));
     }
 
     #[test]

@@ -118,9 +118,10 @@ impl ShowStore for EmbeddedStore {
         script: Option<Option<&str>>,
     ) -> StoreResult<ShowChange> {
         let mut state = self.lock()?;
-        if let Err(change) = state.scheduled_show(&changed.brand_id, changed.id) {
-            return Ok(change);
-        }
+        let changed = &match state.scheduled_show(&changed.brand_id, changed.id) {
+            Ok(stored) => changed.over(&stored),
+            Err(change) => return Ok(change),
+        };
         state.keep_show(changed);
         let inputs = state.show_inputs.entry(changed.id).or_default();
         if let Some(keys) = keys {

@@ -227,3 +227,61 @@ async fn the_reminder_is_sent_once_at_its_moment_and_never_when_that_had_passed(
         "started"
     );
 }
+
+#[tokio::test]
+async fn the_shows_events_reach_the_webhooks_that_select_them_at_registration_or_by_patch() {
+    use crate::common::receiver::{Behaviour, Receiver};
+    let api = TestApp::builder()
+        .with_delivery()
+        .with_private_webhook_urls()
+        .await;
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    register_webhook(
+        &api,
+        &Keys::test_a(),
+        &format!("{}/registered", receiver.base),
+        json!(["show.started", "show.failed", "show.reminder"]),
+    )
+    .await;
+    let (patched, _) = register_webhook(
+        &api,
+        &Keys::test_a(),
+        &format!("{}/patched", receiver.base),
+        json!(["stream.ended"]),
+    )
+    .await;
+    let r = api
+        .call(
+            "PATCH",
+            &format!("/webhooks/{patched}"),
+            Some(&Keys::test_a()),
+            Some(json!({"events": ["show.started"]})),
+        )
+        .await;
+    r.assert_status(200);
+    assert_eq!(r.body["events"], json!(["show.started"]));
+    let id = scheduled(&api, &Keys::test_a(), json!({})).await;
+    api.call(
+        "POST",
+        &format!("/test_helpers/shows/{id}/start"),
+        Some(&Keys::test_a()),
+        None,
+    )
+    .await
+    .assert_status(200);
+    let hits = receiver
+        .wait_for(2, std::time::Duration::from_secs(10))
+        .await;
+    let mut paths: Vec<&str> = hits.iter().map(|hit| hit.path.as_str()).collect();
+    paths.sort();
+    assert_eq!(paths, ["/patched", "/registered"]);
+    for hit in &hits {
+        assert_eq!(hit.header("x-service-event-type"), "show.started");
+        let body: Value = serde_json::from_str(&hit.body).unwrap();
+        assert_eq!(body["data"]["show"]["show_id"], id.as_str());
+        assert_eq!(body["test"], true);
+    }
+    // The stream's own stream.started went to neither.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(receiver.hits().len(), 2);
+}

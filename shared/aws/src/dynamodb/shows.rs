@@ -187,6 +187,7 @@ impl ShowStore for DynamoStore {
                 Ok(found) => found,
                 Err(change) => return Ok(change),
             };
+            let changed = &changed.over(&before);
             let mut writes =
                 show_writes(&self.table, Some((&before, rev)), changed, unchanged(rev))?;
             match keys {
