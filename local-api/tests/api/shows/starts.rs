@@ -100,6 +100,21 @@ async fn duplicate_firings_and_racing_sweeps_start_one_stream() {
 }
 
 #[tokio::test]
+async fn a_show_starts_though_the_key_that_made_it_was_revoked_since() {
+    let api = TestApp::new().await;
+    let id = scheduled(&api, &Keys::test_a2(), json!({"starts_at": at(&api, 5)})).await;
+    api.seed(
+        json!({"api_keys": [{"key": Keys::test_a2(), "brand_id": "brand_a",
+                                  "scopes": ALL_SCOPES, "revoked": true}]}),
+    )
+    .await;
+    api.advance_and_fire(TimeDelta::minutes(5)).await;
+    let started = show(&api, &Keys::test_a(), &id).await;
+    assert_eq!(started["status"], "started");
+    assert_eq!(started["test"], true);
+}
+
+#[tokio::test]
 async fn a_plan_change_fails_the_show_with_plan_required() {
     let api = TestApp::new().await;
     let id = scheduled(&api, &Keys::live_a(), json!({"starts_at": at(&api, 5)})).await;

@@ -23,7 +23,7 @@ use super::DynamoStore;
 use super::idempotency::binding_item;
 use super::items::{ItemExt, corrupt, event_item, s, stream_keys_of};
 use super::keys::{self, sortable};
-use super::requests::{TransactError, backend, condition_failed_at, delete, put};
+use super::requests::{backend, condition_failed_at, delete, put};
 use super::show_items::*;
 use super::streams::Creation;
 use hosting_domain::destination::StreamKeys;
@@ -35,10 +35,6 @@ use hosting_support::admission;
 /// Rounds of read-and-write a change of a `scheduled` show makes against concurrent writes
 /// (its reminder, another change) before giving up.
 const CHANGE_ATTEMPTS: u32 = 5;
-
-fn transact_failed(err: TransactError) -> hosting_domain::error::StoreError {
-    backend(err)
-}
 
 impl DynamoStore {
     async fn read_show(&self, show_id: Uuid) -> StoreResult<Option<(Show, u64)>> {
@@ -53,7 +49,7 @@ impl DynamoStore {
         match self.transact(writes).await {
             Ok(()) => Ok(true),
             Err(err) if condition_failed_at(&err, 0) => Ok(false),
-            Err(err) => Err(transact_failed(err)),
+            Err(err) => Err(backend(err)),
         }
     }
 
@@ -111,7 +107,7 @@ impl ShowStore for DynamoStore {
             Err(err) if binding.is_some() && condition_failed_at(&err, binding_at) => {
                 Ok(CreateShowOutcome::KeyLost)
             }
-            Err(err) => Err(transact_failed(err)),
+            Err(err) => Err(backend(err)),
         }
     }
 
