@@ -17,6 +17,7 @@ use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_protocol as proto;
 use sha2::{Digest, Sha256};
 
+use hosting_domain::destination::{redact_stream_key, redacted_output_url};
 use hosting_domain::error::RoomError;
 use hosting_domain::ports::{EgressError, ProviderEvent, RoomProvider, ViewerAccess};
 use hosting_support::config::{LiveKitConfig, RecordingsConfig, SecretUnavailable};
@@ -311,10 +312,15 @@ fn egress_error(step: &str, err: ServiceError, urls: &[String]) -> EgressError {
     let mut text = format!("{step}: {err}");
     for url in urls {
         text = text.replace(url.as_str(), "[output URL]");
+        // LiveKit names an output by its URL with the key redacted to six of its characters.
+        if let Some(reported) = redacted_output_url(url) {
+            text = text.replace(&reported, "[output URL]");
+        }
         if let Some((_, key)) = url.rsplit_once('/')
             && key.len() >= 6
         {
             text = text.replace(key, "[redacted]");
+            text = text.replace(&redact_stream_key(key), "[redacted]");
         }
     }
     EgressError::Failed(text)

@@ -130,6 +130,7 @@ fn egress_report(info: EgressInfoBody) -> EgressReport {
         egress_id: info.egress_id,
         ended,
         complete: status.as_deref() == Some("EGRESS_COMPLETE"),
+        limit_reached: status.as_deref() == Some("EGRESS_LIMIT_REACHED"),
         files,
         error: Some(info.error).filter(|e| !e.is_empty()),
         outputs,
@@ -311,6 +312,14 @@ mod tests {
         let started = read(json!({"event": "egress_started", "id": "EV_s",
             "egressInfo": {"egressId": "EG_1", "roomName": "stream-x"}}));
         assert!(!started.egress.expect("a report").ended, "EGRESS_STARTING");
+        // LiveKit's time limit on an output: ended, its file written, not complete.
+        for status in [json!("EGRESS_LIMIT_REACHED"), json!(6)] {
+            let limited = read(json!({"event": "egress_ended", "id": "EV_l",
+                "egressInfo": {"egressId": "EG_1", "roomName": "stream-x", "status": status}}))
+            .egress
+            .expect("a report");
+            assert!(limited.ended && limited.limit_reached && !limited.complete);
+        }
         // An egress event without its info changes nothing.
         assert_eq!(
             read(json!({"event": "egress_ended", "id": "EV_x"})).kind,

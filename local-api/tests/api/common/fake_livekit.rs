@@ -2,6 +2,12 @@
 //! HS256 admin tokens): it records every call with its verified token claims, keeps the rooms
 //! that exist (`DeleteRoom` of an absent room answers `not_found`, as LiveKit does), and fails
 //! or hangs chosen methods on demand.
+//!
+//! Its Egress service is as strict as LiveKit's (livekit/egress `pkg/config/urls.go`,
+//! `pkg/pipeline/controller.go`; livekit/protocol `utils/redact.go`): an output URL it cannot
+//! split as `rtmp(s)://{host}(/{path})/{app}/{key}` fails the whole start with `invalid url`, a
+//! Twitch ingest is swapped for another Twitch host, `UpdateStream` is refused on an egress
+//! started without stream outputs, and every URL it reports has its key redacted.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -11,13 +17,9 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
 use livekit_protocol as proto;
 use prost::Message;
 use serde_json::Value;
-use sha2::Sha256;
 
 pub const API_KEY: &str = "APIfakekey";
 pub const API_SECRET: &str = "fake-secret-0123456789abcdefghijklmnop";
@@ -41,11 +43,13 @@ pub enum Call {
     ListEgress(proto::ListEgressRequest),
 }
 
-/// An egress the fake started: its room, its outputs, and whether it still runs.
+/// An egress the fake started: its room, its outputs (as it pushes to them: a Twitch ingest
+/// swapped), whether it was started with stream outputs, and whether it still runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeEgress {
     pub room: String,
     pub urls: Vec<String>,
+    pub streaming: bool,
     pub running: bool,
 }
 
@@ -91,19 +95,11 @@ impl Drop for Server {
     }
 }
 
-/// Verifies an HS256 JWT with `secret` and returns its claims.
-pub fn verify_jwt(token: &str, secret: &str) -> Option<Value> {
-    let mut parts = token.split('.');
-    let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).ok()?;
-    mac.update(format!("{header}.{payload}").as_bytes());
-    mac.verify_slice(&URL_SAFE_NO_PAD.decode(signature).ok()?)
-        .ok()?;
-    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
-    if header["alg"] != "HS256" {
-        return None;
-    }
-    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
+/// The URLs Egress pushes to for `urls`, or its `invalid url` refusal of the whole request.
+fn egress_parsed_urls<'a>(urls: impl Iterator<Item = &'a String>) -> Result<Vec<String>, Response> {
+    urls.map(|url| egress_parsed_url(url))
+        .collect::<Result<_, _>>()
+        .map_err(|refusal| twirp_error(StatusCode::BAD_REQUEST, "invalid_argument", &refusal))
 }
 
 fn twirp_error(status: StatusCode, code: &str, msg: &str) -> Response {
@@ -211,7 +207,7 @@ async fn twirp(
                         .urls
                         .iter()
                         .map(|url| proto::StreamInfo {
-                            url: url.clone(),
+                            url: egress_reported_url(url),
                             ..Default::default()
                         })
                         .collect(),
@@ -277,15 +273,17 @@ async fn twirp(
         }
         Call::StartEgress(req) => {
             let info = proto::EgressInfo::decode(reply.as_slice()).unwrap();
-            let urls = req
-                .stream_outputs
-                .iter()
-                .flat_map(|output| output.urls.clone())
-                .collect();
+            // One URL Egress cannot split refuses the whole start, the file included.
+            let urls = req.stream_outputs.iter().flat_map(|o| o.urls.iter());
+            let urls = match egress_parsed_urls(urls) {
+                Ok(urls) => urls,
+                Err(refused) => return refused,
+            };
             shared.egresses.lock().unwrap().insert(
                 info.egress_id,
                 FakeEgress {
                     room: req.room_name.clone(),
+                    streaming: !req.stream_outputs.is_empty(),
                     urls,
                     running: true,
                 },
@@ -294,11 +292,25 @@ async fn twirp(
         Call::UpdateStream(req) => {
             let mut egresses = shared.egresses.lock().unwrap();
             match egresses.get_mut(&req.egress_id) {
+                Some(egress) if egress.running && !egress.streaming => {
+                    return twirp_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_argument",
+                        "UpdateStream called on non-streaming egress",
+                    );
+                }
                 Some(egress) if egress.running => {
-                    egress
-                        .urls
-                        .retain(|url| !req.remove_output_urls.contains(url));
-                    egress.urls.extend(req.add_output_urls.iter().cloned());
+                    let added = match egress_parsed_urls(req.add_output_urls.iter()) {
+                        Ok(added) => added,
+                        Err(refused) => return refused,
+                    };
+                    let removed: Vec<String> = req
+                        .remove_output_urls
+                        .iter()
+                        .map(|url| egress_parsed_url(url).unwrap_or_else(|_| url.clone()))
+                        .collect();
+                    egress.urls.retain(|url| !removed.contains(url));
+                    egress.urls.extend(added);
                 }
                 Some(_) => {
                     return twirp_error(
@@ -440,6 +452,7 @@ impl FakeLiveKit {
             FakeEgress {
                 room: room.to_owned(),
                 urls: Vec::new(),
+                streaming: false,
                 running: true,
             },
         );
@@ -472,4 +485,5 @@ impl FakeLiveKit {
     }
 }
 
+pub use super::egress_urls::*;
 pub use super::livekit_events::*;

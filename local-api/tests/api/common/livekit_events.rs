@@ -20,6 +20,21 @@ pub fn sign_jwt(claims: &Value, secret: &str) -> String {
     format!("{header}.{payload}.{signature}")
 }
 
+/// Verifies an HS256 JWT with `secret` and returns its claims.
+pub fn verify_jwt(token: &str, secret: &str) -> Option<Value> {
+    let mut parts = token.split('.');
+    let (header, payload, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).ok()?;
+    mac.update(format!("{header}.{payload}").as_bytes());
+    mac.verify_slice(&URL_SAFE_NO_PAD.decode(signature).ok()?)
+        .ok()?;
+    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header).ok()?).ok()?;
+    if header["alg"] != "HS256" {
+        return None;
+    }
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
+}
+
 /// A LiveKit webhook as LiveKit sends it: (body, `Authorization` header), signed with the
 /// API secret, valid for 10 minutes.
 pub fn signed_webhook(event: &serde_json::Value) -> (String, String) {
@@ -93,7 +108,9 @@ pub fn agent_event(
 
 /// An egress webhook (`egress_started`, `egress_updated`, `egress_ended`) of `egress_id` in
 /// `room`, with egress `status` and one stream result per (url, status, error), in LiveKit's
-/// protojson (an `ACTIVE` result has no `status`: protojson leaves the zero value out).
+/// protojson (an `ACTIVE` result has no `status`: protojson leaves the zero value out). Each
+/// url is given as the egress was asked to push to it, and reported as Egress reports it: its
+/// key redacted, a Twitch ingest swapped.
 pub fn egress_event(
     event: &str,
     room: &str,
@@ -105,7 +122,8 @@ pub fn egress_event(
     let results: Vec<serde_json::Value> = results
         .iter()
         .map(|(url, status, error)| {
-            let mut result = serde_json::json!({"url": url, "startedAt": "1700000000000000000"});
+            let mut result = serde_json::json!({"url": super::fake_livekit::egress_reported_url(url),
+                "startedAt": "1700000000000000000"});
             if *status != "ACTIVE" {
                 result["status"] = serde_json::json!(status);
             }

@@ -14,7 +14,7 @@ const SHOWS: usize = 15;
 fn five() -> Value {
     Value::Array(
         (0..5)
-            .map(|i| destination("youtube", YOUTUBE_INGEST, &format!("bench-key-{i}-abcdef")))
+            .map(|i| destination("youtube", YOUTUBE_INGEST, &format!("bench-key-abcdef-{i}")))
             .collect(),
     )
 }

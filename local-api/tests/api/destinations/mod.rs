@@ -3,11 +3,13 @@
 //! service (its requests decoded with LiveKit's own message types) and LiveKit's egress
 //! webhooks; stream keys that never travel; and test keys. On both backends.
 
+mod as_livekit_runs;
 mod budgets;
 mod checks;
 mod egress;
 mod endings;
 mod faults;
+mod replaced_egresses;
 mod secrecy;
 mod test_keys;
 mod while_live;

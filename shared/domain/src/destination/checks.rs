@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    INGEST_URL_MAX_CHARS, MAX_DESTINATIONS, NewDestination, SIMULATED_FAILURE,
-    STREAM_KEY_MAX_CHARS, TEST_ERROR_MAX_CHARS,
+    INGEST_URL_MAX_CHARS, MAX_DESTINATIONS, NewDestination, ReportedName, SIMULATED_FAILURE,
+    STREAM_KEY_MAX_CHARS, TEST_ERROR_MAX_CHARS, output_url, split_output,
 };
 use crate::error::{ApiError, ApiResult};
 use crate::validation::PLATFORMS;
@@ -96,8 +96,9 @@ fn parse_items(
             .ok_or_else(|| {
                 invalid(format!(
                     "{prefix}ingest_url must be an rtmp:// or rtmps:// URL of at most \
-                     {INGEST_URL_MAX_CHARS} characters with a public host, and no user \
-                     name, password or fragment."
+                     {INGEST_URL_MAX_CHARS} characters with a public host followed by an \
+                     application path (rtmps://host/app), and no user name, password or \
+                     fragment."
                 ))
             })?;
         let stream_key = item["stream_key"]
@@ -109,14 +110,16 @@ fn parse_items(
                      characters without spaces."
                 ))
             })?;
-        let repeated = parsed
+        if parsed
             .iter()
             .map(|p| (p.ingest_url.as_str(), p.stream_key.as_str()))
             .chain(existing.iter().map(|(u, k)| (u.as_str(), k.as_str())))
-            .any(|pair| pair == (ingest_url, stream_key));
-        if repeated {
+            .any(|(url, key)| reported_alike((url, key), (ingest_url, stream_key)))
+        {
             return Err(invalid(format!(
-                "{prefix}ingest_url and stream_key repeat another destination's."
+                "{prefix}ingest_url and stream_key would be reported by LiveKit as another \
+                 destination's: the same host and path, and a stream key with the same first \
+                 and last characters."
             )));
         }
         parsed.push(NewDestination {
@@ -141,6 +144,20 @@ fn ingest_url_acceptable(raw: &str) -> bool {
         && url.fragment().is_none()
         && !raw.contains('#')
         && url.host_str().is_some_and(host_is_public)
+        && has_application_path(raw)
+}
+
+/// Whether LiveKit can split `raw` joined with a key (docs/destinations.md, "What LiveKit
+/// accepts"): an application path after the host, once one trailing `/` is dropped.
+fn has_application_path(raw: &str) -> bool {
+    let output = output_url(raw, "key");
+    split_output(&output).is_some_and(|split| !split.path.trim_matches('/').is_empty())
+}
+
+/// Whether two destinations, as (ingest URL, key), would be reported alike by LiveKit.
+pub fn reported_alike(a: (&str, &str), b: (&str, &str)) -> bool {
+    let name = |(url, key): (&str, &str)| ReportedName::of_output(&output_url(url, key));
+    matches!((name(a), name(b)), (Some(a), Some(b)) if a.alike(&b))
 }
 
 fn stream_key_acceptable(key: &str) -> bool {
@@ -231,6 +248,10 @@ mod tests {
             "rtmp://10.0.0.8/app",
             "rtmp:///app",
             "live.example.com/app",
+            // No application path: LiveKit could not split the output URL.
+            "rtmps://live.example.com",
+            "rtmps://live.example.com/",
+            "rtmps://live.example.com//",
         ] {
             assert!(!ingest_url_acceptable(bad), "{bad}");
         }
@@ -248,6 +269,29 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(err.to_string().contains("destinations[1]"), "{err}");
+        // One trailing `/` is dropped; keys LiveKit would report alike are refused too.
+        for (url, key) in [
+            ("rtmp://a.example.com/x/", "k"),
+            ("rtmps://a.example.com/x", "k"),
+        ] {
+            let err = parse(json!([item("rtmp://a.example.com/x", "k"), item(url, key)]));
+            assert!(err.is_err(), "{url}");
+        }
+        let err = parse(json!([
+            item("rtmp://a.example.com/x", "live_0123456789"),
+            item("rtmp://a.example.com/x", "live_9999996789")
+        ]))
+        .unwrap_err();
+        assert!(!err.to_string().contains("live_"), "{err}");
+        assert!(
+            parse(json!([
+                item("rtmp://a.example.com/x", "live_0123456789"),
+                item("rtmp://b.example.com/x", "live_9999996789"),
+                item("rtmp://a.example.com/y", "live_9999996789"),
+            ]))
+            .is_ok(),
+            "another host or path is told apart"
+        );
     }
 
     #[test]

@@ -133,7 +133,7 @@ pub struct DestinationRequest {
     /// As the stream's own platform: one of the six.
     #[schemars(extend("enum" = PLATFORMS))]
     pub platform: String,
-    /// An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment.
+    /// An `rtmp://` or `rtmps://` URL with a public host and an application path after it (`rtmps://host/app`), no user name, password or fragment. One trailing `/` is dropped before the key is joined.
     #[schemars(length(max = INGEST_URL_MAX_CHARS), pattern("^rtmps?://"))]
     pub ingest_url: String,
     /// Write-only: printable ASCII without spaces. Never shown again; the destination shows `stream_key_last4`.
@@ -167,8 +167,11 @@ impl std::fmt::Debug for NewDestination {
     }
 }
 
-/// The address LiveKit pushes a destination to: `<ingest_url>/<stream_key>`. As secret as the key.
+/// The address LiveKit pushes a destination to: `<ingest_url>/<stream_key>`, one trailing `/`
+/// of the ingest URL dropped first (so `rtmp://host/app/` and `rtmp://host/app` push alike). As
+/// secret as the key.
 pub fn output_url(ingest_url: &str, stream_key: &str) -> String {
+    let ingest_url = ingest_url.strip_suffix('/').unwrap_or(ingest_url);
     format!("{ingest_url}/{stream_key}")
 }
 
@@ -202,19 +205,30 @@ impl StreamKeys {
             .map(|key| output_url(&destination.ingest_url, key))
     }
 
-    /// `text` with every key and output URL of these destinations replaced, so that an error a
-    /// provider wrote about an output can be shown, logged and stored.
+    /// The name LiveKit reports `destination`'s output under, when its key is known.
+    pub fn reported_name(&self, destination: &Destination) -> Option<ReportedName> {
+        ReportedName::of_output(&self.output_url(destination)?)
+    }
+
+    /// `text` with every key and output URL of these destinations replaced, as sent and as
+    /// LiveKit redacts them (`{abc...xyz}` still shows six of the key's characters), so that an
+    /// error a provider wrote about an output can be shown, logged and stored.
     pub fn redact(&self, text: &str, destinations: &[Destination]) -> String {
         let mut text = text.to_owned();
         for destination in destinations {
             if let Some(url) = self.output_url(destination) {
-                text = text.replace(&url, &format!("{}/[redacted]", destination.ingest_url));
+                let ingest = output_url(&destination.ingest_url, "[redacted]");
+                text = text.replace(&url, &ingest);
+                if let Some(reported) = redacted_output_url(&url) {
+                    text = text.replace(&reported, &ingest);
+                }
             }
         }
         for (_, key) in &self.0 {
             // A key of a few characters would blank out ordinary words.
             if key.len() >= 6 {
                 text = text.replace(key.as_str(), "[redacted]");
+                text = text.replace(&redact_stream_key(key), "[redacted]");
             }
         }
         text
@@ -243,11 +257,33 @@ pub struct Egress {
     /// the egress writes its files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<crate::recording::Recording>,
+    /// Whether the current egress was started with stream outputs: LiveKit adds an output
+    /// only to such an egress (`UpdateStream` on a file-only one is refused).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub streams: bool,
+    /// The egresses the stream used before its current one, latest last: their late reports
+    /// move no destination (docs/destinations.md, "Lost, late and early reports").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous: Vec<String>,
 }
+
+/// Most ids [`Egress::previous`] keeps: more than a show of the longest duration ever uses
+/// (3 restarts, a start again per LiveKit time limit, and a few egresses LiveKit forgot).
+const PREVIOUS_EGRESSES_KEPT: usize = 16;
 
 impl Egress {
     pub fn is_idle(&self) -> bool {
         *self == Self::default()
+    }
+
+    /// The current egress, if any, is no longer the stream's.
+    pub fn supersede(&mut self) {
+        self.streams = false;
+        if let Some(id) = self.id.take() {
+            self.previous.push(id);
+            let over = self.previous.len().saturating_sub(PREVIOUS_EGRESSES_KEPT);
+            self.previous.drain(..over);
+        }
     }
 }
 
@@ -305,7 +341,7 @@ impl Stream {
     /// A start of the egress owed from `at` (going live, a destination added with none
     /// running, an egress that ended while live).
     pub fn owe_egress_start(&mut self, at: DateTime<Utc>) {
-        self.egress.id = None;
+        self.egress.supersede();
         self.egress.due_at = Some(at);
         self.egress.since = Some(at);
         self.egress.attempts = 0;
@@ -364,14 +400,16 @@ impl Stream {
         Some(next)
     }
 
-    /// After the egress `egress_id` was started at `now`: kept, and no start owed.
-    pub fn with_egress_started(&self, egress_id: &str) -> Option<Stream> {
+    /// After the egress `egress_id` was started (with stream outputs, or `streams` false for a
+    /// file alone): kept, and no start owed.
+    pub fn with_egress_started(&self, egress_id: &str, streams: bool) -> Option<Stream> {
         if self.status != StreamStatus::Live {
             return None;
         }
         let mut next = self.clone();
         next.revision += 1;
         next.egress.id = Some(egress_id.to_owned());
+        next.egress.streams = streams;
         next.recording_started(egress_id);
         next.egress.due_at = None;
         next.egress.since = None;
@@ -463,4 +501,8 @@ fn delta(duration: Duration) -> TimeDelta {
 }
 
 mod checks;
-pub use checks::{parse_destination, parse_destinations, parse_test_failure};
+mod reported;
+pub use checks::{parse_destination, parse_destinations, parse_test_failure, reported_alike};
+pub use reported::{
+    ReportedName, SplitOutput, match_report, redact_stream_key, redacted_output_url, split_output,
+};

@@ -74,6 +74,9 @@ pub struct EgressReport {
     pub ended: bool,
     /// It ended `EGRESS_COMPLETE`: its files are written.
     pub complete: bool,
+    /// It ended `EGRESS_LIMIT_REACHED`: LiveKit's time limit on an output, its files finished
+    /// and written as on completion; not a failure (docs/destinations.md, "Limits").
+    pub limit_reached: bool,
     /// Its error text, as the provider gives it (it may name an output URL).
     pub error: Option<String>,
     pub outputs: Vec<OutputReport>,

@@ -210,7 +210,7 @@ declare_endpoints! {
         path: "/streams/{id}/destinations",
         access: Access::Keyed(Scope::StreamsWrite),
         summary: "Add a destination to a preparing or live stream.",
-        description: "`pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.",
+        description: "`pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and one LiveKit would report alike (the same host, path and redacted key).",
         parameters: &[STREAM_ID],
         request_body: Some(schema_of::<DestinationRequest>),
         responses: &[

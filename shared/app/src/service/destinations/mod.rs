@@ -11,7 +11,8 @@ use crate::app::App;
 use crate::metrics::{self, Metric};
 use crate::service::{rooms, streams};
 use hosting_domain::destination::{
-    Destination, DestinationStatus, EGRESS_CALL_TIMEOUT, MAX_EGRESS_RESTARTS, StreamKeys,
+    Destination, DestinationStatus, EGRESS_CALL_TIMEOUT, MAX_EGRESS_RESTARTS, ReportedName,
+    StreamKeys, match_report,
 };
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{EgressError, EgressReport, Outcome, OutputState};
@@ -118,6 +119,7 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         .await?;
         return Ok(true);
     }
+    let streams = !urls.is_empty();
     let started = match (&app.rooms, &claimed.room_name) {
         (Some(rooms), Some(room)) => tokio::time::timeout(
             EGRESS_CALL_TIMEOUT,
@@ -138,7 +140,7 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         Ok(egress_id) => {
             metrics::count(Metric::EgressStarts);
             let kept = change(app, &claimed, None, None, |s| {
-                s.with_egress_started(&egress_id)
+                s.with_egress_started(&egress_id, streams)
             })
             .await;
             let kept = match kept {
@@ -295,23 +297,26 @@ pub async fn apply_report(
         && after.egress.due_at.is_some()
         && before.egress.due_at.is_none()
     {
-        tracing::warn!(stream_id = %after.id, restarts = after.egress.restarts, "egress ended while live; started again");
+        if report.limit_reached {
+            tracing::info!(stream_id = %after.id, "egress reached LiveKit's time limit; started again");
+        } else {
+            tracing::warn!(stream_id = %after.id, restarts = after.egress.restarts, "egress ended while live; started again");
+        }
         streams::schedule_kinds(app, after, &[TimerKind::EgressStart]).await;
     }
     Ok(outcome.map(drop))
 }
 
-/// The file of the egress that ended in `report`: `ready` when it completed with a file
-/// (`duration` in nanoseconds, shown in whole seconds), else `failed` with its error; `true`
-/// when it moved.
+/// The file of the egress that ended in `report`: `ready` when it completed, or reached
+/// LiveKit's time limit, with a file (`duration` in nanoseconds, shown in whole seconds), else
+/// `failed` with its error; `true` when it moved.
 fn recorded(
     next: &mut Stream,
     report: &EgressReport,
     keys: &StreamKeys,
     now: chrono::DateTime<chrono::Utc>,
 ) -> bool {
-    let written = report
-        .complete
+    let written = (report.complete || report.limit_reached)
         .then(|| report.files.first())
         .flatten()
         .map(|file| (file.size_bytes, file.duration_nanos / 1_000_000_000));
@@ -323,6 +328,16 @@ fn recorded(
     next.recording_ended(&report.egress_id, written, &error, now)
 }
 
+/// Whether the outputs `report` names are this stream's to follow: those of its egress, or of
+/// one whose start is in flight (its id not recorded yet); never those of an egress it used
+/// before (docs/destinations.md, "Lost, late and early reports").
+fn reports_on_current_outputs(stream: &Stream, report: &EgressReport) -> bool {
+    match stream.egress.id.as_deref() {
+        Some(current) => current == report.egress_id,
+        None => !stream.egress.previous.contains(&report.egress_id),
+    }
+}
+
 /// The stream after `report`, when it changes anything.
 fn reported(
     stream: &Stream,
@@ -332,27 +347,39 @@ fn reported(
 ) -> Option<Stream> {
     let mut next = stream.clone();
     let mut changed = false;
-    for output in &report.outputs {
-        let matched = stream
+    if reports_on_current_outputs(stream, report) {
+        // LiveKit names an output by its redacted URL (docs/destinations.md, "What LiveKit
+        // reports"); final destinations have nothing left to move.
+        let names: Vec<(usize, ReportedName)> = stream
             .destinations
             .iter()
-            .position(|d| keys.output_url(d).as_deref() == Some(output.url.as_str()));
-        let Some(index) = matched else { continue };
-        let error = output
-            .error
-            .as_deref()
-            .map(|e| keys.redact(e, &stream.destinations));
-        let destination = &mut next.destinations[index];
-        changed |= match output.state {
-            OutputState::Active => destination.advance(DestinationStatus::Active, now, None),
-            OutputState::Failed => destination.advance(
-                DestinationStatus::Failed,
-                now,
-                Some(error.as_deref().unwrap_or("the output failed")),
-            ),
-            OutputState::Finished => destination.advance(DestinationStatus::Ended, now, None),
-            OutputState::Other => false,
-        };
+            .enumerate()
+            .filter(|(_, d)| !d.status.is_final())
+            .filter_map(|(index, d)| Some((index, keys.reported_name(d)?)))
+            .collect();
+        for output in &report.outputs {
+            let Some(index) = match_report(&output.url, &names) else {
+                continue;
+            };
+            let error = output
+                .error
+                .as_deref()
+                .map(|e| keys.redact(e, &stream.destinations));
+            let destination = &mut next.destinations[index];
+            changed |= match output.state {
+                OutputState::Active => destination.advance(DestinationStatus::Active, now, None),
+                OutputState::Failed => destination.advance(
+                    DestinationStatus::Failed,
+                    now,
+                    Some(error.as_deref().unwrap_or("the output failed")),
+                ),
+                // At a time limit the outputs finish with the egress, and are carried on by
+                // the next one.
+                OutputState::Finished if report.limit_reached => false,
+                OutputState::Finished => destination.advance(DestinationStatus::Ended, now, None),
+                OutputState::Other => false,
+            };
+        }
     }
     if report.ended {
         changed |= recorded(&mut next, report, keys, now);
@@ -360,10 +387,14 @@ fn reported(
     let current_egress = stream.egress.id.as_deref() == Some(report.egress_id.as_str());
     if report.ended && current_egress && stream.status == StreamStatus::Live {
         changed = true;
-        next.egress.id = None;
+        next.egress.supersede();
         let records = next.egress.recording.is_some();
         if next.destinations.iter().any(Destination::in_egress) || records {
-            if next.egress.restarts < MAX_EGRESS_RESTARTS {
+            if report.limit_reached {
+                // Not a failure: started again at once for what it carried, uncounted.
+                next.recording_restarted();
+                next.owe_egress_start(now);
+            } else if next.egress.restarts < MAX_EGRESS_RESTARTS {
                 next.egress.restarts += 1;
                 next.recording_restarted();
                 next.owe_egress_start(now);

@@ -61,14 +61,10 @@ pub async fn add(
             ))
         })
         .collect();
-    if existing
-        .iter()
-        .any(|(url, key)| (url, key) == (&checked.ingest_url, &checked.stream_key))
-    {
-        return Err(ApiError::InvalidFields(
-            "ingest_url and stream_key repeat another destination's.".into(),
-        ));
-    }
+    // The repeat check of the body's checks, now that there is something to compare with.
+    parse_destination(body, &existing, |platform| {
+        streams::platform_permitted(&vertical, platform)
+    })?;
     let (mut created, new_keys) = new_destinations(vec![checked]);
     let mut destination = created.remove(0);
     let (destination_id, key) = new_keys.0[0].clone();
@@ -84,7 +80,13 @@ pub async fn add(
                 added.advance(DestinationStatus::Active, now, None);
             } else {
                 added.advance(DestinationStatus::Starting, now, None);
-                if s.egress.id.is_none() && s.egress.due_at.is_none() {
+                if s.egress.id.is_some() && !s.egress.streams {
+                    // LiveKit adds no output to an egress started for a file alone: it is
+                    // replaced by one that carries both, the recording going on in a new part
+                    // (docs/destinations.md, "Add a destination").
+                    next.recording_restarted();
+                    next.owe_egress_start(now);
+                } else if s.egress.id.is_none() && s.egress.due_at.is_none() {
                     next.owe_egress_start(now);
                 }
             }
@@ -94,7 +96,7 @@ pub async fn add(
         Some(next)
     })
     .await?;
-    let Outcome::Applied((_, stored)) = outcome else {
+    let Outcome::Applied((before, stored)) = outcome else {
         // It finished, or filled up, between the read and the write.
         return Err(ApiError::NotFound);
     };
@@ -105,12 +107,33 @@ pub async fn add(
     if stored.egress.due_at.is_some() && stored.egress.id.is_none() {
         streams::schedule_kinds(app, &stored, &[TimerKind::EgressStart]).await;
     }
+    if let Some(replaced) = stored
+        .egress
+        .previous
+        .last()
+        .filter(|id| before.egress.id.as_ref() == Some(*id) && stored.egress.id.is_none())
+    {
+        stop_replaced(app, &stored, replaced).await;
+    }
     if destination.status == DestinationStatus::Starting
         && let Some(egress_id) = stored.egress.id.clone()
     {
         destination = add_to_egress(app, &stored, &egress_id, destination, &key).await?;
     }
     Ok(destination)
+}
+
+/// Stops a file-only egress replaced by one that carries the destinations too. Should the stop
+/// fail, it records on to its own file, stopped with the room when the stream ends (the room
+/// cleanup stops every egress of the room), and its file is a part of the recording either way.
+async fn stop_replaced(app: &App, stream: &Stream, egress_id: &str) {
+    let Some(rooms) = &app.rooms else {
+        return;
+    };
+    let stopped = tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.stop_egress(egress_id)).await;
+    if !matches!(stopped, Ok(Ok(()))) {
+        tracing::warn!(stream_id = %stream.id, egress_id, "replaced file-only egress not stopped; it stops with the room");
+    }
 }
 
 /// `UpdateStream` with the new output; a failure fails the destination with its reason, and an
