@@ -164,6 +164,23 @@ impl Recording {
 }
 
 impl Stream {
+    /// The egress writing the recording's current file: the last file's, while it records
+    /// (and, the stream over, until its result arrives).
+    pub fn recording_egress(&self) -> Option<&str> {
+        self.egress
+            .recording
+            .as_ref()?
+            .files
+            .last()
+            .filter(|f| {
+                matches!(
+                    f.status,
+                    RecordingStatus::Recording | RecordingStatus::Processing
+                )
+            })
+            .and_then(|f| f.egress_id.as_deref())
+    }
+
     /// Whether the stream records and its egress should run for that alone: live, with a
     /// file still to write or being written.
     pub fn records_now(&self) -> bool {

@@ -33,9 +33,11 @@ pub struct RoomCleanup {
     /// Until then a launch may still create the room (or dispatch its agent), so a deletion
     /// confirmed earlier is made again at this time before the record is done.
     pub hold_until: DateTime<Utc>,
-    /// The stream's egress, stopped before the room is deleted (docs/destinations.md,
-    /// "Ending").
+    /// The stream's destinations' egress, stopped before the room is deleted
+    /// (docs/destinations.md, "Ending").
     pub egress_id: Option<String>,
+    /// The egress writing its recording's last file, stopped likewise.
+    pub file_egress_id: Option<String>,
     /// The stream has stream keys to erase once the cleanup is done.
     pub erase_keys: bool,
 }
@@ -59,6 +61,7 @@ impl RoomCleanup {
             attempts: 0,
             hold_until,
             egress_id: stream.egress.id.clone(),
+            file_egress_id: stream.recording_egress().map(str::to_owned),
             erase_keys: !stream.destinations.is_empty(),
         })
     }
@@ -69,6 +72,7 @@ impl RoomCleanup {
     pub fn of_stored(&self, stream: &Stream) -> Self {
         Self {
             egress_id: stream.egress.id.clone(),
+            file_egress_id: stream.recording_egress().map(str::to_owned),
             erase_keys: !stream.destinations.is_empty(),
             ..self.clone()
         }
@@ -114,6 +118,7 @@ mod tests {
             attempts: 0,
             hold_until: at + TimeDelta::seconds(30),
             egress_id: None,
+            file_egress_id: None,
             erase_keys: false,
         }
     }

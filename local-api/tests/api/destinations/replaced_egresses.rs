@@ -1,43 +1,61 @@
-//! Egresses that end or are replaced while the show is live, as LiveKit ends them
-//! (docs/destinations.md, "Limits", "Egress events", "Add a destination"): the time limit that
-//! ends an egress without failing it, late reports of an egress the stream no longer uses, and
-//! a stream only recorded that gains a destination.
+//! Egresses that end while the show is live, as LiveKit ends them, and the two egresses of a
+//! recorded show (docs/destinations.md, "Limits", "Egress events", "One show, two egresses"):
+//! the time limit that ends an egress without failing it, late reports of an egress the stream
+//! no longer uses, one egress for the destinations and one for the file so neither cuts the
+//! other, and a stream only recorded that gains a destination.
 
 use super::*;
 use crate::common::fake_livekit::{START_EGRESS, UPDATE_STREAM, egress_event};
 
-/// LiveKit's `egress_ended` at its time limit: the file finished and written, each output
-/// `FINISHED`.
-async fn limit_reached(api: &TestApp, room: &str, egress_id: &str, n: usize) {
+/// LiveKit's `egress_ended` of `egress_id` at its time limit, with `results`, and the file it
+/// finished (of `size` bytes, 3 hours long) when given.
+async fn limit_reached(
+    api: &TestApp,
+    room: &str,
+    egress_id: &str,
+    results: &[(&str, &str, &str)],
+    size: Option<u64>,
+    event_id: &str,
+) {
     let mut body = egress_event(
         "egress_ended",
         room,
         egress_id,
         "EGRESS_LIMIT_REACHED",
-        &[(&yt(), "FINISHED", ""), (&tt(), "FINISHED", "")],
-        &format!("EV_limit{n}"),
+        results,
+        event_id,
     );
     body["egressInfo"]["error"] = json!("max duration reached");
-    body["egressInfo"]["fileResults"] = json!([{
-        "filename": format!("part-{n}.mp4"), "duration": "10800000000000",
-        "size": (1_000 * n).to_string()}]);
+    if let Some(size) = size {
+        body["egressInfo"]["fileResults"] = json!([{
+            "filename": format!("{event_id}.mp4"), "duration": "10800000000000",
+            "size": size.to_string()}]);
+    }
     api.post_livekit(&signed_webhook(&body))
         .await
         .assert_status(200);
 }
 
-/// The id of the egress of `fake` still running.
-fn running_egress(fake: &FakeLiveKit) -> String {
-    fake.egresses()
-        .into_iter()
-        .find(|(_, e)| e.running)
-        .map(|(id, _)| id)
-        .expect("a running egress")
+/// The running egresses of `fake`: (the one pushing to destinations, the one writing a file).
+fn running(fake: &FakeLiveKit) -> (Option<String>, Option<String>) {
+    let mut pushing = None;
+    let mut writing = None;
+    for (id, egress) in fake.egresses() {
+        match (egress.running, egress.streaming) {
+            (true, true) => pushing = Some(id),
+            (true, false) => writing = Some(id),
+            _ => {}
+        }
+    }
+    (pushing, writing)
 }
 
-#[tokio::test]
-async fn four_time_limits_in_a_row_keep_every_part_ready_and_the_destinations_on_the_air() {
-    let (api, fake) = app_with_livekit().await;
+/// A live-key stream recorded and pushed to two destinations, live, both egresses started and
+/// the destinations reported active; its id, room and (pushing, writing) egress ids.
+async fn recorded_and_airing(
+    api: &TestApp,
+    fake: &FakeLiveKit,
+) -> (String, String, String, String) {
     let r = api
         .start(
             &Keys::live_a(),
@@ -47,33 +65,67 @@ async fn four_time_limits_in_a_row_keep_every_part_ready_and_the_destinations_on
     r.assert_status(201);
     let id = r.body["stream_id"].as_str().unwrap().to_owned();
     let room = r.body["room_name"].as_str().unwrap().to_owned();
-    agent_joins(&api, &room, "EV_join").await;
+    agent_joins(api, &room, "EV_join").await;
     api.runtime.fire_due_timers().await;
-    let mut current = only_egress(&fake);
+    // Two egresses, each with one kind of output.
+    let made = starts(fake);
+    assert_eq!(made.len(), 2);
+    assert_eq!(made[0].0.stream_outputs[0].urls, [yt(), tt()]);
+    assert!(made[0].0.file_outputs.is_empty());
+    assert!(made[1].0.stream_outputs.is_empty());
+    assert!(
+        made[1].0.file_outputs[0]
+            .filepath
+            .ends_with(&format!("{id}.mp4"))
+    );
+    let (Some(pushing), Some(writing)) = running(fake) else {
+        panic!("two egresses running: {:?}", fake.egresses());
+    };
     egress_says(
-        &api,
+        api,
         "egress_updated",
         &room,
-        &current,
+        &pushing,
         "EGRESS_ACTIVE",
         &[(&yt(), "ACTIVE", ""), (&tt(), "ACTIVE", "")],
         "EV_active",
     )
     .await;
+    (id, room, pushing, writing)
+}
+
+#[tokio::test]
+async fn four_file_limits_in_a_row_keep_every_part_ready_and_never_touch_the_destinations() {
+    let (api, fake) = app_with_livekit().await;
+    let (id, room, pushing, mut writing) = recorded_and_airing(&api, &fake).await;
     for n in 1..=4 {
-        fake.end_egress(&current);
-        limit_reached(&api, &room, &current, n).await;
-        // Started again at once, for both destinations and a new file.
+        fake.end_egress(&writing);
+        limit_reached(
+            &api,
+            &room,
+            &writing,
+            &[],
+            Some(1_000 * n),
+            &format!("EV_limit{n}"),
+        )
+        .await;
+        // The file's egress alone is started again at once, to a new file.
         api.runtime.fire_due_timers().await;
-        assert_eq!(fake.count(START_EGRESS), 1 + n, "after limit {n}");
+        assert_eq!(fake.count(START_EGRESS), 2 + n as usize, "after limit {n}");
         let (request, _) = starts(&fake).pop().unwrap();
-        assert_eq!(request.stream_outputs[0].urls, [yt(), tt()]);
+        assert!(request.stream_outputs.is_empty());
         assert!(
             request.file_outputs[0]
                 .filepath
                 .ends_with(&format!("-{}.mp4", n + 1))
         );
-        current = running_egress(&fake);
+        let (still_pushing, now_writing) = running(&fake);
+        assert_eq!(
+            still_pushing.as_deref(),
+            Some(pushing.as_str()),
+            "never cut"
+        );
+        writing = now_writing.unwrap();
         assert_eq!(statuses(&api, &id).await, ["active", "active"]);
     }
     let detail = live_detail(&api, &id).await;
@@ -87,9 +139,8 @@ async fn four_time_limits_in_a_row_keep_every_part_ready_and_the_destinations_on
     }
     assert_eq!(parts[4]["status"], "recording");
     // No destination event beyond going active, no failure, and the first part's ready once.
-    let events = event_types(&api, &id).await;
     assert_eq!(
-        events,
+        event_types(&api, &id).await,
         [
             "stream.destination_active",
             "stream.destination_active",
@@ -99,22 +150,71 @@ async fn four_time_limits_in_a_row_keep_every_part_ready_and_the_destinations_on
     );
     // The limits counted toward no restart: three real ends are still started again.
     for n in 1..=3 {
-        fake.end_egress(&current);
+        fake.end_egress(&writing);
         egress_says(
             &api,
             "egress_ended",
             &room,
-            &current,
+            &writing,
             "EGRESS_ABORTED",
             &[],
             &format!("EV_abort{n}"),
         )
         .await;
         api.runtime.fire_due_timers().await;
-        assert_eq!(fake.count(START_EGRESS), 5 + n);
-        current = running_egress(&fake);
+        assert_eq!(fake.count(START_EGRESS), 6 + n);
+        writing = running(&fake).1.unwrap();
     }
     assert_eq!(statuses(&api, &id).await, ["active", "active"]);
+}
+
+#[tokio::test]
+async fn the_destinations_egress_at_its_limit_starts_again_and_the_recording_goes_on() {
+    let (api, fake) = app_with_livekit().await;
+    let (id, room, pushing, writing) = recorded_and_airing(&api, &fake).await;
+    fake.end_egress(&pushing);
+    limit_reached(
+        &api,
+        &room,
+        &pushing,
+        &[(&yt(), "FINISHED", ""), (&tt(), "FINISHED", "")],
+        None,
+        "EV_limit",
+    )
+    .await;
+    api.runtime.fire_due_timers().await;
+    let (request, _) = starts(&fake).pop().unwrap();
+    assert_eq!(request.stream_outputs[0].urls, [yt(), tt()]);
+    assert!(request.file_outputs.is_empty());
+    let (now_pushing, still_writing) = running(&fake);
+    assert_ne!(now_pushing.as_deref(), Some(pushing.as_str()));
+    assert_eq!(
+        still_writing.as_deref(),
+        Some(writing.as_str()),
+        "never cut"
+    );
+    // Still on the air, no event, one file.
+    assert_eq!(statuses(&api, &id).await, ["active", "active"]);
+    let detail = live_detail(&api, &id).await;
+    assert!(detail["recording"]["parts"].is_null());
+    assert_eq!(detail["recording"]["status"], "recording");
+    // A destination LiveKit refuses fails alone: the recording records on.
+    let now_pushing = now_pushing.unwrap();
+    egress_says(
+        &api,
+        "egress_updated",
+        &room,
+        &now_pushing,
+        "EGRESS_ACTIVE",
+        &[(&tt(), "FAILED", "stream key rejected")],
+        "EV_refused",
+    )
+    .await;
+    assert_eq!(statuses(&api, &id).await, ["active", "failed"]);
+    assert_eq!(
+        live_detail(&api, &id).await["recording"]["status"],
+        "recording"
+    );
 }
 
 #[tokio::test]
@@ -165,7 +265,7 @@ async fn late_reports_of_an_egress_the_stream_no_longer_uses_change_nothing() {
         assert_eq!(statuses(&api, &id).await, ["active", "active"]);
     }
     // The current egress's own report still counts.
-    let second = running_egress(&fake);
+    let second = running(&fake).0.unwrap();
     egress_says(
         &api,
         "egress_updated",
@@ -180,7 +280,7 @@ async fn late_reports_of_an_egress_the_stream_no_longer_uses_change_nothing() {
 }
 
 #[tokio::test]
-async fn a_destination_added_to_a_stream_only_recorded_goes_on_the_air() {
+async fn a_destination_added_to_a_stream_only_recorded_goes_on_the_air_in_an_egress_of_its_own() {
     let (api, fake) = app_with_livekit().await;
     let r = api.start(&Keys::live_a(), json!({"record": true})).await;
     r.assert_status(201);
@@ -188,9 +288,9 @@ async fn a_destination_added_to_a_stream_only_recorded_goes_on_the_air() {
     let room = r.body["room_name"].as_str().unwrap().to_owned();
     agent_joins(&api, &room, "EV_join").await;
     api.runtime.fire_due_timers().await;
-    let file_only = only_egress(&fake);
-    assert!(!fake.egresses()[&file_only].streaming);
-    // LiveKit would refuse to add an output to it: it is replaced by one carrying both.
+    let writing = only_egress(&fake);
+    assert!(!fake.egresses()[&writing].streaming);
+    // LiveKit would refuse to add an output to it: the destination gets an egress of its own.
     let r = api
         .post(
             &format!("/streams/{id}/destinations"),
@@ -200,46 +300,30 @@ async fn a_destination_added_to_a_stream_only_recorded_goes_on_the_air() {
         .await;
     r.assert_status(201);
     assert_eq!(r.body["status"], "starting");
-    assert_eq!(fake.count(UPDATE_STREAM), 0);
-    assert!(
-        !fake.egresses()[&file_only].running,
-        "the file-only egress is stopped"
-    );
     api.runtime.fire_due_timers().await;
+    assert_eq!(fake.count(UPDATE_STREAM), 0);
     let (request, _) = starts(&fake).pop().unwrap();
     assert_eq!(request.stream_outputs[0].urls, [yt()]);
-    assert!(request.file_outputs[0].filepath.ends_with("-2.mp4"));
-    let both = running_egress(&fake);
-    assert!(fake.egresses()[&both].streaming);
+    assert!(request.file_outputs.is_empty());
+    let (Some(pushing), Some(still_writing)) = running(&fake) else {
+        panic!("two egresses running: {:?}", fake.egresses());
+    };
+    assert_eq!(still_writing, writing, "the recording is not cut");
     egress_says(
         &api,
         "egress_updated",
         &room,
-        &both,
+        &pushing,
         "EGRESS_ACTIVE",
         &[(&yt(), "ACTIVE", "")],
         "EV_active",
     )
     .await;
     assert_eq!(statuses(&api, &id).await, ["active"]);
-    // The stopped egress's file is the recording's first part.
-    let mut body = egress_event(
-        "egress_ended",
-        &room,
-        &file_only,
-        "EGRESS_COMPLETE",
-        &[],
-        "EV_file",
-    );
-    body["egressInfo"]["fileResults"] =
-        json!([{"filename": "part-1.mp4", "duration": "60000000000", "size": "1000"}]);
-    api.post_livekit(&signed_webhook(&body))
-        .await
-        .assert_status(200);
     let detail = live_detail(&api, &id).await;
-    assert_eq!(detail["recording"]["status"], "ready");
-    assert_eq!(detail["recording"]["parts"][1]["status"], "recording");
-    // A second destination joins the egress that now streams.
+    assert_eq!(detail["recording"]["status"], "recording");
+    assert!(detail["recording"]["parts"].is_null());
+    // A second destination joins the egress that pushes.
     api.post(
         &format!("/streams/{id}/destinations"),
         &Keys::live_a(),
@@ -248,5 +332,13 @@ async fn a_destination_added_to_a_stream_only_recorded_goes_on_the_air() {
     .await
     .assert_status(201);
     assert_eq!(fake.count(UPDATE_STREAM), 1);
-    assert_eq!(fake.egresses()[&both].urls, [yt(), tt()]);
+    assert_eq!(fake.egresses()[&pushing].urls, [yt(), tt()]);
+    // The end stops both, before the room goes.
+    api.delete(&format!("/streams/{id}"), &Keys::live_a())
+        .await
+        .assert_status(200);
+    let egresses = fake.egresses();
+    assert!(egresses.values().all(|e| !e.running), "{egresses:?}");
+    let stops = fake.count(crate::common::fake_livekit::STOP_EGRESS);
+    assert_eq!(stops, 2);
 }

@@ -245,7 +245,7 @@ async fn a_stream_that_never_went_live_or_whose_egress_never_started_records_not
 }
 
 #[tokio::test]
-async fn one_egress_carries_the_destinations_and_the_file_and_a_restart_writes_a_new_file() {
+async fn the_file_has_an_egress_of_its_own_and_a_restart_writes_a_new_file() {
     let (api, fake) = app_with_livekit().await;
     let destination = json!([{"platform": "youtube",
         "ingest_url": "rtmp://a.rtmp.youtube.com/live2", "stream_key": "yt-key-SECRET-0001-abcd"}]);
@@ -254,18 +254,25 @@ async fn one_egress_carries_the_destinations_and_the_file_and_a_restart_writes_a
     agent_joins(&api, &room).await;
     api.runtime.fire_due_timers().await;
     let made = starts(&fake);
-    assert_eq!(made.len(), 1, "one egress for both");
+    assert_eq!(
+        made.len(),
+        2,
+        "one egress for the destinations, one for the file"
+    );
     assert_eq!(
         made[0].stream_outputs[0].urls,
         ["rtmp://a.rtmp.youtube.com/live2/yt-key-SECRET-0001-abcd"]
     );
-    assert_eq!(made[0].file_outputs[0].filepath, key_of(&id, 1));
-    // The egress ends mid-show with its file written: started again, to a file of its own.
-    fake.end_egress("EG_1");
+    assert!(made[0].file_outputs.is_empty());
+    assert!(made[1].stream_outputs.is_empty());
+    assert_eq!(made[1].file_outputs[0].filepath, key_of(&id, 1));
+    // The file's egress ends mid-show with its file written: started again, to a file of its
+    // own, and the destinations' egress runs on.
+    fake.end_egress("EG_2");
     egress_ended(
         &api,
         &room,
-        "EG_1",
+        "EG_2",
         "EGRESS_COMPLETE",
         "",
         Some((1_000, 60_000_000_000)),
@@ -274,16 +281,17 @@ async fn one_egress_carries_the_destinations_and_the_file_and_a_restart_writes_a
     .await;
     api.runtime.fire_due_timers().await;
     let made = starts(&fake);
-    assert_eq!(made.len(), 2);
-    assert_eq!(made[1].file_outputs[0].filepath, key_of(&id, 2));
-    assert_eq!(made[1].stream_outputs.len(), 1);
+    assert_eq!(made.len(), 3);
+    assert_eq!(made[2].file_outputs[0].filepath, key_of(&id, 2));
+    assert!(made[2].stream_outputs.is_empty());
+    assert!(fake.egresses()["EG_1"].running);
     api.delete(&format!("/streams/{id}"), &Keys::live_a())
         .await
         .assert_status(200);
     egress_ended(
         &api,
         &room,
-        "EG_2",
+        "EG_3",
         "EGRESS_COMPLETE",
         "",
         Some((2_000, 120_000_000_000)),

@@ -11,6 +11,7 @@ use tokio::task::JoinSet;
 
 use crate::app::App;
 use crate::metrics::{self, Metric};
+use hosting_domain::destination::EgressKind;
 use hosting_domain::error::{RoomError, StoreError};
 use hosting_domain::{RoomCleanup, Stream};
 
@@ -90,7 +91,12 @@ async fn stop_then_delete(
             limit.as_secs_f64()
         ))
     };
-    let mut egresses: Vec<String> = cleanup.egress_id.iter().cloned().collect();
+    let mut egresses: Vec<String> = cleanup
+        .egress_id
+        .iter()
+        .chain(&cleanup.file_egress_id)
+        .cloned()
+        .collect();
     if cleanup.erase_keys {
         // A stream that had destinations: any egress of its room still running, also one a
         // start made whose id was never recorded, is stopped too.
@@ -139,6 +145,28 @@ pub async fn seen_in_use(app: &App, stream: &Stream) -> Result<(), StoreError> {
         return Ok(());
     };
     tracing::warn!(stream_id = %stream.id, status = stream.status.as_str(), "room of a finished stream in use; deleted again");
+    app.room_cleanups().put_room_cleanup(&cleanup).await?;
+    attempt_after_transition(app, &cleanup, DELETE_TIMEOUT).await;
+    Ok(())
+}
+
+/// The cleanup of a finished stream made again with egresses started after it finished
+/// (`started`, by kind) to stop before its room is deleted.
+pub async fn stop_with_room(
+    app: &App,
+    stream: &Stream,
+    started: &[(EgressKind, String)],
+) -> Result<(), StoreError> {
+    let now = app.clock.now();
+    let Some(mut cleanup) = for_finished(app, stream, now) else {
+        return Ok(());
+    };
+    for (kind, egress_id) in started {
+        match kind {
+            EgressKind::Destinations => cleanup.egress_id = Some(egress_id.clone()),
+            EgressKind::Recording => cleanup.file_egress_id = Some(egress_id.clone()),
+        }
+    }
     app.room_cleanups().put_room_cleanup(&cleanup).await?;
     attempt_after_transition(app, &cleanup, DELETE_TIMEOUT).await;
     Ok(())

@@ -25,6 +25,9 @@ pub(super) fn cleanup_item(cleanup: &RoomCleanup) -> Item {
     item.insert("due_at".into(), s(sortable(cleanup.due_at)));
     item.insert("attempts".into(), n(cleanup.attempts));
     item.insert("hold_until".into(), s(sortable(cleanup.hold_until)));
+    if let Some(egress_id) = &cleanup.file_egress_id {
+        item.insert("file_egress_id".into(), s(egress_id));
+    }
     if let Some(egress_id) = &cleanup.egress_id {
         item.insert("egress_id".into(), s(egress_id));
     }
@@ -50,6 +53,7 @@ fn cleanup_from_item(item: &Item) -> StoreResult<RoomCleanup> {
         attempts: u32::try_from(item.number("attempts")?).unwrap_or(u32::MAX),
         hold_until: item.time("hold_until")?,
         egress_id: item.opt_string("egress_id"),
+        file_egress_id: item.opt_string("file_egress_id"),
         erase_keys: item.boolean("erase_keys"),
     })
 }

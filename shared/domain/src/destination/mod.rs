@@ -1,6 +1,7 @@
 //! Destinations (docs/destinations.md): the brand's channels a live stream is pushed to through
-//! one room-composite egress, their states, and the egress's own state on the stream. Stream keys
-//! are write-only: they are kept apart from the stream ([`StreamKeys`]), and a destination shows
+//! one room-composite egress, their states, and the egresses' own state on the stream (the
+//! destinations' egress, and the recording's, which runs apart from it). Stream keys are
+//! write-only: they are kept apart from the stream ([`StreamKeys`]), and a destination shows
 //! only the key's last four characters.
 
 use std::time::Duration;
@@ -235,15 +236,22 @@ impl StreamKeys {
     }
 }
 
-/// The running egress of a stream, and the start still owed to it.
+/// The egresses of a stream, and the start still owed to them. A stream has up to two: one
+/// pushing to its destinations, and one writing its recording's file (whose id is on the file,
+/// [`crate::recording::RecordingFile::egress_id`]), so that neither's end or limit cuts the
+/// other (docs/destinations.md, "One show, two egresses"). An owed start starts whichever of
+/// the two is missing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Egress {
-    /// LiveKit's id of the egress started last.
+    /// LiveKit's id of the destinations' egress started last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// Times an egress was started again after one ended while live.
+    /// Times the destinations' egress was started again after one ended while live.
     #[serde(default)]
     pub restarts: u32,
+    /// Times the recording's egress was started again after one ended while live.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub file_restarts: u32,
     /// While a start is owed: when its next attempt is due.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_at: Option<DateTime<Utc>>,
@@ -257,11 +265,8 @@ pub struct Egress {
     /// the egress writes its files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<crate::recording::Recording>,
-    /// Whether the current egress was started with stream outputs: LiveKit adds an output
-    /// only to such an egress (`UpdateStream` on a file-only one is refused).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub streams: bool,
-    /// The egresses the stream used before its current one, latest last: their late reports
+    /// The destinations' egresses the stream used before its current one, latest last: their
+    /// late reports
     /// move no destination (docs/destinations.md, "Lost, late and early reports").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub previous: Vec<String>,
@@ -276,15 +281,27 @@ impl Egress {
         *self == Self::default()
     }
 
-    /// The current egress, if any, is no longer the stream's.
+    /// The destinations' current egress, if any, is no longer the stream's.
     pub fn supersede(&mut self) {
-        self.streams = false;
         if let Some(id) = self.id.take() {
             self.previous.push(id);
             let over = self.previous.len().saturating_sub(PREVIOUS_EGRESSES_KEPT);
             self.previous.drain(..over);
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Which of a stream's egresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EgressKind {
+    /// The one pushing to the destinations (`stream_outputs`).
+    Destinations,
+    /// The one writing the recording's file (`file_outputs`).
+    Recording,
 }
 
 /// How long one egress request may take before it counts as failed.
@@ -294,6 +311,17 @@ impl Stream {
     /// Whether the egress has anything to do: an output to push to or a file to write.
     pub fn wants_egress(&self) -> bool {
         self.destinations.iter().any(Destination::in_egress) || self.records_now()
+    }
+
+    /// Which of the stream's egresses `egress_id` currently is, if either.
+    pub fn egress_kind(&self, egress_id: &str) -> Option<EgressKind> {
+        if self.egress.id.as_deref() == Some(egress_id) {
+            Some(EgressKind::Destinations)
+        } else if self.recording_egress() == Some(egress_id) {
+            Some(EgressKind::Recording)
+        } else {
+            None
+        }
     }
 
     /// Whether the stream has destinations that are not final.
@@ -338,10 +366,13 @@ impl Stream {
         Some(next)
     }
 
-    /// A start of the egress owed from `at` (going live, a destination added with none
-    /// running, an egress that ended while live).
+    /// A start owed from `at` of whichever egress is missing (going live, a destination added
+    /// with none running, an egress that ended while live). One already owed keeps its time
+    /// and attempts.
     pub fn owe_egress_start(&mut self, at: DateTime<Utc>) {
-        self.egress.supersede();
+        if self.egress.due_at.is_some() {
+            return;
+        }
         self.egress.due_at = Some(at);
         self.egress.since = Some(at);
         self.egress.attempts = 0;
@@ -400,45 +431,58 @@ impl Stream {
         Some(next)
     }
 
-    /// After the egress `egress_id` was started (with stream outputs, or `streams` false for a
-    /// file alone): kept, and no start owed.
-    pub fn with_egress_started(&self, egress_id: &str, streams: bool) -> Option<Stream> {
+    /// After the egresses of an owed start were started (`started`, by kind): each kept, and
+    /// no start owed. `None` when the stream is no longer live.
+    pub fn with_egresses_started(&self, started: &[(EgressKind, String)]) -> Option<Stream> {
         if self.status != StreamStatus::Live {
             return None;
         }
         let mut next = self.clone();
         next.revision += 1;
-        next.egress.id = Some(egress_id.to_owned());
-        next.egress.streams = streams;
-        next.recording_started(egress_id);
+        for (kind, egress_id) in started {
+            match kind {
+                EgressKind::Destinations => next.egress.id = Some(egress_id.clone()),
+                EgressKind::Recording => next.recording_started(egress_id),
+            }
+        }
         next.egress.due_at = None;
         next.egress.since = None;
         next.egress.attempts = 0;
         Some(next)
     }
 
-    /// After an attempt at the owed start failed at `now`: due again 1 s after the first
-    /// failure, doubling, while within `retry_for` of when the start was first owed; past it,
-    /// every destination still `starting` turns `failed` with [`EGRESS_UNAVAILABLE`].
+    /// After an attempt at the owed start failed at `now` (what it did start, `started`, kept):
+    /// due again 1 s after the first failure, doubling, while within `retry_for` of when the
+    /// start was first owed; past it, every destination still `starting` with no egress turns
+    /// `failed` with [`EGRESS_UNAVAILABLE`], and so does a file no egress writes.
     pub fn with_egress_start_failed(
         &self,
         now: DateTime<Utc>,
         retry_for: Duration,
+        started: &[(EgressKind, String)],
     ) -> Option<Stream> {
         if self.status != StreamStatus::Live || self.egress.due_at.is_none() {
             return None;
         }
-        let mut next = self.clone();
-        next.revision += 1;
+        let mut next = self.with_egresses_started(started)?;
+        next.egress.due_at = self.egress.due_at;
+        next.egress.since = self.egress.since;
+        next.egress.attempts = self.egress.attempts;
         let since = self.egress.since.unwrap_or(now);
         let give_up_at = since + delta(retry_for);
         if now >= give_up_at {
             next.egress.due_at = None;
             next.egress.since = None;
             next.egress.attempts = 0;
-            for destination in &mut next.destinations {
-                if destination.status == DestinationStatus::Starting {
-                    destination.advance(DestinationStatus::Failed, now, Some(EGRESS_UNAVAILABLE));
+            if next.egress.id.is_none() {
+                for destination in &mut next.destinations {
+                    if destination.status == DestinationStatus::Starting {
+                        destination.advance(
+                            DestinationStatus::Failed,
+                            now,
+                            Some(EGRESS_UNAVAILABLE),
+                        );
+                    }
                 }
             }
             next.recording_start_given_up();

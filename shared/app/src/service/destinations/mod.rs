@@ -11,8 +11,8 @@ use crate::app::App;
 use crate::metrics::{self, Metric};
 use crate::service::{rooms, streams};
 use hosting_domain::destination::{
-    Destination, DestinationStatus, EGRESS_CALL_TIMEOUT, MAX_EGRESS_RESTARTS, ReportedName,
-    StreamKeys, match_report,
+    Destination, DestinationStatus, EGRESS_CALL_TIMEOUT, EgressKind, MAX_EGRESS_RESTARTS,
+    ReportedName, StreamKeys, match_report,
 };
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{EgressError, EgressReport, Outcome, OutputState};
@@ -79,7 +79,8 @@ pub(crate) fn count_failures(before: &Stream, after: &Stream) {
 }
 
 /// An attempt at the egress start a live stream is owed (going live, a restart, a destination
-/// added with none running); `true` when this call claimed it.
+/// added with none running): whichever of its two egresses is missing, the destinations' and
+/// the recording's, each its own `StartRoomCompositeEgress`; `true` when this call claimed it.
 pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> {
     let now = app.clock.now();
     let Outcome::Applied((_, claimed)) = change(app, stream, None, None, |s| {
@@ -93,12 +94,16 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
     // makes the next one.
     streams::schedule_kinds(app, &claimed, &[TimerKind::EgressStart]).await;
     let keys = app.streams().stream_keys(claimed.id).await?;
-    let (sent, urls): (Vec<String>, Vec<String>) = claimed
-        .destinations
-        .iter()
-        .filter(|d| d.in_egress())
-        .filter_map(|d| Some((d.destination_id.clone(), keys.output_url(d)?)))
-        .unzip();
+    let (sent, urls): (Vec<String>, Vec<String>) = if claimed.egress.id.is_none() {
+        claimed
+            .destinations
+            .iter()
+            .filter(|d| d.in_egress())
+            .filter_map(|d| Some((d.destination_id.clone(), keys.output_url(d)?)))
+            .unzip()
+    } else {
+        Default::default()
+    };
     let file = claimed
         .egress
         .recording
@@ -106,8 +111,8 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         .and_then(|r| r.file_to_start())
         .map(|f| f.key.clone());
     if urls.is_empty() && file.is_none() {
-        // Every destination was removed or failed meanwhile, and nothing records: nothing
-        // to start.
+        // Every destination was removed or failed meanwhile, or airs already, and nothing
+        // is left to record: nothing to start.
         change(app, &claimed, None, None, |s| {
             let mut next = s.clone();
             next.egress.due_at = None;
@@ -119,73 +124,97 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         .await?;
         return Ok(true);
     }
-    let streams = !urls.is_empty();
-    let started = match (&app.rooms, &claimed.room_name) {
-        (Some(rooms), Some(room)) => tokio::time::timeout(
-            EGRESS_CALL_TIMEOUT,
-            rooms.start_egress(room, urls, file.as_deref()),
-        )
-        .await
-        .unwrap_or_else(|_| {
-            Err(EgressError::Failed(format!(
-                "StartRoomCompositeEgress: no answer within {} s",
-                EGRESS_CALL_TIMEOUT.as_secs()
-            )))
-        }),
-        _ => Err(EgressError::Failed(
-            "no room provider is configured".to_owned(),
-        )),
-    };
-    match started {
-        Ok(egress_id) => {
-            metrics::count(Metric::EgressStarts);
-            let kept = change(app, &claimed, None, None, |s| {
-                s.with_egress_started(&egress_id, streams)
-            })
-            .await;
-            let kept = match kept {
-                Ok(kept) => kept,
-                Err(err) => {
-                    // Not recorded: the next attempt starts another, so this one is stopped
-                    // (should that fail too, the room's cleanup stops every egress of the room).
-                    if let Some(rooms) = &app.rooms {
-                        let _ = tokio::time::timeout(
-                            EGRESS_CALL_TIMEOUT,
-                            rooms.stop_egress(&egress_id),
-                        )
-                        .await;
-                    }
-                    return Err(err);
-                }
-            };
-            match kept {
-                Outcome::Applied((_, live)) => {
-                    tracing::info!(stream_id = %live.id, egress_id = %egress_id, destinations = sent.len(), recording = file.is_some(), "egress started");
-                    reconcile_outputs(app, &live, &egress_id, &sent).await?;
-                }
-                // The stream finished while the egress started: stopped with its room.
-                _ => stop_with_room(app, claimed.id, &egress_id).await?,
-            }
+    let mut started: Vec<(EgressKind, String)> = Vec::with_capacity(2);
+    let mut failure = None;
+    let requests = [
+        (EgressKind::Destinations, urls, None),
+        (EgressKind::Recording, Vec::new(), file),
+    ];
+    for (kind, urls, file) in requests {
+        if urls.is_empty() && file.is_none() {
+            continue;
         }
-        Err(err) => {
-            let error = keys.redact(&err.to_string(), &claimed.destinations);
-            let retry_for = app.config.egress_start_retry;
-            let outcome = change(app, &claimed, None, None, |s| {
-                s.with_egress_start_failed(app.clock.now(), retry_for)
-            })
-            .await?;
-            if let Outcome::Applied((_, after)) = &outcome {
-                if after.egress.due_at.is_none() {
-                    metrics::count(Metric::EgressStartFailures);
-                    tracing::error!(stream_id = %after.id, error = %error, "egress start gave up: destinations failed with egress_unavailable");
-                } else {
-                    tracing::warn!(stream_id = %after.id, error = %error, retry_at = ?after.egress.due_at, "egress start failed; retried");
-                    streams::schedule_kinds(app, after, &[TimerKind::EgressStart]).await;
-                }
+        match start_one(app, &claimed, urls, file.as_deref()).await {
+            Ok(egress_id) => {
+                metrics::count(Metric::EgressStarts);
+                started.push((kind, egress_id));
+            }
+            Err(err) => {
+                failure.get_or_insert(err);
             }
         }
     }
+    let retry_for = app.config.egress_start_retry;
+    let kept = change(app, &claimed, None, None, |s| match &failure {
+        None => s.with_egresses_started(&started),
+        Some(_) => s.with_egress_start_failed(app.clock.now(), retry_for, &started),
+    })
+    .await;
+    let kept = match kept {
+        Ok(kept) => kept,
+        Err(err) => {
+            // Not recorded: the next attempt starts others, so these are stopped (should that
+            // fail too, the room's cleanup stops every egress of the room).
+            if let Some(rooms) = &app.rooms {
+                for (_, egress_id) in &started {
+                    let _ = tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.stop_egress(egress_id))
+                        .await;
+                }
+            }
+            return Err(err);
+        }
+    };
+    let Outcome::Applied((_, live)) = kept else {
+        // The stream finished while they started: stopped with its room.
+        if !started.is_empty() {
+            stop_with_room(app, claimed.id, &started).await?;
+        }
+        return Ok(true);
+    };
+    for (kind, egress_id) in &started {
+        tracing::info!(stream_id = %live.id, egress_id = %egress_id, kind = ?kind, destinations = sent.len(), "egress started");
+    }
+    if let Some(err) = failure {
+        let error = keys.redact(&err.to_string(), &claimed.destinations);
+        if live.egress.due_at.is_none() {
+            metrics::count(Metric::EgressStartFailures);
+            tracing::error!(stream_id = %live.id, error = %error, "egress start gave up: what it was for failed with egress_unavailable");
+        } else {
+            tracing::warn!(stream_id = %live.id, error = %error, retry_at = ?live.egress.due_at, "egress start failed; retried");
+            streams::schedule_kinds(app, &live, &[TimerKind::EgressStart]).await;
+        }
+    }
+    if let Some((_, egress_id)) = started
+        .iter()
+        .find(|(kind, _)| *kind == EgressKind::Destinations)
+    {
+        reconcile_outputs(app, &live, egress_id, &sent).await?;
+    }
     Ok(true)
+}
+
+/// One `StartRoomCompositeEgress` of the stream's room, pushing to `urls` or writing `file`.
+async fn start_one(
+    app: &App,
+    stream: &Stream,
+    urls: Vec<String>,
+    file: Option<&str>,
+) -> Result<String, EgressError> {
+    match (&app.rooms, &stream.room_name) {
+        (Some(rooms), Some(room)) => {
+            tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.start_egress(room, urls, file))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(EgressError::Failed(format!(
+                        "StartRoomCompositeEgress: no answer within {} s",
+                        EGRESS_CALL_TIMEOUT.as_secs()
+                    )))
+                })
+        }
+        _ => Err(EgressError::Failed(
+            "no room provider is configured".to_owned(),
+        )),
+    }
 }
 
 /// After a start: destinations added while it was in flight are added to the egress, and those
@@ -254,24 +283,21 @@ async fn reconcile_outputs(
     Ok(())
 }
 
-/// An egress started for a stream that finished meanwhile: its room's cleanup, made again
-/// with the egress to stop first.
-async fn stop_with_room(app: &App, stream_id: Uuid, egress_id: &str) -> Result<(), StoreError> {
+/// Egresses started for a stream that finished meanwhile: its room's cleanup, made again
+/// with them to stop first.
+async fn stop_with_room(
+    app: &App,
+    stream_id: Uuid,
+    started: &[(EgressKind, String)],
+) -> Result<(), StoreError> {
     let Some(stream) = app.streams().get_stream(stream_id).await? else {
         return Ok(());
     };
     if stream.status.is_active() {
         return Ok(());
     }
-    let stream = Stream {
-        egress: hosting_domain::destination::Egress {
-            id: Some(egress_id.to_owned()),
-            ..stream.egress.clone()
-        },
-        ..stream
-    };
     tracing::warn!(stream_id = %stream.id, "egress started for a finished stream; stopped with its room");
-    rooms::seen_in_use(app, &stream).await
+    rooms::stop_with_room(app, &stream, started).await
 }
 
 /// LiveKit's report on an egress (`egress_started`, `egress_updated`, `egress_ended`): each
@@ -328,13 +354,21 @@ fn recorded(
     next.recording_ended(&report.egress_id, written, &error, now)
 }
 
-/// Whether the outputs `report` names are this stream's to follow: those of its egress, or of
-/// one whose start is in flight (its id not recorded yet); never those of an egress it used
-/// before (docs/destinations.md, "Lost, late and early reports").
+/// Whether the outputs `report` names are this stream's to follow: those of its destinations'
+/// egress, or of one whose start is in flight (its id not recorded yet) that the stream never
+/// used before (docs/destinations.md, "Lost, late and early reports").
 fn reports_on_current_outputs(stream: &Stream, report: &EgressReport) -> bool {
+    let id = report.egress_id.as_str();
     match stream.egress.id.as_deref() {
-        Some(current) => current == report.egress_id,
-        None => !stream.egress.previous.contains(&report.egress_id),
+        Some(current) => current == id,
+        None => {
+            !stream.egress.previous.iter().any(|p| p == id)
+                && !stream
+                    .egress
+                    .recording
+                    .as_ref()
+                    .is_some_and(|r| r.files.iter().any(|f| f.egress_id.as_deref() == Some(id)))
+        }
     }
 }
 
@@ -384,33 +418,51 @@ fn reported(
     if report.ended {
         changed |= recorded(&mut next, report, keys, now);
     }
-    let current_egress = stream.egress.id.as_deref() == Some(report.egress_id.as_str());
-    if report.ended && current_egress && stream.status == StreamStatus::Live {
-        changed = true;
-        next.egress.supersede();
-        let records = next.egress.recording.is_some();
-        if next.destinations.iter().any(Destination::in_egress) || records {
-            if report.limit_reached {
-                // Not a failure: started again at once for what it carried, uncounted.
-                next.recording_restarted();
-                next.owe_egress_start(now);
-            } else if next.egress.restarts < MAX_EGRESS_RESTARTS {
-                next.egress.restarts += 1;
-                next.recording_restarted();
-                next.owe_egress_start(now);
-            } else {
-                let error = report
-                    .error
-                    .as_deref()
-                    .map(|e| keys.redact(e, &stream.destinations))
-                    .unwrap_or_else(|| "the egress ended".to_owned());
-                for destination in &mut next.destinations {
-                    if destination.in_egress() {
-                        destination.advance(DestinationStatus::Failed, now, Some(&error));
+    if !report.ended || stream.status != StreamStatus::Live {
+        return changed.then(|| {
+            next.revision += 1;
+            next
+        });
+    }
+    match stream.egress_kind(&report.egress_id) {
+        Some(EgressKind::Destinations) => {
+            changed = true;
+            next.egress.supersede();
+            if next.destinations.iter().any(Destination::in_egress) {
+                if report.limit_reached {
+                    // Not a failure: started again at once for what it carried, uncounted.
+                    next.owe_egress_start(now);
+                } else if next.egress.restarts < MAX_EGRESS_RESTARTS {
+                    next.egress.restarts += 1;
+                    next.owe_egress_start(now);
+                } else {
+                    let error = report
+                        .error
+                        .as_deref()
+                        .map(|e| keys.redact(e, &stream.destinations))
+                        .unwrap_or_else(|| "the egress ended".to_owned());
+                    for destination in &mut next.destinations {
+                        if destination.in_egress() {
+                            destination.advance(DestinationStatus::Failed, now, Some(&error));
+                        }
                     }
                 }
             }
         }
+        Some(EgressKind::Recording) => {
+            // Its file has its result (above); the recording goes on in a new one, unless its
+            // egress ended for good too often.
+            let limit = report.limit_reached;
+            if limit || next.egress.file_restarts < MAX_EGRESS_RESTARTS {
+                changed = true;
+                if !limit {
+                    next.egress.file_restarts += 1;
+                }
+                next.recording_restarted();
+                next.owe_egress_start(now);
+            }
+        }
+        None => {}
     }
     changed.then(|| {
         next.revision += 1;

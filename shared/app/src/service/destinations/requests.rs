@@ -80,13 +80,9 @@ pub async fn add(
                 added.advance(DestinationStatus::Active, now, None);
             } else {
                 added.advance(DestinationStatus::Starting, now, None);
-                if s.egress.id.is_some() && !s.egress.streams {
-                    // LiveKit adds no output to an egress started for a file alone: it is
-                    // replaced by one that carries both, the recording going on in a new part
-                    // (docs/destinations.md, "Add a destination").
-                    next.recording_restarted();
-                    next.owe_egress_start(now);
-                } else if s.egress.id.is_none() && s.egress.due_at.is_none() {
+                // With no destinations' egress (a stream only recorded so far has the
+                // recording's alone, to which LiveKit adds no output), one is owed.
+                if s.egress.id.is_none() {
                     next.owe_egress_start(now);
                 }
             }
@@ -96,7 +92,7 @@ pub async fn add(
         Some(next)
     })
     .await?;
-    let Outcome::Applied((before, stored)) = outcome else {
+    let Outcome::Applied((_, stored)) = outcome else {
         // It finished, or filled up, between the read and the write.
         return Err(ApiError::NotFound);
     };
@@ -107,33 +103,12 @@ pub async fn add(
     if stored.egress.due_at.is_some() && stored.egress.id.is_none() {
         streams::schedule_kinds(app, &stored, &[TimerKind::EgressStart]).await;
     }
-    if let Some(replaced) = stored
-        .egress
-        .previous
-        .last()
-        .filter(|id| before.egress.id.as_ref() == Some(*id) && stored.egress.id.is_none())
-    {
-        stop_replaced(app, &stored, replaced).await;
-    }
     if destination.status == DestinationStatus::Starting
         && let Some(egress_id) = stored.egress.id.clone()
     {
         destination = add_to_egress(app, &stored, &egress_id, destination, &key).await?;
     }
     Ok(destination)
-}
-
-/// Stops a file-only egress replaced by one that carries the destinations too. Should the stop
-/// fail, it records on to its own file, stopped with the room when the stream ends (the room
-/// cleanup stops every egress of the room), and its file is a part of the recording either way.
-async fn stop_replaced(app: &App, stream: &Stream, egress_id: &str) {
-    let Some(rooms) = &app.rooms else {
-        return;
-    };
-    let stopped = tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.stop_egress(egress_id)).await;
-    if !matches!(stopped, Ok(Ok(()))) {
-        tracing::warn!(stream_id = %stream.id, egress_id, "replaced file-only egress not stopped; it stops with the room");
-    }
 }
 
 /// `UpdateStream` with the new output; a failure fails the destination with its reason, and an
@@ -171,6 +146,7 @@ async fn add_to_egress(
                     && s.egress.due_at.is_none())
                 .then(|| {
                     let mut next = s.clone();
+                    next.egress.supersede();
                     next.owe_egress_start(now);
                     next.revision += 1;
                     next
