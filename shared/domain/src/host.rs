@@ -48,15 +48,20 @@ pub enum Due {
     Dispatch,
     /// A start of the stream's egress is owed (docs/destinations.md, "Going live").
     EgressStart,
+    /// Its egresses are to be read back from LiveKit (docs/destinations.md, "Lost, late and
+    /// early reports"); also once the stream finished, while its recording is `processing`.
+    EgressCheck,
 }
 
 impl Stream {
     /// The earliest time something is due for the stream while it is active: its deadline,
-    /// its next dispatch retry or the end of its reconnect window. The due index and the sweep
-    /// read this.
+    /// its next dispatch retry, the end of its reconnect window, an owed egress start or the
+    /// read-back of its egresses; once it finished, that read-back while its recording is
+    /// `processing`. The due index and the sweep read this.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        let check = self.egress_check_due();
         if !self.status.is_active() {
-            return None;
+            return check;
         }
         let egress_due = self
             .egress
@@ -67,6 +72,7 @@ impl Stream {
             self.next_dispatch_at,
             self.reconnect_until,
             egress_due,
+            check,
         ]
         .into_iter()
         .flatten()
@@ -75,8 +81,12 @@ impl Stream {
 
     /// What is due at `now`, if anything.
     pub fn due(&self, now: DateTime<Utc>) -> Option<Due> {
+        let check = self
+            .egress_check_due()
+            .is_some_and(|due| due <= now)
+            .then_some(Due::EgressCheck);
         if !self.status.is_active() {
-            return None;
+            return check;
         }
         let deadline = self.deadline.filter(|deadline| *deadline <= now);
         let lapse = self
@@ -95,7 +105,7 @@ impl Stream {
         if self.status == StreamStatus::Live && self.egress.due_at.is_some_and(|t| t <= now) {
             return Some(Due::EgressStart);
         }
-        None
+        check
     }
 
     /// The first dispatch retry of a new live-key stream, `retry` after its launch's dispatch.

@@ -71,6 +71,13 @@ pub struct RecordingFile {
     /// When it turned `ready`: its retention counts from then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_at: Option<DateTime<Utc>>,
+    /// Read-backs in a row that found its egress unknown to LiveKit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_reads: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl RecordingFile {
@@ -83,11 +90,12 @@ impl RecordingFile {
             size_bytes: None,
             error: None,
             ready_at: None,
+            lost_reads: 0,
         }
     }
 
     /// Moves to `failed` with `error` unless already final; `true` when it moved.
-    fn fail(&mut self, error: &str) -> bool {
+    pub fn fail(&mut self, error: &str) -> bool {
         if self.status.is_final() {
             return false;
         }

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use hosting_domain::destination::{redact_stream_key, redacted_output_url};
 use hosting_domain::error::RoomError;
-use hosting_domain::ports::{EgressError, ProviderEvent, RoomProvider, ViewerAccess};
+use hosting_domain::ports::{EgressError, EgressReport, ProviderEvent, RoomProvider, ViewerAccess};
 use hosting_support::config::{LiveKitConfig, RecordingsConfig, SecretUnavailable};
 
 mod webhook_event;
@@ -261,6 +261,44 @@ impl RoomProvider for LiveKitRooms {
             }
             Err(err) => match egress_error("StopEgress", err, &[]) {
                 EgressError::Gone => Ok(()),
+                failed => Err(failed),
+            },
+        }
+    }
+
+    async fn active_egresses(&self) -> Result<Vec<EgressReport>, EgressError> {
+        let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
+        let options = EgressListOptions {
+            filter: EgressListFilter::All,
+            active: true,
+            page_token: None,
+        };
+        match api.egress().list_egress(options).await {
+            Ok(egresses) => Ok(egresses
+                .into_iter()
+                .map(webhook_event::report_of_info)
+                .collect()),
+            Err(err) => match egress_error("ListEgress", err, &[]) {
+                EgressError::Gone => Ok(Vec::new()),
+                failed => Err(failed),
+            },
+        }
+    }
+
+    async fn egress(&self, egress_id: &str) -> Result<Option<EgressReport>, EgressError> {
+        let api = self.api().await.map_err(|err| EgressError::Failed(err.0))?;
+        let options = EgressListOptions {
+            filter: EgressListFilter::Egress(egress_id.to_owned()),
+            active: false,
+            page_token: None,
+        };
+        match api.egress().list_egress(options).await {
+            Ok(egresses) => Ok(egresses
+                .into_iter()
+                .find(|info| info.egress_id == egress_id)
+                .map(webhook_event::report_of_info)),
+            Err(err) => match egress_error("ListEgress", err, &[]) {
+                EgressError::Gone => Ok(None),
                 failed => Err(failed),
             },
         }

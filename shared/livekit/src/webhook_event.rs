@@ -89,6 +89,34 @@ fn enum_name<E: TryFrom<i32>>(
     }
 }
 
+/// An egress as `ListEgress` answers it (protobuf), read as its webhook's `egressInfo` is.
+pub(crate) fn report_of_info(info: proto::EgressInfo) -> EgressReport {
+    egress_report(EgressInfoBody {
+        egress_id: info.egress_id,
+        room_name: info.room_name,
+        status: Value::from(info.status),
+        error: info.error,
+        stream_results: info
+            .stream_results
+            .into_iter()
+            .map(|result| StreamResultBody {
+                url: result.url,
+                status: Value::from(result.status),
+                error: result.error,
+            })
+            .collect(),
+        file_results: info
+            .file_results
+            .into_iter()
+            .map(|file| FileResultBody {
+                filename: file.filename,
+                duration: Value::from(file.duration),
+                size: Value::from(file.size),
+            })
+            .collect(),
+    })
+}
+
 fn egress_report(info: EgressInfoBody) -> EgressReport {
     let status = enum_name::<proto::EgressStatus>(&info.status, |s| s.as_str_name());
     let ended = matches!(

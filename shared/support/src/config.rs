@@ -128,6 +128,9 @@ pub struct Config {
     /// `EGRESS_START_RETRY_SECS`: how long an egress start is retried before its destinations
     /// fail with `egress_unavailable`.
     pub egress_start_retry: Duration,
+    /// `EGRESS_RECONCILE_SECS`: how long an egress may go unheard of (and a recording stay
+    /// `processing`) before it is read back from LiveKit.
+    pub egress_reconcile: Duration,
     /// Bound on a live start's room-provider calls, so the start answers inside the
     /// function's timeout.
     pub launch_timeout: Duration,
@@ -254,32 +257,23 @@ impl Config {
             }
         };
 
-        let preparing_timeout = seconds(
-            "PREPARING_TIMEOUT_SECS",
-            get("PREPARING_TIMEOUT_SECS").as_deref().unwrap_or("300"),
-        )?;
+        // A variable of seconds, or its default.
+        let secs = |variable: &'static str, default: &str| {
+            seconds(variable, get(variable).as_deref().unwrap_or(default))
+        };
+        let preparing_timeout = secs("PREPARING_TIMEOUT_SECS", "300")?;
         let launch_timeout = seconds(
             "LAUNCH_TIMEOUT_SECS",
             &get("LAUNCH_TIMEOUT_SECS")
                 .unwrap_or_else(|| DEFAULT_LAUNCH_TIMEOUT.as_secs().to_string()),
         )?;
-        let sweep_interval = seconds(
-            "SWEEP_INTERVAL_SECS",
-            get("SWEEP_INTERVAL_SECS").as_deref().unwrap_or("60"),
-        )?;
-        let dispatch_retry = seconds(
-            "DISPATCH_RETRY_SECS",
-            get("DISPATCH_RETRY_SECS").as_deref().unwrap_or("60"),
-        )?;
-        let reconnect_window = seconds(
-            "RECONNECT_WINDOW_SECS",
-            get("RECONNECT_WINDOW_SECS").as_deref().unwrap_or("60"),
-        )?;
-        let egress_start_retry = seconds(
-            "EGRESS_START_RETRY_SECS",
-            get("EGRESS_START_RETRY_SECS").as_deref().unwrap_or("120"),
-        )?;
+        let sweep_interval = secs("SWEEP_INTERVAL_SECS", "60")?;
+        let dispatch_retry = secs("DISPATCH_RETRY_SECS", "60")?;
+        let reconnect_window = secs("RECONNECT_WINDOW_SECS", "60")?;
+        let egress_start_retry = secs("EGRESS_START_RETRY_SECS", "120")?;
+        let egress_reconcile = secs("EGRESS_RECONCILE_SECS", "60")?;
         for (variable, value) in [
+            ("EGRESS_RECONCILE_SECS", egress_reconcile),
             ("LAUNCH_TIMEOUT_SECS", launch_timeout),
             ("SWEEP_INTERVAL_SECS", sweep_interval),
             ("DISPATCH_RETRY_SECS", dispatch_retry),
@@ -301,10 +295,7 @@ impl Config {
         let outbox_retry_delays =
             delays("OUTBOX_RETRY_DELAYS_SECS", DEFAULT_OUTBOX_RETRY_DELAYS_SECS)?;
         let webhook_retry_delays = delays("WEBHOOK_RETRY_DELAYS_SECS", DEFAULT_RETRY_DELAYS_SECS)?;
-        let webhook_timeout = seconds(
-            "WEBHOOK_TIMEOUT_SECS",
-            get("WEBHOOK_TIMEOUT_SECS").as_deref().unwrap_or("10"),
-        )?;
+        let webhook_timeout = secs("WEBHOOK_TIMEOUT_SECS", "10")?;
         if webhook_timeout.is_zero() {
             return Err(error("WEBHOOK_TIMEOUT_SECS", "must be greater than 0"));
         }
@@ -314,10 +305,7 @@ impl Config {
                 .as_deref()
                 .unwrap_or(DEFAULT_WEBHOOK_DISABLE_AFTER_SECS),
         )?;
-        let show_min_lead = seconds(
-            "SHOW_MIN_LEAD_SECS",
-            get("SHOW_MIN_LEAD_SECS").as_deref().unwrap_or("60"),
-        )?;
+        let show_min_lead = secs("SHOW_MIN_LEAD_SECS", "60")?;
         let webhook_allow_private_urls = match get("WEBHOOK_ALLOW_PRIVATE_URLS")
             .map(|v| v.trim().to_ascii_lowercase())
             .as_deref()
@@ -383,6 +371,7 @@ impl Config {
             dispatch_retry,
             reconnect_window,
             egress_start_retry,
+            egress_reconcile,
             launch_timeout,
             sweep_interval,
             outbox_retry_delays,

@@ -43,16 +43,6 @@ pub enum Call {
     ListEgress(proto::ListEgressRequest),
 }
 
-/// An egress the fake started: its room, its outputs (as it pushes to them: a Twitch ingest
-/// swapped), whether it was started with stream outputs, and whether it still runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FakeEgress {
-    pub room: String,
-    pub urls: Vec<String>,
-    pub streaming: bool,
-    pub running: bool,
-}
-
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub method: String,
@@ -189,31 +179,24 @@ async fn twirp(
         }
         LIST_EGRESS => {
             let req = proto::ListEgressRequest::decode(body).unwrap();
-            let items = shared
-                .egresses
-                .lock()
-                .unwrap()
+            let egresses = shared.egresses.lock().unwrap();
+            if !req.egress_id.is_empty() && !egresses.contains_key(&req.egress_id) {
+                // LiveKit answers an id it does not know (any more) with `not_found`.
+                shared.calls.lock().unwrap().push(Recorded {
+                    method,
+                    claims,
+                    call: Call::ListEgress(req),
+                });
+                return twirp_error(StatusCode::NOT_FOUND, "not_found", "egress does not exist");
+            }
+            let items = egresses
                 .iter()
-                .filter(|(_, e)| e.room == req.room_name && (e.running || !req.active))
-                .map(|(id, e)| proto::EgressInfo {
-                    egress_id: id.clone(),
-                    room_name: e.room.clone(),
-                    status: if e.running {
-                        proto::EgressStatus::EgressActive
-                    } else {
-                        proto::EgressStatus::EgressComplete
-                    } as i32,
-                    stream_results: e
-                        .urls
-                        .iter()
-                        .map(|url| proto::StreamInfo {
-                            url: egress_reported_url(url),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
+                .filter(|(id, _)| req.egress_id.is_empty() || **id == req.egress_id)
+                .filter(|(_, e)| req.room_name.is_empty() || e.room == req.room_name)
+                .filter(|(_, e)| e.running || !req.active)
+                .map(|(id, e)| e.info(id))
                 .collect();
+            drop(egresses);
             let reply = proto::ListEgressResponse {
                 items,
                 ..Default::default()
@@ -266,8 +249,9 @@ async fn twirp(
         Call::DeleteRoom(req) => {
             // LiveKit ends a room's egresses with the room.
             for egress in shared.egresses.lock().unwrap().values_mut() {
-                if egress.room == req.room {
+                if egress.room == req.room && egress.running {
                     egress.running = false;
+                    egress.ended = Some(stopped_end(egress.records));
                 }
             }
         }
@@ -284,8 +268,9 @@ async fn twirp(
                 FakeEgress {
                     room: req.room_name.clone(),
                     streaming: !req.stream_outputs.is_empty(),
+                    records: !req.file_outputs.is_empty(),
                     urls,
-                    running: true,
+                    ..FakeEgress::running_in(&req.room_name)
                 },
             );
         }
@@ -327,7 +312,10 @@ async fn twirp(
         Call::StopEgress(req) => {
             let mut egresses = shared.egresses.lock().unwrap();
             match egresses.get_mut(&req.egress_id) {
-                Some(egress) if egress.running => egress.running = false,
+                Some(egress) if egress.running => {
+                    egress.running = false;
+                    egress.ended = Some(stopped_end(egress.records));
+                }
                 Some(_) => {
                     return twirp_error(
                         StatusCode::PRECONDITION_FAILED,
@@ -447,23 +435,35 @@ impl FakeLiveKit {
     pub fn unrecorded_egress(&self, room: &str) -> String {
         let mut egresses = self.shared.egresses.lock().unwrap();
         let id = format!("EG_unrecorded_{}", egresses.len() + 1);
-        egresses.insert(
-            id.clone(),
-            FakeEgress {
-                room: room.to_owned(),
-                urls: Vec::new(),
-                streaming: false,
-                running: true,
-            },
-        );
+        egresses.insert(id.clone(), FakeEgress::running_in(room));
         id
     }
 
-    /// The egress ends by itself (as LiveKit's does when an output or the encoder fails).
+    /// The egress ends by itself (as LiveKit's does when an output or the encoder fails);
+    /// `ListEgress` then reports it `EGRESS_COMPLETE`, with no file.
     pub fn end_egress(&self, egress_id: &str) {
+        self.end_egress_as(egress_id, EgressEnd::default());
+    }
+
+    /// The egress ends as `end` says, which `ListEgress` reports from then on.
+    pub fn end_egress_as(&self, egress_id: &str, end: EgressEnd) {
         if let Some(egress) = self.shared.egresses.lock().unwrap().get_mut(egress_id) {
             egress.running = false;
+            egress.ended = Some(end);
         }
+    }
+
+    /// One output of a running egress fails with `error` (by the URL it was given).
+    pub fn fail_output(&self, egress_id: &str, url: &str, error: &str) {
+        if let Some(egress) = self.shared.egresses.lock().unwrap().get_mut(egress_id) {
+            let pushed = egress_parsed_url(url).unwrap_or_else(|_| url.to_owned());
+            egress.failed_outputs.push((pushed, error.to_owned()));
+        }
+    }
+
+    /// LiveKit forgets the egress: `ListEgress` no longer knows it.
+    pub fn forget_egress(&self, egress_id: &str) {
+        self.shared.egresses.lock().unwrap().remove(egress_id);
     }
 
     /// Someone joins `room`: LiveKit creates it when it does not exist.
@@ -485,5 +485,5 @@ impl FakeLiveKit {
     }
 }
 
-pub use super::egress_urls::*;
+pub use super::fake_egress::*;
 pub use super::livekit_events::*;

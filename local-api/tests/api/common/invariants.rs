@@ -35,6 +35,7 @@ use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::ManualClock;
 use hosting_domain::ports::{DeliveryQueue, Outbox, RoomCleanupStore, Store, StreamStore};
+use hosting_domain::recording::RecordingStatus;
 use hosting_domain::{EventType, Stream, StreamEvent, StreamStatus};
 use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
 use hosting_support::config::Config;
@@ -185,6 +186,11 @@ pub fn app_at(
 /// the local runtime's loops do; returns what failed outright.
 pub async fn drain(app: &App) -> Vec<String> {
     let mut failures = Vec::new();
+    // A day on, every egress is past its read-back (docs/destinations.md, "Lost, late and early
+    // reports"): a recording still `processing` is settled from LiveKit.
+    if let Err(err) = hosting_app::service::timers::read_back_egresses(app, 1_000).await {
+        failures.push(format!("the egress read-back failed: {err}"));
+    }
     if let Err(err) = relay::sweep(app, std::time::Duration::ZERO).await {
         failures.push(format!("the outbox relay failed: {err}"));
     }
@@ -300,6 +306,18 @@ pub async fn unstopped_egresses<S: StreamStore + ?Sized>(
                             status.as_str()
                         ));
                     }
+                }
+                if stream.egress.recording.as_ref().is_some_and(|r| {
+                    r.files
+                        .iter()
+                        .any(|f| f.status == RecordingStatus::Processing)
+                }) {
+                    left.push(format!(
+                        "stream {} is {}, but its recording is still processing after its \
+                         egress was read back",
+                        stream.id,
+                        status.as_str()
+                    ));
                 }
                 match store.stream_keys(stream.id).await {
                     Ok(keys) if keys.is_empty() => {}

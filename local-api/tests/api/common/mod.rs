@@ -3,7 +3,7 @@
 
 pub mod backend;
 pub mod contract;
-pub mod egress_urls;
+pub mod fake_egress;
 pub mod fake_livekit;
 pub mod faults;
 pub mod livekit_events;

@@ -9,6 +9,7 @@ mod checks;
 mod egress;
 mod endings;
 mod faults;
+mod read_back;
 mod replaced_egresses;
 mod secrecy;
 mod test_keys;

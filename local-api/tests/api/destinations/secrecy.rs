@@ -120,7 +120,10 @@ async fn no_stream_key_is_in_any_log_line_answer_event_delivery_or_other_livekit
     let id = started["stream_id"].as_str().expect("started").to_owned();
     let room = started["room_name"].as_str().unwrap().to_owned();
     livekit(agent_joined(&room, "EV_join")).await;
-    eventually("the egress start", || fake.count(START_EGRESS) == 1).await;
+    eventually("the egress start", || {
+        fake.count(START_EGRESS) == 1 && fake.egresses().len() == 1
+    })
+    .await;
     let egress = fake.egresses().into_keys().next().unwrap();
     let urls: Vec<String> = (0..3)
         .map(|i| format!("{}/{}", INGESTS[i], KEYS[i]))

@@ -5,6 +5,7 @@
 //! in-process timers, a schedule that was never created, an invocation that was dropped). Both make
 //! the same conditional change, so running both changes a stream once.
 
+use super::destinations::ActiveEgresses;
 use crate::app::App;
 use crate::service::{rooms, shows, streams};
 use crate::sweep_budget::SweepBudget;
@@ -58,6 +59,8 @@ pub async fn sweep_within(app: &App, budget: SweepBudget) -> Result<usize, Store
 
 async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError> {
     let mut changed = 0;
+    // LiveKit's active egresses, read once for every stream this run reads back.
+    let mut active = ActiveEgresses::new();
     loop {
         let overdue = app
             .streams()
@@ -66,7 +69,7 @@ async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError
         let count = overdue.len();
         let mut changed_now = 0;
         for stream in &overdue {
-            match act_on_due(app, stream).await {
+            match act_on_due_with(app, stream, &mut active).await {
                 Ok(true) => changed_now += 1,
                 Ok(false) => {}
                 Err(err) => {
@@ -85,8 +88,34 @@ async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError
     }
 }
 
+/// The egress read-backs due now and nothing else (a process that drains before it stops, and
+/// the tests' drop check): a finished stream's `processing` recording settled from LiveKit.
+/// Reads at most `limit` due streams; how many it read back.
+pub async fn read_back_egresses(app: &App, limit: usize) -> Result<usize, StoreError> {
+    let now = app.clock.now();
+    let mut active = ActiveEgresses::new();
+    let mut read = 0;
+    for stream in app.streams().overdue_streams(now, limit).await? {
+        if stream.due(now) == Some(Due::EgressCheck)
+            && super::destinations::check(app, &stream, &mut active).await?
+        {
+            read += 1;
+        }
+    }
+    Ok(read)
+}
+
 /// Whatever `stream` has due now; `true` when it changed the stream.
 pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, StoreError> {
+    act_on_due_with(app, stream, &mut ActiveEgresses::new()).await
+}
+
+/// [`act_on_due`], reading LiveKit's active egresses into `active` when a read-back needs them.
+async fn act_on_due_with(
+    app: &App,
+    stream: &Stream,
+    active: &mut ActiveEgresses,
+) -> Result<bool, StoreError> {
     match stream.due(app.clock.now()) {
         Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await,
         Some(Due::WindowLapse) => {
@@ -98,6 +127,7 @@ pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, Store
         }
         Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await,
         Some(Due::EgressStart) => super::destinations::start_owed(app, stream).await,
+        Some(Due::EgressCheck) => super::destinations::check(app, stream, active).await,
         None => Ok(false),
     }
 }

@@ -265,6 +265,7 @@ fn example_recording_file(
         size_bytes: ready.then_some(412_318_720),
         error: (!ready).then(|| EGRESS_UNAVAILABLE.to_owned()),
         ready_at: ready.then_some(at),
+        lost_reads: 0,
     })
 }
 

@@ -182,6 +182,13 @@ pub trait RoomProvider: Send + Sync {
     /// Stops the egress; one the provider no longer knows, or one that has ended, counts as
     /// stopped.
     async fn stop_egress(&self, egress_id: &str) -> Result<(), EgressError>;
+    /// The egresses running now across the project, as reports: one `ListEgress` of the
+    /// active ones, whatever the number of streams (an egress missing from it, on a page not
+    /// read or ended since, is read by its id).
+    async fn active_egresses(&self) -> Result<Vec<EgressReport>, EgressError>;
+    /// One egress by its id, in whatever state it is or ended in; `None` when the provider no
+    /// longer knows it.
+    async fn egress(&self, egress_id: &str) -> Result<Option<EgressReport>, EgressError>;
     /// The ids of the room's egresses that are still running (any a start made whose id was
     /// never recorded included).
     async fn running_egresses(&self, room_name: &str) -> Result<Vec<String>, EgressError>;

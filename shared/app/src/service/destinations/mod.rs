@@ -145,9 +145,18 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
         }
     }
     let retry_for = app.config.egress_start_retry;
-    let kept = change(app, &claimed, None, None, |s| match &failure {
-        None => s.with_egresses_started(&started),
-        Some(_) => s.with_egress_start_failed(app.clock.now(), retry_for, &started),
+    // What started is read back from LiveKit from one reconcile period on, whatever it reports.
+    let check_at = app.clock.now()
+        + chrono::TimeDelta::from_std(app.config.egress_reconcile).unwrap_or_default();
+    let kept = change(app, &claimed, None, None, |s| {
+        let mut next = match &failure {
+            None => s.with_egresses_started(&started),
+            Some(_) => s.with_egress_start_failed(app.clock.now(), retry_for, &started),
+        }?;
+        if !started.is_empty() && next.egress.check_at.is_none_or(|at| at > check_at) {
+            next.egress.check_at = Some(check_at);
+        }
+        Some(next)
     })
     .await;
     let kept = match kept {
@@ -381,7 +390,13 @@ fn reported(
 ) -> Option<Stream> {
     let mut next = stream.clone();
     let mut changed = false;
-    if reports_on_current_outputs(stream, report) {
+    // An egress's final report writes every output `FAILED` when the egress failed and
+    // `FINISHED` when it ended otherwise (livekit/egress `pkg/pipeline/controller.go`): that is
+    // the egress's end, which the restart rule below decides on while the show is live. Only
+    // an egress that completed (stopped on purpose) ends its outputs.
+    let outputs_are_the_egress_end =
+        report.ended && !report.complete && stream.status == StreamStatus::Live;
+    if reports_on_current_outputs(stream, report) && !outputs_are_the_egress_end {
         // LiveKit names an output by its redacted URL (docs/destinations.md, "What LiveKit
         // reports"); final destinations have nothing left to move.
         let names: Vec<(usize, ReportedName)> = stream
@@ -407,9 +422,6 @@ fn reported(
                     now,
                     Some(error.as_deref().unwrap_or("the output failed")),
                 ),
-                // At a time limit the outputs finish with the egress, and are carried on by
-                // the next one.
-                OutputState::Finished if report.limit_reached => false,
                 OutputState::Finished => destination.advance(DestinationStatus::Ended, now, None),
                 OutputState::Other => false,
             };
@@ -424,45 +436,12 @@ fn reported(
             next
         });
     }
-    match stream.egress_kind(&report.egress_id) {
-        Some(EgressKind::Destinations) => {
-            changed = true;
-            next.egress.supersede();
-            if next.destinations.iter().any(Destination::in_egress) {
-                if report.limit_reached {
-                    // Not a failure: started again at once for what it carried, uncounted.
-                    next.owe_egress_start(now);
-                } else if next.egress.restarts < MAX_EGRESS_RESTARTS {
-                    next.egress.restarts += 1;
-                    next.owe_egress_start(now);
-                } else {
-                    let error = report
-                        .error
-                        .as_deref()
-                        .map(|e| keys.redact(e, &stream.destinations))
-                        .unwrap_or_else(|| "the egress ended".to_owned());
-                    for destination in &mut next.destinations {
-                        if destination.in_egress() {
-                            destination.advance(DestinationStatus::Failed, now, Some(&error));
-                        }
-                    }
-                }
-            }
-        }
-        Some(EgressKind::Recording) => {
-            // Its file has its result (above); the recording goes on in a new one, unless its
-            // egress ended for good too often.
-            let limit = report.limit_reached;
-            if limit || next.egress.file_restarts < MAX_EGRESS_RESTARTS {
-                changed = true;
-                if !limit {
-                    next.egress.file_restarts += 1;
-                }
-                next.recording_restarted();
-                next.owe_egress_start(now);
-            }
-        }
-        None => {}
+    if let Some(kind) = stream.egress_kind(&report.egress_id) {
+        let error = report
+            .error
+            .as_deref()
+            .map(|e| keys.redact(e, &stream.destinations));
+        changed |= egress_ended(&mut next, kind, report.limit_reached, error.as_deref(), now);
     }
     changed.then(|| {
         next.revision += 1;
@@ -470,5 +449,60 @@ fn reported(
     })
 }
 
+/// What the end of the stream's current egress of `kind` does while it is live (its file's
+/// result already applied): the destinations' egress is started again for the destinations not
+/// yet final, at most [`MAX_EGRESS_RESTARTS`] times (then they fail with `error`); the
+/// recording's goes on in a new file, as often; an end at LiveKit's time limit is started
+/// again at once and counts toward neither. `true` when it changed the stream.
+pub(crate) fn egress_ended(
+    next: &mut Stream,
+    kind: EgressKind,
+    limit_reached: bool,
+    error: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> bool {
+    if next.status != StreamStatus::Live {
+        return false;
+    }
+    match kind {
+        EgressKind::Destinations => {
+            next.egress.supersede();
+            if !next.destinations.iter().any(Destination::in_egress) {
+                return true;
+            }
+            if limit_reached {
+                // Not a failure: started again at once for what it carried, uncounted.
+                next.owe_egress_start(now);
+            } else if next.egress.restarts < MAX_EGRESS_RESTARTS {
+                next.egress.restarts += 1;
+                next.owe_egress_start(now);
+            } else {
+                let error = error.unwrap_or("the egress ended");
+                for destination in &mut next.destinations {
+                    if destination.in_egress() {
+                        destination.advance(DestinationStatus::Failed, now, Some(error));
+                    }
+                }
+            }
+            true
+        }
+        EgressKind::Recording => {
+            // Its file has its result; the recording goes on in a new one, unless its egress
+            // ended for good too often.
+            if !limit_reached && next.egress.file_restarts >= MAX_EGRESS_RESTARTS {
+                return false;
+            }
+            if !limit_reached {
+                next.egress.file_restarts += 1;
+            }
+            next.recording_restarted();
+            next.owe_egress_start(now);
+            true
+        }
+    }
+}
+
+mod reconcile;
 mod requests;
+pub use reconcile::{ActiveEgresses, check};
 pub use requests::{add, fail_for_test, remove};
