@@ -44,12 +44,7 @@ echo "   ready: $(echo "$detail" | json recording.duration_seconds) s," \
 
 out=${OUT:-replay-$stream.mp4}
 echo "4. download it to $out"
-# A test stream's file is written as its `stream.recording_ready` goes out, a moment after the
-# end: a download that early is refused, so it is tried again.
-for attempt in $(seq 1 20); do
-    curl -sSf -o "$out" "$(echo "$detail" | json recording.url)" 2> /dev/null && break
-    [ "$attempt" -lt 20 ] || { echo "   download refused" >&2; exit 1; }
-    sleep 0.25
-done
+# `ready` means the file is there: one download.
+curl -sSf -o "$out" "$(echo "$detail" | json recording.url)" || { echo "   download refused" >&2; exit 1; }
 head -c 8 "$out" | tail -c 4 | grep -q ftyp || { echo "   not an MP4" >&2; exit 1; }
 echo "   $(wc -c < "$out") bytes, an MP4"

@@ -203,11 +203,10 @@ impl Stream {
 
     /// What a status change does to the recording, in the same step: going live, its file
     /// turns `recording` (a live key's egress start is owed by the caller); finishing, a file
-    /// being written turns `processing` until its egress reports it, one that no egress ever
-    /// wrote `failed`, and a test stream's is `ready` at once (its live seconds, the shipped
-    /// MP4).
-    pub(crate) fn recording_follows_status(&mut self, at: DateTime<Utc>) {
-        let (test, started_at, ended_at) = (self.test, self.started_at, self.ended_at);
+    /// being written turns `processing` until its egress reports it (a test stream's until the
+    /// shipped MP4 is written under its key), and one that no egress ever wrote `failed`.
+    pub(crate) fn recording_follows_status(&mut self) {
+        let test = self.test;
         let status = self.status;
         let Some(recording) = self.egress.recording.as_mut() else {
             return;
@@ -218,13 +217,11 @@ impl Stream {
                     file.status = RecordingStatus::Recording;
                 }
                 StreamStatus::Ended | StreamStatus::Error if !file.status.is_final() => {
-                    let ended = ended_at.unwrap_or(at);
                     if file.status == RecordingStatus::Pending {
                         file.fail(NEVER_LIVE);
-                    } else if test {
-                        let seconds = started_at.map_or(0, |s| (ended - s).num_seconds().max(0));
-                        file.complete(TEST_RECORDING_MP4.len() as u64, seconds as u64, ended);
-                    } else if file.egress_id.is_some() {
+                    } else if test || file.egress_id.is_some() {
+                        // A test stream's file is `ready` once it is written (the relay of
+                        // this end's event writes it: [`Stream::with_test_recording_written`]).
                         file.status = RecordingStatus::Processing;
                     } else {
                         file.fail(EGRESS_UNAVAILABLE);
@@ -233,6 +230,26 @@ impl Stream {
                 _ => {}
             }
         }
+    }
+
+    /// A finished test stream's recording once its file (the shipped MP4) is written: `ready`,
+    /// as long as its live seconds. `None` when it is not waiting for that.
+    pub fn with_test_recording_written(&self, at: DateTime<Utc>) -> Option<Stream> {
+        if !self.test || self.status.is_active() {
+            return None;
+        }
+        let seconds = match (self.started_at, self.ended_at) {
+            (Some(started), Some(ended)) => (ended - started).num_seconds().max(0) as u64,
+            _ => 0,
+        };
+        let mut next = self.clone();
+        let file = next.egress.recording.as_mut()?.files.first_mut()?;
+        if file.status != RecordingStatus::Processing {
+            return None;
+        }
+        file.complete(TEST_RECORDING_MP4.len() as u64, seconds, at);
+        next.revision += 1;
+        Some(next)
     }
 
     /// After the egress `egress_id` started: the file it writes is known by it.

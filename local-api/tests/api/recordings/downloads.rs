@@ -1,6 +1,6 @@
-//! The download path end to end with test keys: a test stream's recording is `ready` when the
-//! stream ends, its file (the MP4 the project ships) is written under the stream's own key
-//! before its event is relayed, and its URL downloads it; an expired or altered URL does not
+//! The download path end to end with test keys: a test stream's recording is `processing` when
+//! the stream ends and `ready` once its file (the MP4 the project ships) is written under the
+//! stream's own key by the relay of its end, and its URL then downloads it; an expired or altered URL does not
 //! (the local server's own signed URLs; moto's S3 checks no signature); `expired` past the
 //! retention; and the file written under S3's faults.
 
@@ -19,15 +19,35 @@ async fn recorded_test_stream(api: &TestApp, seconds: i64) -> String {
     api.delete(&format!("/streams/{id}"), &Keys::test_a())
         .await
         .assert_status(200);
+    // `processing` until the relay of its end writes its file.
+    relay(api).await;
     id
 }
 
 #[tokio::test]
-async fn a_test_streams_recording_is_ready_when_it_ends_and_downloads_the_shipped_mp4() {
+async fn a_test_streams_recording_is_ready_only_once_its_file_downloads() {
     let api = TestApp::new().await;
-    let id = recorded_test_stream(&api, 95).await;
+    let (id, _) = start_recorded(&api, &Keys::test_a(), json!({})).await;
+    api.advance(Duration::seconds(95));
+    api.delete(&format!("/streams/{id}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    // Ended, its file not written yet: `processing`, no URL, no event.
+    let shown = detail(&api, &Keys::test_a(), &id).await["recording"].clone();
+    assert_eq!(shown["status"], "processing");
+    assert!(shown["url"].is_null());
+    assert!(
+        !api.events_of(&id)
+            .await
+            .contains(&"stream.recording_ready".to_owned())
+    );
+    // The relay of its end writes the file, and only then is it `ready`: its URL downloads at
+    // once.
+    relay(&api).await;
     let shown = detail(&api, &Keys::test_a(), &id).await["recording"].clone();
     assert_eq!(shown["status"], "ready");
+    let (status, _) = download(&api, shown["url"].as_str().unwrap()).await;
+    assert_eq!(status, 200);
     assert_eq!(shown["duration_seconds"], 95, "its live seconds");
     assert_eq!(shown["size_bytes"], SHIPPED_MP4.len());
     let mut events = api.events_of(&id).await;

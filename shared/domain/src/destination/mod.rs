@@ -300,7 +300,7 @@ impl Stream {
                 for destination in &mut self.destinations {
                     moved |= destination.advance(to, at, None);
                 }
-                self.recording_follows_status(at);
+                self.recording_follows_status();
                 if (moved || self.records_now()) && !self.test {
                     self.owe_egress_start(at);
                 }
@@ -315,7 +315,7 @@ impl Stream {
                 for destination in &mut self.destinations {
                     destination.advance(to, ended_at, None);
                 }
-                self.recording_follows_status(at);
+                self.recording_follows_status();
                 self.egress.due_at = None;
                 self.egress.since = None;
             }
