@@ -215,7 +215,7 @@ export interface paths {
         put?: never;
         /**
          * Add a destination to a preparing or live stream.
-         * @description `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.
+         * @description `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and one LiveKit would report alike (the same host, path and redacted key).
          */
         post: operations["addStreamDestination"];
         delete?: never;
@@ -776,7 +776,7 @@ export interface components {
         };
         /** @description A destination to push the show to: an RTMP ingest and its stream key. */
         DestinationRequest: {
-            /** @description An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment. */
+            /** @description An `rtmp://` or `rtmps://` URL with a public host and an application path after it (`rtmps://host/app`), no user name, password or fragment. One trailing `/` is dropped before the key is joined. */
             ingest_url: string;
             /**
              * @description As the stream's own platform: one of the six.

@@ -1,11 +1,13 @@
 //! The recordings bucket (docs/recordings.md): download URLs presigned with SigV4 from the
-//! function's own credentials, with no request to S3 (presigning is local), and the test
-//! streams' recordings written with `PutObject`.
+//! function's own credentials, with no request to S3 (presigning is local), each valid no longer
+//! than those credentials, and the test streams' recordings written with `PutObject`.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use aws_sdk_s3::Client;
+use aws_sdk_s3::config::{Credentials, ProvideCredentials, SharedCredentialsProvider};
 use aws_sdk_s3::presigning::PresigningConfig;
 use aws_sdk_s3::primitives::ByteStream;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -19,7 +21,17 @@ use hosting_domain::recording::{DownloadUrl, MP4_CONTENT_TYPE};
 pub struct S3Recordings {
     client: crate::LazyClient<Client>,
     bucket: String,
+    /// The credentials URLs are signed with, kept until [`SIGNING_REFRESH`] before they expire:
+    /// a URL signed with temporary credentials stops working when they do, so its
+    /// `url_expires_at` is never later than theirs.
+    signing: Arc<Mutex<Option<Credentials>>>,
+    /// Where those credentials come from: the SDK configuration's provider, the one the client
+    /// signs with (the client's configuration no longer exposes it).
+    provider: Option<SharedCredentialsProvider>,
 }
+
+/// Credentials this close to their expiry are fetched again before signing.
+const SIGNING_REFRESH: Duration = Duration::from_secs(300);
 
 /// An S3 client; path-style addressing when an endpoint is configured (an emulator), as
 /// virtual-hosted bucket names do not resolve there.
@@ -35,7 +47,34 @@ impl S3Recordings {
         Self {
             client: client.into(),
             bucket,
+            signing: Arc::default(),
+            provider: None,
         }
+    }
+
+    /// URLs signed with `sdk`'s credentials, each valid no longer than they are.
+    pub fn signing_with(mut self, sdk: &crate::SdkConfig) -> Self {
+        self.provider = sdk.credentials_provider();
+        self
+    }
+
+    /// The credentials to sign with at `now`, when the client has a provider; fetched again
+    /// when those kept expire within [`SIGNING_REFRESH`].
+    async fn signing_credentials(&self, now: SystemTime) -> StoreResult<Option<Credentials>> {
+        let Some(provider) = &self.provider else {
+            return Ok(None);
+        };
+        let usable = |c: &Credentials| c.expiry().is_none_or(|e| e > now + SIGNING_REFRESH);
+        if let Some(kept) = self.signing.lock().expect("not poisoned").clone()
+            && usable(&kept)
+        {
+            return Ok(Some(kept));
+        }
+        let fresh = provider.provide_credentials().await.map_err(|err| {
+            StoreError::Backend(format!("signing credentials: {}", describe(&err)))
+        })?;
+        *self.signing.lock().expect("not poisoned") = Some(fresh.clone());
+        Ok(Some(fresh))
     }
 }
 
@@ -47,19 +86,34 @@ impl RecordingStorage for S3Recordings {
         now: DateTime<Utc>,
         valid_for: Duration,
     ) -> StoreResult<DownloadUrl> {
+        let signed_at = SystemTime::from(now);
+        let credentials = self.signing_credentials(signed_at).await?;
+        // Never valid past the credentials that sign it (docs/recordings.md, "Downloads").
+        let valid_for = match credentials.as_ref().and_then(Credentials::expiry) {
+            Some(expiry) => valid_for
+                .min(expiry.duration_since(signed_at).unwrap_or_default())
+                .max(Duration::from_secs(1)),
+            None => valid_for,
+        };
         let presigning = PresigningConfig::builder()
-            .start_time(SystemTime::from(now))
+            .start_time(signed_at)
             .expires_in(valid_for)
             .build()
             .map_err(|err| StoreError::Backend(describe(&err)))?;
-        let request = self
-            .client
-            .get_object()
-            .bucket(&self.bucket)
-            .key(key)
-            .presigned(presigning)
-            .await
-            .map_err(|err| StoreError::Backend(describe(&err)))?;
+        let get = self.client.get_object().bucket(&self.bucket).key(key);
+        let request = match credentials {
+            // Signed with exactly the credentials whose expiry bounds it.
+            Some(credentials) => {
+                get.customize()
+                    .config_override(
+                        aws_sdk_s3::config::Builder::default().credentials_provider(credentials),
+                    )
+                    .presigned(presigning)
+                    .await
+            }
+            None => get.presigned(presigning).await,
+        }
+        .map_err(|err| StoreError::Backend(describe(&err)))?;
         Ok(DownloadUrl {
             url: request.uri().to_owned(),
             expires_at: now + TimeDelta::from_std(valid_for).unwrap_or(TimeDelta::MAX),
@@ -77,5 +131,64 @@ impl RecordingStorage for S3Recordings {
             .await
             .map(drop)
             .map_err(|err| StoreError::Backend(describe(&err)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recordings_signed_by(credentials: Credentials) -> S3Recordings {
+        let sdk = crate::SdkConfig::builder()
+            .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+            .region(aws_sdk_s3::config::Region::new("us-east-1"))
+            .credentials_provider(SharedCredentialsProvider::new(credentials))
+            .build();
+        S3Recordings::new(
+            crate::LazyClient::new({
+                let sdk = sdk.clone();
+                move || client(&sdk)
+            }),
+            "bucket".into(),
+        )
+        .signing_with(&sdk)
+    }
+
+    #[tokio::test]
+    async fn a_url_never_outlives_the_temporary_credentials_that_sign_it() {
+        let now = Utc::now();
+        let session_ends = SystemTime::from(now) + Duration::from_secs(600);
+        let recordings = recordings_signed_by(Credentials::new(
+            "ASIAEXAMPLE",
+            "secret",
+            Some("session".into()),
+            Some(session_ends),
+            "test",
+        ));
+        let url = recordings
+            .download_url("recordings/b/s.mp4", now, Duration::from_secs(3600))
+            .await
+            .unwrap();
+        assert_eq!(url.expires_at, now + TimeDelta::seconds(600));
+        assert!(url.url.contains("X-Amz-Expires=600"), "{}", url.url);
+        assert!(
+            url.url.contains("X-Amz-Security-Token=session"),
+            "{}",
+            url.url
+        );
+        // Long-lived credentials leave the configured lifetime as it is.
+        let recordings = recordings_signed_by(Credentials::new(
+            "AKIAEXAMPLE",
+            "secret",
+            None,
+            None,
+            "test",
+        ));
+        let url = recordings
+            .download_url("recordings/b/s.mp4", now, Duration::from_secs(3600))
+            .await
+            .unwrap();
+        assert_eq!(url.expires_at, now + TimeDelta::seconds(3600));
+        assert!(url.url.contains("X-Amz-Expires=3600"), "{}", url.url);
     }
 }

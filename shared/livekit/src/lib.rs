@@ -79,9 +79,16 @@ impl LiveKitRooms {
                         (id.trim().to_owned(), secret.trim().to_owned())
                     }
                 };
+                let (assume_role_arn, assume_role_external_id) = match &self.recordings.upload_role
+                {
+                    Some(role) => (role.arn.clone(), role.external_id.clone()),
+                    None => Default::default(),
+                };
                 Some(proto::encoded_file_output::Output::S3(proto::S3Upload {
                     access_key,
                     secret,
+                    assume_role_arn,
+                    assume_role_external_id,
                     region: self.recordings.region.clone().unwrap_or_default(),
                     bucket: bucket.clone(),
                     ..Default::default()
@@ -203,8 +210,8 @@ impl RoomProvider for LiveKitRooms {
             ..Default::default()
         };
         let mut outputs = Vec::with_capacity(2);
-        // LiveKit's error text must not repeat the upload secret either.
-        let mut upload_secret = None;
+        // LiveKit's error text must not repeat the upload secret or external id either.
+        let mut upload_secret: Option<Vec<String>> = None;
         if !output_urls.is_empty() {
             outputs.push(EgressOutput::Stream(proto::StreamOutput {
                 protocol: proto::StreamProtocol::Rtmp as i32,
@@ -213,10 +220,13 @@ impl RoomProvider for LiveKitRooms {
         }
         if let Some(key) = file {
             let file = self.file_output(key).await?;
-            if let Some(proto::encoded_file_output::Output::S3(upload)) = &file.output
-                && !upload.secret.is_empty()
-            {
-                upload_secret = Some(upload.secret.clone());
+            if let Some(proto::encoded_file_output::Output::S3(upload)) = &file.output {
+                upload_secret = [&upload.secret, &upload.assume_role_external_id]
+                    .into_iter()
+                    .filter(|secret| !secret.is_empty())
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .into();
             }
             outputs.push(EgressOutput::File(file));
         }
@@ -226,8 +236,10 @@ impl RoomProvider for LiveKitRooms {
             .map(|info| info.egress_id)
             .map_err(|err| {
                 let mut error = egress_error("StartRoomCompositeEgress", err, &output_urls);
-                if let (EgressError::Failed(text), Some(secret)) = (&mut error, &upload_secret) {
-                    *text = text.replace(secret.as_str(), "[redacted]");
+                if let (EgressError::Failed(text), Some(secrets)) = (&mut error, &upload_secret) {
+                    for secret in secrets {
+                        *text = text.replace(secret.as_str(), "[redacted]");
+                    }
                 }
                 error
             })

@@ -197,7 +197,7 @@ impl Runtime {
             }
         };
         let recordings = config.recordings.bucket.clone().map(|bucket| {
-            Arc::new(S3Recordings::new(hosting_aws::s3::client(&sdk), bucket))
+            Arc::new(S3Recordings::new(hosting_aws::s3::client(&sdk), bucket).signing_with(&sdk))
                 as Arc<dyn RecordingStorage>
         });
         Ok(Self::assemble(

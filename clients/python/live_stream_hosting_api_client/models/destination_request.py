@@ -16,7 +16,8 @@ class DestinationRequest:
     """A destination to push the show to: an RTMP ingest and its stream key.
 
     Attributes:
-        ingest_url (str): An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment.
+        ingest_url (str): An `rtmp://` or `rtmps://` URL with a public host and an application path after it
+            (`rtmps://host/app`), no user name, password or fragment. One trailing `/` is dropped before the key is joined.
         platform (DestinationRequestPlatform): As the stream's own platform: one of the six.
         stream_key (str): Write-only: printable ASCII without spaces. Never shown again; the destination shows
             `stream_key_last4`.

@@ -483,7 +483,7 @@ impl LiveStreamHostingApiClient {
     }
     /// Add a destination to a preparing or live stream.
     ///
-    /// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.
+    /// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and one LiveKit would report alike (the same host, path and redacted key).
     ///
     /// * Path: `POST /streams/{id}/destinations`
     pub async fn add_stream_destination(

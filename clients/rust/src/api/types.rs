@@ -215,7 +215,7 @@ pub struct Destination {
     oas3_gen_support::Default
 )]
 pub struct DestinationRequest {
-    /// An `rtmp://` or `rtmps://` URL with a public host, no user name, password or fragment.
+    /// An `rtmp://` or `rtmps://` URL with a public host and an application path after it (`rtmps://host/app`), no user name, password or fragment. One trailing `/` is dropped before the key is joined.
     #[validate(
         length(max = 512u64),
         regex(path = "REGEX_DESTINATION_REQUEST_INGEST_URL")
@@ -2971,7 +2971,7 @@ pub struct AddStreamDestinationRequestPath {
     #[validate(length(min = 1u64))]
     pub id: String,
 }
-/// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and repeats.
+/// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and one LiveKit would report alike (the same host, path and redacted key).
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct AddStreamDestinationRequest {
     #[validate(nested)]

@@ -86,10 +86,18 @@ impl Drop for Server {
 }
 
 /// The URLs Egress pushes to for `urls`, or its `invalid url` refusal of the whole request.
-fn egress_parsed_urls<'a>(urls: impl Iterator<Item = &'a String>) -> Result<Vec<String>, Response> {
+fn egress_parsed_urls<'a>(
+    urls: impl Iterator<Item = &'a String>,
+) -> Result<Vec<String>, Box<Response>> {
     urls.map(|url| egress_parsed_url(url))
         .collect::<Result<_, _>>()
-        .map_err(|refusal| twirp_error(StatusCode::BAD_REQUEST, "invalid_argument", &refusal))
+        .map_err(|refusal| {
+            Box::new(twirp_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                &refusal,
+            ))
+        })
 }
 
 fn twirp_error(status: StatusCode, code: &str, msg: &str) -> Response {
@@ -261,7 +269,7 @@ async fn twirp(
             let urls = req.stream_outputs.iter().flat_map(|o| o.urls.iter());
             let urls = match egress_parsed_urls(urls) {
                 Ok(urls) => urls,
-                Err(refused) => return refused,
+                Err(refused) => return *refused,
             };
             shared.egresses.lock().unwrap().insert(
                 info.egress_id,
@@ -287,7 +295,7 @@ async fn twirp(
                 Some(egress) if egress.running => {
                     let added = match egress_parsed_urls(req.add_output_urls.iter()) {
                         Ok(added) => added,
-                        Err(refused) => return refused,
+                        Err(refused) => return *refused,
                     };
                     let removed: Vec<String> = req
                         .remove_output_urls

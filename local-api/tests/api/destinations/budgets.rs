@@ -76,3 +76,60 @@ async fn the_join_makes_no_egress_call_whatever_the_egress_api_does() {
     }
     println!("{report}");
 }
+
+/// Live streams, each pushing to one destination, for the read-back's measure: 30 in the suite,
+/// `BENCH_EGRESS_STREAMS` when measured (BENCHMARKS.md, "Egress read-back").
+fn streams_measured() -> usize {
+    std::env::var("BENCH_EGRESS_STREAMS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(30)
+}
+
+#[tokio::test]
+async fn a_sweep_makes_one_listegress_call_whatever_the_number_of_live_streams() {
+    let mut report = String::from(
+        "| live streams with an egress | ListEgress calls per sweep | egresses read back |\n|---|---|---|\n",
+    );
+    for streams in [1, streams_measured()] {
+        let (api, fake) = app_with_livekit().await;
+        // Three active streams at most per brand: as many brands as that takes.
+        let brands = streams.div_ceil(3);
+        let keys: Vec<String> = (0..brands)
+            .map(|n| crate::common::key("live", &format!("egress{n}")))
+            .collect();
+        let seed = json!({
+            "brands": (0..brands).map(|n| json!({"id": format!("brand_egress_{n}"),
+                "name": "b", "plan": "growth", "vertical": "live-commerce"})).collect::<Vec<_>>(),
+            "api_keys": keys.iter().enumerate().map(|(n, key)| json!({"key": key,
+                "brand_id": format!("brand_egress_{n}"), "scopes": ["streams:read", "streams:write"],
+                "revoked": false, "expires_at": null})).collect::<Vec<_>>(),
+        });
+        hosting_app::seed::Seed::from_json(&seed.to_string())
+            .unwrap()
+            .load(&*api.runtime.app.store)
+            .await
+            .unwrap();
+        for n in 0..streams {
+            let body = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "tiktok",
+                "duration_minutes": 30, "destinations": [destination("youtube", YOUTUBE_INGEST,
+                &format!("yt-key-SECRET-{n:04}"))]});
+            let r = api.post("/streams", &keys[n / 3], body).await;
+            r.assert_status(201);
+            let room = r.body["room_name"].as_str().unwrap().to_owned();
+            agent_joins(&api, &room, &format!("EV_join_{n}")).await;
+        }
+        api.runtime.fire_due_timers().await;
+        assert_eq!(fake.egresses().len(), streams);
+        let before = fake.count(crate::common::fake_livekit::LIST_EGRESS);
+        api.advance(chrono::Duration::seconds(61));
+        let read = hosting_app::service::timers::sweep(&api.runtime.app)
+            .await
+            .unwrap();
+        let calls = fake.count(crate::common::fake_livekit::LIST_EGRESS) - before;
+        assert_eq!(calls, 1, "{streams} streams");
+        assert_eq!(read, streams, "every stream read back");
+        report.push_str(&format!("| {streams} | {calls} | {read} |\n"));
+    }
+    println!("{report}");
+}

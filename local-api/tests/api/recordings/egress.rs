@@ -320,3 +320,34 @@ async fn the_file_has_an_egress_of_its_own_and_a_restart_writes_a_new_file() {
         "{events:?}"
     );
 }
+
+#[tokio::test]
+async fn with_an_upload_role_the_egress_assumes_it_and_is_handed_no_key() {
+    let fake = FakeLiveKit::start().await;
+    let api = TestApp::builder()
+        .with_livekit(&fake)
+        .with_var("RECORDINGS_BUCKET", backend::TEST_RECORDINGS_BUCKET)
+        .with_var(
+            "RECORDING_UPLOAD_ROLE_ARN",
+            "arn:aws:iam::123456789012:role/recording-upload",
+        )
+        .with_var("RECORDING_UPLOAD_EXTERNAL_ID", "deploy-7f3a-EXTERNAL")
+        .await;
+    let (_, room) = start_recorded(&api, &Keys::live_a(), json!({})).await;
+    agent_joins(&api, &room).await;
+    api.runtime.fire_due_timers().await;
+    let made = starts(&fake);
+    let Some(livekit_protocol::encoded_file_output::Output::S3(upload)) =
+        &made[0].file_outputs[0].output
+    else {
+        panic!("an S3 upload: {:?}", made[0].file_outputs);
+    };
+    assert_eq!(
+        upload.assume_role_arn,
+        "arn:aws:iam::123456789012:role/recording-upload"
+    );
+    assert_eq!(upload.assume_role_external_id, "deploy-7f3a-EXTERNAL");
+    assert_eq!(upload.bucket, backend::TEST_RECORDINGS_BUCKET);
+    assert!(upload.access_key.is_empty() && upload.secret.is_empty());
+    assert!(upload.session_token.is_empty());
+}

@@ -101,7 +101,8 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
             .required("RECORDINGS_BUCKET")
             .inspect_err(|err| report(err))?
             .to_owned(),
-    );
+    )
+    .signing_with(&sdk);
     // LiveKit's client is built on its first call (hosting_livekit::LiveKitRooms).
     let rooms = hosting_livekit::rooms_from_config(&config);
     // Where an instance's set-up time goes, for sizing and for cold-start work.

@@ -1,5 +1,7 @@
-//! `RECORDINGS_BUCKET`, `RECORDINGS_DIR`, `RECORDING_URL_TTL_SECS`, `RECORDING_RETENTION_DAYS` and
-//! the upload key pair's parameter (docs/configuration.md).
+//! `RECORDINGS_BUCKET`, `RECORDINGS_DIR`, `RECORDING_URL_TTL_SECS`, `RECORDING_RETENTION_DAYS`,
+//! the upload role and the upload key pair's parameter (docs/configuration.md), with the
+//! start-up check that refuses an upload that cannot work (docs/recordings.md, "Upload
+//! credentials").
 
 use std::time::Duration;
 
@@ -22,6 +24,27 @@ pub struct RecordingsConfig {
     /// `SecureString` that `RECORDING_UPLOAD_KEY_PARAMETER` names; `None` when the egress
     /// uploads with its own AWS role.
     pub upload_key: Option<ApiSecret>,
+    /// `RECORDING_UPLOAD_ROLE_ARN` and `RECORDING_UPLOAD_EXTERNAL_ID`: the role the egress
+    /// assumes to upload (with the key pair when one is configured, else with its own
+    /// identity, as LiveKit Cloud does), and the external id that role's trust requires.
+    pub upload_role: Option<UploadRole>,
+}
+
+/// The role the egress assumes for its upload.
+#[derive(Clone, PartialEq, Eq)]
+pub struct UploadRole {
+    pub arn: String,
+    /// Kept out of logs and error texts, as LiveKit redacts it from its own.
+    pub external_id: String,
+}
+
+impl std::fmt::Debug for UploadRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UploadRole")
+            .field("arn", &self.arn)
+            .field("external_id", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Longest `RECORDING_URL_TTL_SECS`: a presigned URL lives at most 7 days.
@@ -58,8 +81,30 @@ impl RecordingsConfig {
                 }
             },
         };
+        let upload_role = upload_role(get)?;
+        let bucket = get("RECORDINGS_BUCKET");
+        // LiveKit Cloud's egress has no AWS role of the deploying account: an upload with
+        // neither a role to assume nor a key pair fails at every show's end, so it is refused
+        // now.
+        let cloud = get("LIVEKIT_URL")
+            .and_then(|url| url::Url::parse(url.trim()).ok())
+            .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+            .is_some_and(|host| host.ends_with(".livekit.cloud"));
+        if bucket.is_some()
+            && cloud
+            && upload_role.is_none()
+            && get(RECORDING_UPLOAD_KEY_PARAMETER).is_none()
+        {
+            return Err(error(
+                "RECORDING_UPLOAD_ROLE_ARN",
+                "a LiveKit Cloud egress cannot upload recordings with a role of its own: set \
+                 RECORDING_UPLOAD_ROLE_ARN and RECORDING_UPLOAD_EXTERNAL_ID (the template's \
+                 RecordingUploadTrustedPrincipal and RecordingUploadExternalId), or \
+                 RECORDING_UPLOAD_KEY_PARAMETER",
+            ));
+        }
         Ok(Self {
-            bucket: get("RECORDINGS_BUCKET"),
+            bucket,
             region: get("AWS_REGION").or_else(|| get("AWS_DEFAULT_REGION")),
             dir: get("RECORDINGS_DIR")
                 .map(std::path::PathBuf::from)
@@ -67,6 +112,150 @@ impl RecordingsConfig {
             url_ttl,
             retention: Duration::from_secs(retention_days * 24 * 3600),
             upload_key: None,
+            upload_role,
         })
+    }
+}
+
+/// `RECORDING_UPLOAD_ROLE_ARN` with its `RECORDING_UPLOAD_EXTERNAL_ID`: an IAM role's ARN, and
+/// an external id as IAM takes it (2 to 1224 of letters, digits and `+=,.@:/-_`), required with
+/// the role: a role a third party assumes is assumed with one.
+fn upload_role(get: &impl Fn(&str) -> Option<String>) -> Result<Option<UploadRole>, ConfigError> {
+    let arn = get("RECORDING_UPLOAD_ROLE_ARN").map(|arn| arn.trim().to_owned());
+    let external_id = get("RECORDING_UPLOAD_EXTERNAL_ID").map(|id| id.trim().to_owned());
+    let Some(arn) = arn else {
+        return match external_id {
+            Some(_) => Err(error(
+                "RECORDING_UPLOAD_EXTERNAL_ID",
+                "set only with RECORDING_UPLOAD_ROLE_ARN",
+            )),
+            None => Ok(None),
+        };
+    };
+    let role_arn = arn
+        .strip_prefix("arn:")
+        .and_then(|rest| rest.split_once(":iam::"))
+        .and_then(|(partition, rest)| {
+            partition
+                .starts_with("aws")
+                .then_some(rest.split_once(":role/")?)
+        })
+        .is_some_and(|(account, name)| {
+            account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty()
+        });
+    if !role_arn {
+        return Err(error(
+            "RECORDING_UPLOAD_ROLE_ARN",
+            "not an IAM role's ARN (arn:aws:iam::<account>:role/<name>)",
+        ));
+    }
+    let external_id = external_id
+        .filter(|id| {
+            (2..=1224).contains(&id.len())
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+=,.@:/-_".contains(&b))
+        })
+        .ok_or_else(|| {
+            error(
+                "RECORDING_UPLOAD_EXTERNAL_ID",
+                "required with RECORDING_UPLOAD_ROLE_ARN: 2 to 1224 letters, digits or +=,.@:/-_",
+            )
+        })?;
+    Ok(Some(UploadRole { arn, external_id }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::super::{Config, StoreKind};
+    use super::*;
+
+    /// The configuration of `vars`, with LiveKit's key and secret beside any `LIVEKIT_URL`.
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let vars: HashMap<String, String> = vars
+            .iter()
+            .chain(&[("LIVEKIT_API_KEY", "key"), ("LIVEKIT_API_SECRET", "secret")])
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(StoreKind::Embedded, |name| vars.get(name).cloned())
+    }
+
+    const ROLE: &str = "arn:aws:iam::123456789012:role/recording-upload";
+
+    #[test]
+    fn an_upload_role_needs_its_external_id_and_is_never_printed() {
+        let role = config(&[
+            ("RECORDING_UPLOAD_ROLE_ARN", ROLE),
+            ("RECORDING_UPLOAD_EXTERNAL_ID", "deploy-7f3a-SECRET"),
+        ])
+        .unwrap()
+        .recordings
+        .upload_role
+        .unwrap();
+        assert_eq!(role.arn, ROLE);
+        assert!(!format!("{role:?}").contains("SECRET"));
+        for (vars, variable) in [
+            (
+                vec![("RECORDING_UPLOAD_ROLE_ARN", ROLE)],
+                "RECORDING_UPLOAD_EXTERNAL_ID",
+            ),
+            (
+                vec![("RECORDING_UPLOAD_EXTERNAL_ID", "deploy-7f3a")],
+                "RECORDING_UPLOAD_EXTERNAL_ID",
+            ),
+            (
+                vec![
+                    ("RECORDING_UPLOAD_ROLE_ARN", ROLE),
+                    ("RECORDING_UPLOAD_EXTERNAL_ID", "has space"),
+                ],
+                "RECORDING_UPLOAD_EXTERNAL_ID",
+            ),
+            (
+                vec![
+                    ("RECORDING_UPLOAD_ROLE_ARN", "arn:aws:iam::123:role/x"),
+                    ("RECORDING_UPLOAD_EXTERNAL_ID", "deploy-7f3a"),
+                ],
+                "RECORDING_UPLOAD_ROLE_ARN",
+            ),
+            (
+                vec![
+                    (
+                        "RECORDING_UPLOAD_ROLE_ARN",
+                        "arn:aws:iam::123456789012:user/x",
+                    ),
+                    ("RECORDING_UPLOAD_EXTERNAL_ID", "deploy-7f3a"),
+                ],
+                "RECORDING_UPLOAD_ROLE_ARN",
+            ),
+        ] {
+            assert_eq!(config(&vars).unwrap_err().variable, variable, "{vars:?}");
+        }
+    }
+
+    #[test]
+    fn a_livekit_cloud_egress_with_nothing_to_upload_with_is_refused_at_start_up() {
+        let cloud = ("LIVEKIT_URL", "wss://shop-x1y2.livekit.cloud");
+        let bucket = ("RECORDINGS_BUCKET", "recordings-bucket");
+        let err = config(&[cloud, bucket]).unwrap_err();
+        assert_eq!(err.variable, "RECORDING_UPLOAD_ROLE_ARN");
+        assert!(err.reason.contains("LiveKit Cloud"), "{err}");
+        // A role, or a key pair, can work; a self-hosted egress can upload with its own role.
+        config(&[
+            cloud,
+            bucket,
+            ("RECORDING_UPLOAD_ROLE_ARN", ROLE),
+            ("RECORDING_UPLOAD_EXTERNAL_ID", "deploy-7f3a"),
+        ])
+        .unwrap();
+        config(&[
+            cloud,
+            bucket,
+            ("RECORDING_UPLOAD_KEY_PARAMETER", "/x/upload-key"),
+        ])
+        .unwrap();
+        config(&[("LIVEKIT_URL", "wss://livekit.example.com"), bucket]).unwrap();
+        config(&[cloud]).unwrap();
     }
 }

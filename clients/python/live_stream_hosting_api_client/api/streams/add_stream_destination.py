@@ -101,7 +101,8 @@ def sync_detailed(
      `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress
     (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none
     runs); on a test stream it is `active` at once. Checks in order: the body (as one item of
-    `destinations` at start), then the stream, then the count of destinations and repeats.
+    `destinations` at start), then the stream, then the count of destinations and one LiveKit would
+    report alike (the same host, path and redacted key).
 
     Args:
         id (str):
@@ -139,7 +140,8 @@ def sync(
      `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress
     (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none
     runs); on a test stream it is `active` at once. Checks in order: the body (as one item of
-    `destinations` at start), then the stream, then the count of destinations and repeats.
+    `destinations` at start), then the stream, then the count of destinations and one LiveKit would
+    report alike (the same host, path and redacted key).
 
     Args:
         id (str):
@@ -172,7 +174,8 @@ async def asyncio_detailed(
      `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress
     (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none
     runs); on a test stream it is `active` at once. Checks in order: the body (as one item of
-    `destinations` at start), then the stream, then the count of destinations and repeats.
+    `destinations` at start), then the stream, then the count of destinations and one LiveKit would
+    report alike (the same host, path and redacted key).
 
     Args:
         id (str):
@@ -208,7 +211,8 @@ async def asyncio(
      `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress
     (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none
     runs); on a test stream it is `active` at once. Checks in order: the body (as one item of
-    `destinations` at start), then the stream, then the count of destinations and repeats.
+    `destinations` at start), then the stream, then the count of destinations and one LiveKit would
+    report alike (the same host, path and redacted key).
 
     Args:
         id (str):
