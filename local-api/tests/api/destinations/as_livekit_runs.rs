@@ -113,6 +113,43 @@ async fn results_redacted_as_livekit_reports_them_move_each_platforms_destinatio
 }
 
 #[tokio::test]
+async fn kick_and_instagram_results_redacted_as_livekit_reports_them_move_theirs() {
+    const KICK_INGEST: &str = "rtmps://fa723fc1b171.global-contribute.live-video.net/app/";
+    const KICK_KEY: &str = "sk_us-west-2_AbCdEf0123";
+    const INSTAGRAM_INGEST: &str = "rtmps://edgetee-upload-mxp1-1.xx.fbcdn.net:443/rtmp";
+    const INSTAGRAM_KEY: &str = "1789042?s_bl=1&s_sw=0&a=Abz9";
+    let (api, fake) = app_with_livekit().await;
+    let (id, room) = start_with(
+        &api,
+        json!([
+            destination("kick", KICK_INGEST, KICK_KEY),
+            destination("instagram", INSTAGRAM_INGEST, INSTAGRAM_KEY),
+        ]),
+    )
+    .await;
+    agent_joins(&api, &room, "EV_join").await;
+    api.runtime.fire_due_timers().await;
+    let egress = only_egress(&fake);
+    let kick = output(KICK_INGEST.trim_end_matches('/'), KICK_KEY);
+    let instagram = output(INSTAGRAM_INGEST, INSTAGRAM_KEY);
+    assert_eq!(
+        egress_reported_url(&instagram),
+        "rtmps://edgetee-upload-mxp1-1.xx.fbcdn.net:443/rtmp/{178...bz9}"
+    );
+    egress_says(
+        &api,
+        "egress_updated",
+        &room,
+        &egress,
+        "EGRESS_ACTIVE",
+        &[(&kick, "ACTIVE", ""), (&instagram, "FAILED", "broken pipe")],
+        "EV_both",
+    )
+    .await;
+    assert_eq!(statuses(&api, &id).await, ["active", "failed"]);
+}
+
+#[tokio::test]
 async fn an_ingest_without_an_application_path_is_refused_and_one_trailing_slash_is_dropped() {
     let (api, fake) = app_with_livekit().await;
     for ingest in [
