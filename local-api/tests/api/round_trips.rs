@@ -133,12 +133,30 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
     )
     .await;
     let hook_id = hook["webhook_id"].as_str().unwrap().to_owned();
-    // A recorded test stream, ended: its recording is `ready`, so a read presigns its URL.
+    // A recorded test stream, ended, its recording `ready`: a read presigns its URL.
     let mut recorded_body = start_body.clone();
     recorded_body["record"] = json!(true);
     let (_, recorded) = call("POST", "/streams".into(), Some(recorded_body.clone())).await;
     let recorded = recorded["stream_id"].as_str().unwrap().to_owned();
     call("DELETE", format!("/streams/{recorded}"), None).await;
+    // Its file written and the recording `ready`, as the relay of its end does (that write is
+    // the relay's, not measured here, and this S3 has nothing listening).
+    let ended = runtime
+        .app
+        .streams()
+        .get_stream(recorded.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    let written = ended
+        .with_test_recording_written(chrono::Utc::now())
+        .expect("a test recording waiting for its file");
+    runtime
+        .app
+        .streams()
+        .update_stream_destinations(&ended, &written, chrono::Utc::now(), None, &[], None)
+        .await
+        .unwrap();
     let mut show_body = start_body.clone();
     show_body["starts_at"] = json!((chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339());
     let (_, show) = call("POST", "/shows".into(), Some(show_body.clone())).await;

@@ -137,7 +137,7 @@ async fn a_recording_past_the_retention_is_expired_without_a_url() {
 }
 
 #[tokio::test]
-async fn dynamodb_only_the_test_recording_is_written_through_s3_faults_before_its_event_goes_out() {
+async fn dynamodb_only_the_test_recording_is_written_through_s3_faults_before_it_is_ready() {
     if !backend::is_dynamodb() {
         return;
     }
@@ -146,20 +146,18 @@ async fn dynamodb_only_the_test_recording_is_written_through_s3_faults_before_it
         .with_var("RECORDINGS_BUCKET", bucket.clone())
         .with_outbox_retry_delays_secs(&[0.0; 10])
         .await;
-    // Every write refused: the event is not relayed, and is retried.
+    // Every write refused: the recording stays `processing`, without a URL, and its end's
+    // event is not relayed but retried.
     faults::set(&bucket, json!({"fail_ops": ["PutObject"]})).await;
     let id = recorded_test_stream(&api, 20).await;
     relay(&api).await;
-    let url = detail(&api, &Keys::test_a(), &id).await["recording"]["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(url.contains(&bucket), "{url}");
-    let (status, _) = download(&api, &url).await;
-    assert_eq!(status, 404, "not written yet");
+    let shown = detail(&api, &Keys::test_a(), &id).await["recording"].clone();
+    assert_eq!(shown["status"], "processing", "{shown}");
+    assert!(shown["url"].is_null());
     let refused = faults::stats(&bucket).await;
     assert!(faults::injected(&refused) > 0, "{refused}");
-    // S3 throttles, fails and loses answers of writes that were applied: written all the same.
+    // S3 throttles, fails and loses answers of writes that were applied: written all the same,
+    // and only then `ready`.
     faults::set(
         &bucket,
         json!({"s3_slow_down": 0.2, "s3_500": 0.2, "lost_response": 0.2}),
@@ -170,6 +168,10 @@ async fn dynamodb_only_the_test_recording_is_written_through_s3_faults_before_it
     }
     // The faults are the product's to survive, not the check's: its download goes unfaulted.
     faults::clear(&bucket).await;
+    let shown = detail(&api, &Keys::test_a(), &id).await["recording"].clone();
+    assert_eq!(shown["status"], "ready", "{shown}");
+    let url = shown["url"].as_str().unwrap().to_owned();
+    assert!(url.contains(&bucket), "{url}");
     let (status, bytes) = download(&api, &url).await;
     assert_eq!(status, 200);
     assert_eq!(bytes, SHIPPED_MP4);
