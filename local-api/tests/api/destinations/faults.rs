@@ -1,7 +1,8 @@
 //! Destinations on DynamoDB under the faults real AWS produces (scripts/aws/fault_proxy.py):
 //! throttling, internal errors, transaction conflicts, answers lost after the write applied and
 //! lagging indexes. Shows with destinations go live, their egresses start (timers and sweeps
-//! racing), LiveKit reports on them, destinations are added, and the shows end; every answer is
+//! racing), a failure whose webhook LiveKit lost is read back, LiveKit reports on them,
+//! destinations are added, and the shows end; every answer is
 //! documented, and once the faults stop: every egress stopped, every room deleted, and (the drop
 //! check) every stream key erased and each destination's events written once.
 
@@ -84,6 +85,28 @@ async fn dynamodb_only_destinations_under_aws_faults_start_one_egress_each_and_l
                 .values()
                 .any(|e| &e.room == room && e.running)
         })
+    })
+    .await;
+    // YouTube's output fails and LiveKit's webhook is lost: read back under the same faults.
+    for (_, room, n) in &shows {
+        let egress = fake
+            .egresses()
+            .into_iter()
+            .find(|(_, e)| &e.room == room && e.running)
+            .map(|(id, _)| id)
+            .unwrap();
+        let yt = output(YOUTUBE_INGEST, &format!("yt-key-{n}-0001"));
+        fake.fail_output(&egress, &yt, "stream key rejected");
+    }
+    api.advance(Duration::seconds(61));
+    settle(&api, async || {
+        let mut failed = true;
+        for (id, _, _) in &shows {
+            let stored = api.runtime.app.streams().get_stream(id.parse().unwrap()).await;
+            failed &= matches!(stored, Ok(Some(s))
+                if s.destinations[0].status == hosting_domain::destination::DestinationStatus::Failed);
+        }
+        failed
     })
     .await;
     for (id, room, n) in &shows {

@@ -60,6 +60,18 @@ async fn start_with(api: &TestApp, destinations: Value) -> (String, String) {
     )
 }
 
+/// A live-key stream started with `body`, its agent joined and its owed egresses started; its
+/// id and room.
+async fn live_with(api: &TestApp, body: Value) -> (String, String) {
+    let r = api.start(&Keys::live_a(), body).await;
+    r.assert_status(201);
+    let id = r.body["stream_id"].as_str().unwrap().to_owned();
+    let room = r.body["room_name"].as_str().unwrap().to_owned();
+    agent_joins(api, &room, "EV_join").await;
+    api.runtime.fire_due_timers().await;
+    (id, room)
+}
+
 /// The host agent joins `room` (answered `200`).
 async fn agent_joins(api: &TestApp, room: &str, event_id: &str) {
     api.post_livekit(&signed_webhook(&crate::common::fake_livekit::agent_joined(

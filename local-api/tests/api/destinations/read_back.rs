@@ -73,19 +73,21 @@ async fn a_lost_egress_updated_is_read_back_with_its_event_once() {
     assert_eq!(list_calls(&fake).len(), 2);
 }
 
-#[tokio::test]
-async fn a_lost_egress_ended_of_a_processing_recording_is_read_back_once() {
-    let (api, fake) = app_with_livekit().await;
-    let r = api.start(&Keys::live_a(), json!({"record": true})).await;
-    r.assert_status(201);
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let room = r.body["room_name"].as_str().unwrap().to_owned();
-    agent_joins(&api, &room, "EV_join").await;
-    api.runtime.fire_due_timers().await;
-    let egress = only_egress(&fake);
+/// A live-key stream recorded, live, then ended (its egress stopped with its room): its id and
+/// its recording's egress.
+async fn ended_while_recording(api: &TestApp, fake: &FakeLiveKit) -> (String, String) {
+    let (id, _) = live_with(api, json!({"record": true})).await;
+    let egress = only_egress(fake);
     api.delete(&format!("/streams/{id}"), &Keys::live_a())
         .await
         .assert_status(200);
+    (id, egress)
+}
+
+#[tokio::test]
+async fn a_lost_egress_ended_of_a_processing_recording_is_read_back_once() {
+    let (api, fake) = app_with_livekit().await;
+    let (id, egress) = ended_while_recording(&api, &fake).await;
     // Stopped with the room; LiveKit's `egress_ended` never arrives.
     assert!(!fake.egresses()[&egress].running);
     assert_eq!(
@@ -111,16 +113,7 @@ async fn a_lost_egress_ended_of_a_processing_recording_is_read_back_once() {
 #[tokio::test]
 async fn a_recording_whose_egress_livekit_forgot_fails_after_three_reads() {
     let (api, fake) = app_with_livekit().await;
-    let r = api.start(&Keys::live_a(), json!({"record": true})).await;
-    r.assert_status(201);
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let room = r.body["room_name"].as_str().unwrap().to_owned();
-    agent_joins(&api, &room, "EV_join").await;
-    api.runtime.fire_due_timers().await;
-    let egress = only_egress(&fake);
-    api.delete(&format!("/streams/{id}"), &Keys::live_a())
-        .await
-        .assert_status(200);
+    let (id, egress) = ended_while_recording(&api, &fake).await;
     fake.forget_egress(&egress);
     for read in 1..=2 {
         after_the_reconcile_period(&api).await;

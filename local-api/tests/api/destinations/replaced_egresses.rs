@@ -56,17 +56,11 @@ async fn recorded_and_airing(
     api: &TestApp,
     fake: &FakeLiveKit,
 ) -> (String, String, String, String) {
-    let r = api
-        .start(
-            &Keys::live_a(),
-            json!({"destinations": two_destinations(), "record": true}),
-        )
-        .await;
-    r.assert_status(201);
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let room = r.body["room_name"].as_str().unwrap().to_owned();
-    agent_joins(api, &room, "EV_join").await;
-    api.runtime.fire_due_timers().await;
+    let (id, room) = live_with(
+        api,
+        json!({"destinations": two_destinations(), "record": true}),
+    )
+    .await;
     // Two egresses, each with one kind of output.
     let made = starts(fake);
     assert_eq!(made.len(), 2);
@@ -282,12 +276,7 @@ async fn late_reports_of_an_egress_the_stream_no_longer_uses_change_nothing() {
 #[tokio::test]
 async fn a_destination_added_to_a_stream_only_recorded_goes_on_the_air_in_an_egress_of_its_own() {
     let (api, fake) = app_with_livekit().await;
-    let r = api.start(&Keys::live_a(), json!({"record": true})).await;
-    r.assert_status(201);
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let room = r.body["room_name"].as_str().unwrap().to_owned();
-    agent_joins(&api, &room, "EV_join").await;
-    api.runtime.fire_due_timers().await;
+    let (id, room) = live_with(&api, json!({"record": true})).await;
     let writing = only_egress(&fake);
     assert!(!fake.egresses()[&writing].streaming);
     // LiveKit would refuse to add an output to it: the destination gets an egress of its own.

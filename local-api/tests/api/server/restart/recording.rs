@@ -29,13 +29,12 @@ async fn post_livekit(server: &super::Server, event: &serde_json::Value) -> u16 
         .as_u16()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "needs DynamoDB, SQS and S3 (moto): scripts/test.sh runs it"]
-async fn dynamodb_only_a_recording_whose_process_was_killed_before_its_file_was_reported_is_ready_after()
- {
-    let livekit = FakeLiveKit::start().await;
-    let environment = environment(&livekit).await;
-    let server = start_server(&environment);
+/// On `server`: a live-key stream recorded, its agent joined and its egress started, then
+/// ended, and the process killed; the stream's id and room.
+async fn recorded_ended_and_killed(
+    server: super::Server,
+    livekit: &FakeLiveKit,
+) -> (String, String) {
     let (status, created) = server
         .call(
             "POST",
@@ -68,6 +67,17 @@ async fn dynamodb_only_a_recording_whose_process_was_killed_before_its_file_was_
         .await;
     assert_eq!(status, 200);
     server.kill();
+    (id, room)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs DynamoDB, SQS and S3 (moto): scripts/test.sh runs it"]
+async fn dynamodb_only_a_recording_whose_process_was_killed_before_its_file_was_reported_is_ready_after()
+ {
+    let livekit = FakeLiveKit::start().await;
+    let environment = environment(&livekit).await;
+    let server = start_server(&environment);
+    let (id, room) = recorded_ended_and_killed(server, &livekit).await;
 
     let server = start_server(&environment);
     let (_, detail) = server
@@ -122,39 +132,8 @@ async fn dynamodb_only_a_lost_egress_ended_is_read_back_by_the_next_process_with
         json!(["stream.recording_ready", "stream.recording_failed"]),
     )
     .await;
-    let (status, created) = server
-        .call(
-            "POST",
-            "/streams",
-            &Keys::live_a(),
-            Some(
-                json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick",
-                "duration_minutes": 30, "record": true}),
-            ),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let id = created["stream_id"].as_str().unwrap().to_owned();
-    let room = created["room_name"].as_str().unwrap().to_owned();
-    assert_eq!(
-        post_livekit(&server, &agent_joined(&room, &format!("EV_join_{id}"))).await,
-        200
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !livekit
-        .egresses()
-        .values()
-        .any(|e| e.room == room && e.running)
-    {
-        assert!(Instant::now() < deadline, "no egress started");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     // Ended, its egress stopped; LiveKit's `egress_ended` is lost, and so is the process.
-    let (status, _) = server
-        .call("DELETE", &format!("/streams/{id}"), &Keys::live_a(), None)
-        .await;
-    assert_eq!(status, 200);
-    server.kill();
+    let (id, _) = recorded_ended_and_killed(server, &livekit).await;
 
     // The next process reads the egress back from LiveKit, as its webhook would have told.
     let server = start_server(&environment);
