@@ -7,7 +7,8 @@
 # virtualenv), creates the table and the delivery queues named in events/local-env.json (the
 # env-vars file `sam local` uses against the same emulator), then runs the local server on them:
 # it loads the demo brands (or the seed file) into the table and prints its URL and keys.
-# Ctrl-C stops both; moto keeps nothing, so every run starts empty.
+# Ctrl-C stops both; moto keeps nothing, so every run starts empty. moto's log is
+# $MOTO_LOG (default: dev-aws-moto-PORT.log in $TMPDIR or /tmp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +28,7 @@ if python3 -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sy
 fi
 
 moto=$(scripts/lib/venv.sh moto)
-moto_log="${TMPDIR:-/tmp}/dev-aws-moto-$port.log"
+moto_log="${MOTO_LOG:-${TMPDIR:-/tmp}/dev-aws-moto-$port.log}"
 "$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$port" > "$moto_log" 2>&1 &
 moto_pid=$!
 trap 'kill "$moto_pid" 2>/dev/null || true; wait "$moto_pid" 2>/dev/null || true' EXIT

@@ -12,14 +12,15 @@ cargo build --quiet --locked -p admin -p local-api
 scripts/lib/venv.sh moto > /dev/null
 moto_port=$(free_port)
 api_port=$(free_port)
-log=$(mktemp)
-MOTO_PORT=$moto_port setsid scripts/dev-aws.sh --addr "127.0.0.1:$api_port" --fixed-demo-keys \
+work=$(mktemp -d)
+log="$work/dev-aws.log"
+MOTO_PORT=$moto_port MOTO_LOG="$work/moto.log" setsid scripts/dev-aws.sh --addr "127.0.0.1:$api_port" --fixed-demo-keys \
     > "$log" 2>&1 &
 pid=$!
 cleanup() {
     kill -INT -- "-$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
-    rm -f "$log"
+    rm -rf "$work"
 }
 trap cleanup EXIT
 

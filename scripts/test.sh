@@ -16,27 +16,54 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/build-dir.sh
 
-# The `openssl` command makes the certificates of the AWS clients' TLS test
-# (shared/aws/tests/trust.rs).
-if ! command -v openssl > /dev/null; then
-    echo "installing Debian's openssl (once)" >&2
-    sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
-    $sudo_ apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq openssl > /dev/null
-fi
+# What the stages need beyond Rust, checked before the first build so a missing one stops the
+# run at once: installed from Debian's packages where possible, else named with how to get it.
+. scripts/lib/prerequisites.sh
+need python3 python3 "the virtualenvs of moto, the verifiers and schemathesis"
+python3 -c 'import venv, ensurepip' 2> /dev/null || {
+    echo "missing: python3's venv module (Debian, Ubuntu: sudo apt-get install python3-venv)" >&2
+    exit 1
+}
+need curl curl "the checks against the local server"
+# The AWS clients' TLS test (shared/aws/tests/trust.rs) makes its certificates with it.
+need openssl openssl "the AWS clients' TLS test"
+need npm npm "the TypeScript client's tests (Node.js 18+)"
+need chromium chromium "the reference page's test in a headless browser"
 
 # The Stripe and Standard Webhooks libraries that receivers use to verify signatures.
 WEBHOOK_VERIFIER_PYTHON="$(scripts/lib/venv.sh verifiers)/bin/python"
 export WEBHOOK_VERIFIER_PYTHON
 
-log=$(mktemp)
+# Every log of the run (the tests' output, moto's, the proxy's) goes to one folder: removed
+# when the run passes, kept and named when it fails.
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/live-stream-hosting-api-test.XXXXXX")
+log="$run_dir/tests.log"
 pids=()
+started=$SECONDS
 cleanup() {
+    local status=$?
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    rm -f "$log"
+    if [ "$status" = 0 ]; then
+        rm -rf "$run_dir"
+    else
+        echo "scripts/test.sh failed; its logs (the tests', moto's, the fault proxy's) are kept in $run_dir" >&2
+    fi
 }
 trap cleanup EXIT
+
+# Announces a stage with the time since the run began.
+stage() {
+    local elapsed=$((SECONDS - started))
+    echo "== $* ($((elapsed / 60)) min $((elapsed % 60)) s into the run)"
+}
+
+# The HTTP-level tests mostly wait (on moto, on receivers, on timers), so they run more at once
+# than the machine has cores; the timing-sensitive ones run apart, below, as before.
+TEST_THREADS=${TEST_THREADS:-8}
+
+# A test pass's output, with a progress line every 30 s (scripts/lib/progress.py).
+progress() { python3 scripts/lib/progress.py "$log"; }
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -54,24 +81,26 @@ wait_for() {
 # Tests named `popular_show_` measure a rate, and those of `delivery::fair::` a latency, which
 # the rest of the suite sharing the machine (and moto) would distort: each stage runs them after
 # the rest, the fair-delivery ones one at a time.
-echo "== embedded backends"
+stage "embedded backends: every test of the workspace (built first)"
 TEST_BACKEND=embedded cargo test --workspace --locked "$@" -- --include-ignored --skip dynamodb_only_ \
-    --skip popular_show_ --skip delivery::fair:: 2>&1 | tee -a "$log"
+    --skip popular_show_ --skip delivery::fair:: --test-threads "$TEST_THREADS" 2>&1 | progress
+stage "embedded backends: the popular show, alone (it measures a rate)"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    popular_show_ 2>&1 | tee -a "$log"
+    popular_show_ 2>&1 | progress
+stage "embedded backends: fair delivery, one test at a time (they measure latencies)"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | tee -a "$log"
+    --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | progress
 
-echo "== DynamoDB and SQS (moto server behind the fault proxy)"
+stage "DynamoDB and SQS (moto server behind the fault proxy): every test of the workspace"
 moto="$(scripts/lib/venv.sh moto)"
 "$moto/bin/python" scripts/aws/fault_proxy_selftest.py
 moto_port=$(free_port)
-"$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$moto_port" > "${TMPDIR:-/tmp}/moto-$moto_port.log" 2>&1 &
+"$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$moto_port" > "$run_dir/moto.log" 2>&1 &
 pids+=($!)
 wait_for "http://127.0.0.1:$moto_port/moto-api/"
 proxy_port=$(free_port)
 "$moto/bin/python" scripts/aws/fault_proxy.py --port "$proxy_port" --upstream "http://127.0.0.1:$moto_port" \
-    > "${TMPDIR:-/tmp}/fault-proxy-$proxy_port.log" 2>&1 &
+    > "$run_dir/fault-proxy.log" 2>&1 &
 pids+=($!)
 wait_for "http://127.0.0.1:$proxy_port/__faults"
 
@@ -79,11 +108,13 @@ export AWS_ENDPOINT_URL="http://127.0.0.1:$proxy_port"
 export FAULT_PROXY_URL="$AWS_ENDPOINT_URL"
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
 TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" -- --include-ignored --skip popular_show_ \
-    --skip delivery::fair:: 2>&1 | tee -a "$log"
+    --skip delivery::fair:: --test-threads "$TEST_THREADS" 2>&1 | progress
+stage "DynamoDB: the popular show, alone"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    popular_show_ 2>&1 | tee -a "$log"
+    popular_show_ 2>&1 | progress
+stage "DynamoDB: fair delivery, one test at a time"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    --test-threads 1 delivery::fair:: 2>&1 | tee -a "$log"
+    --test-threads 1 delivery::fair:: 2>&1 | progress
 python3 - "$FAULT_PROXY_URL" <<'PY'
 import json, sys, urllib.request
 totals = json.load(urllib.request.urlopen(sys.argv[1] + "/__totals"))
@@ -91,20 +122,21 @@ faults = ", ".join(f"{k} {v}" for k, v in sorted(totals["injected"].items()))
 print(f"fault proxy: {totals['requests']} requests under fault rules; injected: {faults}")
 PY
 
-echo "== scripts/dev-aws.sh: the local server on moto in one command"
+stage "scripts/dev-aws.sh: the local server on moto in one command"
 scripts/test-dev-aws.sh
 
-echo "== schemathesis against the local server and its OpenAPI document"
+stage "schemathesis against the local server and its OpenAPI document"
 scripts/checks/schemathesis.sh
 
-echo "== generated clients (Python, TypeScript, Rust) against the local server"
+stage "generated clients (Python, TypeScript, Rust) against the local server"
 scripts/checks/test-clients.sh
 
-echo "== the reference page in headless Chromium"
+stage "the reference page in headless Chromium"
 scripts/checks/test-docs-page.sh
 
-echo "== the quickstart and the example webhook receivers against the local server"
+stage "the quickstart and the example webhook receivers against the local server"
 scripts/checks/test-examples.sh
 
 # One closing line over both cargo passes.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"
+stage "done"

@@ -8,6 +8,16 @@ product, not the emulator.
 
 Transactions take up to 100 items, as DynamoDB allows (moto still enforces the former 25).
 
+Per request, moto listed its own package folder and matched the host against every service's
+URL patterns, and werkzeug logged a line: both are remembered per host here, and the log
+keeps its warnings only, so a test suite's thousands of requests do not queue behind them.
+
+The answers of item operations are written as JSON directly: moto's model-driven serializer
+spent more time on a read of one stream item than the read itself (over a third of the
+server's time in a busy show), and behind the one lock that capped every test's rate. The
+JSON is the same: attribute values as DynamoDB writes them, binary values in base64, no
+`null` members.
+
 A transaction backs up the items it touches, not whole tables: moto deep-copies every table a
 transaction names, once per item, to roll back a cancelled one, so its transactions slow down
 with the size of the table (a busy show's thousands of dedupe records made each take tens of
@@ -15,15 +25,22 @@ milliseconds, behind the one lock). Serialized as they are here, nothing else ca
 those items in between.
 """
 
+import base64
 import copy
 import inspect
+import functools
+import json
+import logging
 import sys
 import threading
+from datetime import datetime
 
+import moto.backends
 import moto.dynamodb.models
 import moto.dynamodb.responses
 from moto.dynamodb.models import DynamoDBBackend, Table
-from moto.dynamodb.responses import DynamoHandler
+from moto.dynamodb.responses import DynamoHandler, DynamoResult
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main
 
 moto.dynamodb.responses.TRANSACTION_MAX_ITEMS = 100
@@ -122,6 +139,53 @@ def _query_one_partition(self, hash_key, *args, **kwargs):
 
 
 Table.query = _query_one_partition
+
+_ITEM_OPERATIONS = {
+    "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
+    "BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems",
+}
+_execute_result = DynamoResult.execute_result
+
+
+def _without_nulls(value):
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _json_value(value):
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode()
+    if isinstance(value, datetime):
+        return value.timestamp()
+    raise TypeError(f"{type(value).__name__} in a DynamoDB answer")
+
+
+def _execute_item_result(self, context):
+    if isinstance(self.result, Exception) or context.operation_model.name not in _ITEM_OPERATIONS:
+        return _execute_result(self, context)
+    body = json.dumps(_without_nulls(self.result), default=_json_value, separators=(",", ":"))
+    return 200, {"Content-Type": "application/x-amz-json-1.0"}, body
+
+
+DynamoResult.execute_result = _execute_item_result
+
+_list_of_moto_modules = moto.backends.list_of_moto_modules
+moto.backends.list_of_moto_modules = functools.cache(lambda: tuple(_list_of_moto_modules()))
+_get_backend_for_host = DomainDispatcherApplication.get_backend_for_host
+_backend_by_host = {}
+
+
+def _remembered_backend_for_host(self, host):
+    if host not in _backend_by_host:
+        _backend_by_host[host] = _get_backend_for_host(self, host)
+    return _backend_by_host[host]
+
+
+DomainDispatcherApplication.get_backend_for_host = _remembered_backend_for_host
+logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 if __name__ == "__main__":
     sys.exit(main())

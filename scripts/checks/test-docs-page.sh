@@ -6,12 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if ! command -v chromium > /dev/null; then
-    echo "installing Debian's chromium (once)" >&2
-    sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
-    $sudo_ apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_ apt-get install -y -qq chromium > /dev/null
-fi
+. scripts/lib/prerequisites.sh
+need chromium chromium "the reference page's test in a headless browser"
 
 artifacts="${ARTIFACTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api/artifacts}"
 mkdir -p "$artifacts"

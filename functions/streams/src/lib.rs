@@ -10,8 +10,8 @@ use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::{destinations, shows, streams, test_helpers};
 use hosting_domain::destination::Destination;
-use hosting_domain::paging::ListQuery;
 use hosting_domain::show::{ShowList, ShowView};
+use hosting_domain::stream::ListQuery;
 use hosting_domain::stream::{StreamDetail, StreamEnded, StreamList};
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{

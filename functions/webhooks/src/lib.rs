@@ -9,7 +9,7 @@ use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::webhooks;
 use hosting_domain::delivery_log::{DeliveryLog, Redelivered, TestDelivery};
-use hosting_domain::paging::ListQuery;
+use hosting_domain::paging::limit_and_offset;
 use hosting_domain::webhook::{SecretRotated, WebhookDeleted, WebhookDetail, WebhookList};
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
@@ -116,13 +116,13 @@ async fn deliveries(
     id: PathId,
     Query(query): Query<DeliveriesParams>,
 ) -> HandlerResult<Json<DeliveryLog>> {
-    let paging = ListQuery::new(None, query.limit.as_deref(), None);
+    let (limit, _) = limit_and_offset(query.limit.as_deref(), None);
     let log = webhooks::deliveries(
         &app,
         &caller,
         id.found()?,
         webhooks::DeliveriesQuery {
-            limit: paging.limit,
+            limit,
             cursor: query.cursor.as_deref(),
             status: query.status.as_deref(),
             event_id: query.event_id.as_deref(),

@@ -12,7 +12,8 @@ use hosting_domain::clock::Clock;
 use hosting_domain::ports::{
     AccountStore, CreatorStore, DeliveryLogStore, DeliveryQueue, DeliverySlotStore,
     IdempotencyStore, Outbox, ParkedDeliveryStore, RateLimitStore, RoomCleanupStore, RoomProvider,
-    ServiceKeyStore, ShowStore, Store, StreamStore, Timers, WebhookStore,
+    ServiceKeyStore, ShowStartStore, ShowStore, Store, StreamKeyStore, StreamListStore,
+    StreamStore, Timers, WebhookStore,
 };
 use hosting_domain::{ApiKey, Brand};
 use hosting_support::config::Config;
@@ -49,10 +50,19 @@ impl AppParts {
     pub fn streams(&self) -> &dyn StreamStore {
         &*self.store
     }
+    pub fn stream_lists(&self) -> &dyn StreamListStore {
+        &*self.store
+    }
+    pub fn stream_keys(&self) -> &dyn StreamKeyStore {
+        &*self.store
+    }
     pub fn room_cleanups(&self) -> &dyn RoomCleanupStore {
         &*self.store
     }
     pub fn shows(&self) -> &dyn ShowStore {
+        &*self.store
+    }
+    pub fn show_starts(&self) -> &dyn ShowStartStore {
         &*self.store
     }
     pub fn webhooks(&self) -> &dyn WebhookStore {

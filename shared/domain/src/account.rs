@@ -22,6 +22,14 @@ pub enum Plan {
 }
 
 impl Plan {
+    pub const ALL: [Plan; 5] = [
+        Plan::Free,
+        Plan::Starter,
+        Plan::Growth,
+        Plan::Scale,
+        Plan::Enterprise,
+    ];
+
     /// Live keys need Growth or above (the plan gate).
     pub fn allows_live_keys(self) -> bool {
         self >= Plan::Growth
@@ -41,9 +49,13 @@ impl Plan {
 impl FromStr for Plan {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|_| {
-            format!("unknown plan `{s}`: one of free, starter, growth, scale, enterprise")
-        })
+        Self::ALL
+            .into_iter()
+            .find(|plan| plan.as_str() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Self::ALL.iter().map(|p| p.as_str()).collect();
+                format!("unknown plan `{s}`: one of {}", known.join(", "))
+            })
     }
 }
 

@@ -32,16 +32,29 @@ pub enum Period {
 }
 
 impl Period {
-    /// `None` means the default, `7d`; anything but the three values is `invalid_fields`.
-    pub fn parse(raw: Option<&str>) -> ApiResult<Self> {
-        match raw {
-            None | Some("7d") => Ok(Period::Week),
-            Some("24h") => Ok(Period::Day),
-            Some("30d") => Ok(Period::Month),
-            Some(_) => Err(ApiError::InvalidFields(
-                "period must be one of 24h, 7d, 30d.".into(),
-            )),
+    pub const ALL: [Period; 3] = [Period::Day, Period::Week, Period::Month];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Period::Day => "24h",
+            Period::Week => "7d",
+            Period::Month => "30d",
         }
+    }
+
+    /// `None` means the default, `7d`; anything but the three values is `invalid_fields`,
+    /// whose message names them from [`Period::ALL`].
+    pub fn parse(raw: Option<&str>) -> ApiResult<Self> {
+        let Some(raw) = raw else {
+            return Ok(Period::Week);
+        };
+        Self::ALL
+            .into_iter()
+            .find(|period| period.as_str() == raw)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Self::ALL.iter().map(|p| p.as_str()).collect();
+                ApiError::InvalidFields(format!("period must be one of {}.", known.join(", ")))
+            })
     }
 
     pub fn length(self) -> TimeDelta {

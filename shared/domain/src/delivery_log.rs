@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use uuid::Uuid;
 
-use super::event::EventType;
 use crate::clock::timestamp;
 use crate::error::ApiError;
+use crate::event_type::EventType;
 
 /// How long attempts (and so what can be redelivered) are kept.
 pub const RETENTION: TimeDelta = TimeDelta::days(30);

@@ -1,31 +1,8 @@
-//! Paging of lists (`GET /streams`): `limit` and `offset` take defaults or are clamped,
-//! never refused; an unknown `status` matches nothing.
-
-use super::StreamStatus;
-
-/// Query of `GET /streams`, after defaulting and clamping.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListQuery {
-    /// `Some(None)`: a status was asked for that no stream can have.
-    pub status: Option<Option<StreamStatus>>,
-    pub limit: u64,
-    pub offset: u64,
-}
+//! Paging of lists (`GET /streams`, `GET /shows`, a webhook's deliveries): `limit` and
+//! `offset` take defaults or are clamped, never refused.
 
 pub const DEFAULT_LIST_LIMIT: u64 = 20;
 pub const MAX_LIST_LIMIT: u64 = 100;
-
-impl ListQuery {
-    /// Never fails: non-integers take their defaults, out-of-range values are clamped.
-    pub fn new(status: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Self {
-        let (limit, offset) = limit_and_offset(limit, offset);
-        Self {
-            status: status.map(StreamStatus::parse),
-            limit,
-            offset,
-        }
-    }
-}
 
 /// `limit` and `offset` of any list paged by offset (`GET /streams`, `GET /shows`): defaults
 /// for non-integers, clamped otherwise.
@@ -59,11 +36,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn list_query_defaults_and_clamps() {
-        let q = |l: Option<&str>, o: Option<&str>| {
-            let q = ListQuery::new(None, l, o);
-            (q.limit, q.offset)
-        };
+    fn limit_and_offset_default_and_clamp() {
+        let q = |l: Option<&str>, o: Option<&str>| limit_and_offset(l, o);
         assert_eq!(q(None, None), (20, 0));
         assert_eq!(q(Some("0"), Some("-5")), (1, 0));
         assert_eq!(q(Some("1000"), Some("7")), (100, 7));
@@ -77,6 +51,5 @@ mod tests {
             (1, 0)
         );
         assert_eq!(q(Some(""), Some("")), (20, 0));
-        assert_eq!(ListQuery::new(Some("bogus"), None, None).status, Some(None));
     }
 }

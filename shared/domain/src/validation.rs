@@ -13,14 +13,7 @@ pub const PRODUCT_NAME_MAX_CHARS: usize = 200;
 pub const PLATFORM_MAX_CHARS: usize = 32;
 pub const SCRIPT_MAX_CHARS: usize = 50_000;
 pub const DURATION_MINUTES_RANGE: std::ops::RangeInclusive<i64> = 1..=480;
-pub const PLATFORMS: [&str; 6] = [
-    "youtube",
-    "tiktok",
-    "twitch",
-    "kick",
-    "facebook",
-    "instagram",
-];
+pub use crate::platform::PLATFORMS;
 
 // A start-stream body that passed steps 1 and 2; its derived schema (the documented request
 // body) carries the limits `parse` enforces. Doc comments here are public text.

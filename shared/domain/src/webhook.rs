@@ -3,8 +3,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::event::EventType;
 use crate::clock::timestamp;
+use crate::event_type::EventType;
 use crate::webhook_url::MAX_URL_CHARS;
 
 /// Most webhooks one brand may hold.

@@ -144,7 +144,10 @@ impl ShowStore for EmbeddedStore {
         state.show_inputs.remove(&show_id);
         Ok(ShowChange::Changed(Box::new(show)))
     }
+}
 
+#[async_trait]
+impl ShowStartStore for EmbeddedStore {
     async fn claim_show(
         &self,
         brand_id: &str,

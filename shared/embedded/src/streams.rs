@@ -72,77 +72,6 @@ impl StreamStore for EmbeddedStore {
             .cloned())
     }
 
-    async fn list_streams(
-        &self,
-        brand_id: &str,
-        status: Option<StreamStatus>,
-        limit: usize,
-        offset: usize,
-    ) -> StoreResult<StreamPage> {
-        admission::admitted().await;
-        let state = self.read()?;
-        let Some(brand) = state.brand_streams.get(brand_id) else {
-            return Ok(StreamPage {
-                streams: Vec::new(),
-                total: 0,
-            });
-        };
-        let ordered = match status {
-            None => &brand.all,
-            Some(status) => brand.of_status(status),
-        };
-        Ok(StreamPage {
-            streams: ordered
-                .newest(offset, limit)
-                .map(|id| state.streams[id].clone())
-                .collect(),
-            total: ordered.len() as u64,
-        })
-    }
-
-    async fn analytics_window(
-        &self,
-        brand_id: &str,
-        since: DateTime<Utc>,
-        _now: DateTime<Utc>,
-    ) -> StoreResult<Window> {
-        admission::admitted().await;
-        let state = self.read()?;
-        let whole = next_whole_minute(since);
-        let mut window = Window::default();
-        let count = |window: &mut Window, stream: &Stream, figures: Figures| {
-            window.figures.add(&figures);
-            if stream.status == StreamStatus::Live {
-                window.live_now += 1;
-            }
-        };
-        let Some(brand) = state.brand_streams.get(brand_id) else {
-            return Ok(window);
-        };
-        // Whole minutes from the aggregates: every stream's creation, finished streams' final
-        // figures.
-        window.figures = brand.aggregates.since(minute_of(whole));
-        // The partial minute, one by one.
-        for id in brand.all.between(since, whole) {
-            let stream = &state.streams[id];
-            count(&mut window, stream, Figures::of(stream));
-        }
-        window.streams = brand
-            .all
-            .since(since)
-            .take(MAX_LISTED_STREAMS)
-            .map(|id| AnalyticsStream::of(&state.streams[id]))
-            .collect();
-        // Active streams of the whole minutes: their viewers and time as they are now.
-        for status in [StreamStatus::Preparing, StreamStatus::Live] {
-            for id in brand.of_status(status).since(whole) {
-                let stream = &state.streams[id];
-                count(&mut window, stream, Figures::finished(stream));
-            }
-        }
-        Ok(window)
-    }
-
     async fn apply_transition(
         &self,
         current: &Stream,
@@ -250,20 +179,6 @@ impl StreamStore for EmbeddedStore {
         Ok(Outcome::Applied(stored))
     }
 
-    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
-        Ok(self
-            .read()?
-            .stream_keys
-            .get(&stream_id)
-            .cloned()
-            .unwrap_or_default())
-    }
-
-    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()> {
-        self.lock()?.stream_keys.remove(&stream_id);
-        Ok(())
-    }
-
     async fn adjust_viewer_count(
         &self,
         stream: &Stream,
@@ -290,6 +205,97 @@ impl StreamStore for EmbeddedStore {
             ViewerChange::To(count) => count,
         };
         Ok(Outcome::Applied(()))
+    }
+}
+
+#[async_trait]
+impl StreamKeyStore for EmbeddedStore {
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
+        Ok(self
+            .read()?
+            .stream_keys
+            .get(&stream_id)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()> {
+        self.lock()?.stream_keys.remove(&stream_id);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl StreamListStore for EmbeddedStore {
+    async fn list_streams(
+        &self,
+        brand_id: &str,
+        status: Option<StreamStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<StreamPage> {
+        admission::admitted().await;
+        let state = self.read()?;
+        let Some(brand) = state.brand_streams.get(brand_id) else {
+            return Ok(StreamPage {
+                streams: Vec::new(),
+                total: 0,
+            });
+        };
+        let ordered = match status {
+            None => &brand.all,
+            Some(status) => brand.of_status(status),
+        };
+        Ok(StreamPage {
+            streams: ordered
+                .newest(offset, limit)
+                .map(|id| state.streams[id].clone())
+                .collect(),
+            total: ordered.len() as u64,
+        })
+    }
+
+    async fn analytics_window(
+        &self,
+        brand_id: &str,
+        since: DateTime<Utc>,
+        _now: DateTime<Utc>,
+    ) -> StoreResult<Window> {
+        admission::admitted().await;
+        let state = self.read()?;
+        let whole = next_whole_minute(since);
+        let mut window = Window::default();
+        let count = |window: &mut Window, stream: &Stream, figures: Figures| {
+            window.figures.add(&figures);
+            if stream.status == StreamStatus::Live {
+                window.live_now += 1;
+            }
+        };
+        let Some(brand) = state.brand_streams.get(brand_id) else {
+            return Ok(window);
+        };
+        // Whole minutes from the aggregates: every stream's creation, finished streams' final
+        // figures.
+        window.figures = brand.aggregates.since(minute_of(whole));
+        // The partial minute, one by one.
+        for id in brand.all.between(since, whole) {
+            let stream = &state.streams[id];
+            count(&mut window, stream, Figures::of(stream));
+        }
+        window.streams = brand
+            .all
+            .since(since)
+            .take(MAX_LISTED_STREAMS)
+            .map(|id| AnalyticsStream::of(&state.streams[id]))
+            .collect();
+        // Active streams of the whole minutes: their viewers and time as they are now.
+        for status in [StreamStatus::Preparing, StreamStatus::Live] {
+            for id in brand.of_status(status).since(whole) {
+                let stream = &state.streams[id];
+                count(&mut window, stream, Figures::finished(stream));
+            }
+        }
+        Ok(window)
     }
 
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {

@@ -34,7 +34,9 @@ use hosting_app::service::rooms;
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::ManualClock;
-use hosting_domain::ports::{DeliveryQueue, Outbox, RoomCleanupStore, Store, StreamStore};
+use hosting_domain::ports::{
+    DeliveryQueue, Outbox, RoomCleanupStore, Store, StreamKeyStore, StreamListStore, StreamStore,
+};
 use hosting_domain::recording::RecordingStatus;
 use hosting_domain::{EventType, Stream, StreamEvent, StreamStatus};
 use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
@@ -209,7 +211,9 @@ pub async fn drain(app: &App) -> Vec<String> {
 }
 
 /// The outbox records left in `store` after a drain at `drained_at`.
-pub async fn undrained<S: Outbox + StreamStore + RoomCleanupStore + ?Sized>(
+pub async fn undrained<
+    S: Outbox + StreamStore + StreamListStore + StreamKeyStore + RoomCleanupStore + ?Sized,
+>(
     store: &S,
     drained_at: DateTime<Utc>,
 ) -> Vec<String> {
@@ -257,7 +261,7 @@ pub async fn undrained<S: Outbox + StreamStore + RoomCleanupStore + ?Sized>(
 }
 
 /// The finished streams of `brands` whose room is among `rooms` (the rooms that exist).
-pub async fn undeleted_rooms<S: StreamStore + ?Sized>(
+pub async fn undeleted_rooms<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
     store: &S,
     brands: &BTreeSet<String>,
     rooms: &HashSet<String>,
@@ -285,7 +289,7 @@ pub async fn undeleted_rooms<S: StreamStore + ?Sized>(
 
 /// The finished streams of `brands` with an egress still running in their room, or with
 /// stream keys still stored (docs/destinations.md, "Secrecy").
-pub async fn unstopped_egresses<S: StreamStore + ?Sized>(
+pub async fn unstopped_egresses<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
     store: &S,
     brands: &BTreeSet<String>,
     egresses: &std::collections::HashMap<String, super::fake_livekit::FakeEgress>,
@@ -344,7 +348,7 @@ pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
 
 /// All of a brand's streams in `status`, newest first; a failed read is reported in
 /// `violations`.
-async fn finished_streams<S: StreamStore + ?Sized>(
+async fn finished_streams<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
     store: &S,
     brand: &str,
     status: StreamStatus,
@@ -375,7 +379,7 @@ async fn finished_streams<S: StreamStore + ?Sized>(
 
 /// The violations of `events` against `store`, with `active` giving each brand's slot count;
 /// finished streams outside `seeded` must have their final event.
-pub async fn check_store<S: StreamStore + ?Sized>(
+pub async fn check_store<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
     store: &S,
     events: &[StreamEvent],
     active: impl Fn(&str) -> u32,

@@ -29,6 +29,15 @@ pub use response::Response;
 pub use streams::*;
 pub use webhooks::*;
 
+/// Says on the terminal, as a test that takes long on purpose starts, how long and why, so its
+/// run does not read as a hang. Written past the test harness's capture (straight to stderr,
+/// one line in one write), so it shows whether the test passes or fails.
+pub fn slow_by_design(test: &str, why: &str) {
+    use std::io::Write;
+    let line = format!("\n-- {test}: slow by design, {why}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// The `local-api` binary started on a free loopback port with `args` and `envs`: the process,
 /// the first line it printed, its base URL (`http://127.0.0.1:<port>/api/v1`) and the rest of
 /// its stdout.

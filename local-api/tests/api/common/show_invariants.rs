@@ -2,12 +2,16 @@
 
 use std::collections::BTreeSet;
 
-use hosting_domain::ports::{ShowStore, StreamStore};
+use hosting_domain::ports::{
+    ShowStartStore, ShowStore, StreamKeyStore, StreamListStore, StreamStore,
+};
 use hosting_domain::show::ShowStatus;
 
 /// Scheduled shows (docs/shows.md): none left `starting` (a starter that died is taken over
 /// by the sweep, which a test that kills one runs), and every `started` show's stream exists.
-pub async fn check_shows<S: StreamStore + ShowStore + ?Sized>(
+pub async fn check_shows<
+    S: StreamStore + StreamListStore + StreamKeyStore + ShowStore + ShowStartStore + ?Sized,
+>(
     store: &S,
     brands: &BTreeSet<String>,
 ) -> Vec<String> {

@@ -26,6 +26,10 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 #[tokio::test]
 async fn the_join_makes_no_egress_call_whatever_the_egress_api_does() {
+    slow_by_design(
+        "the_join_makes_no_egress_call",
+        "about 2 min on DynamoDB: 15 shows started in each of its cases, their joins timed",
+    );
     let mut report = String::from("| case | join p50 | start p50 |\n|---|---|---|\n");
     for (case, destinations, egress) in [
         ("no destinations", json!([]), "healthy"),
@@ -88,6 +92,10 @@ fn streams_measured() -> usize {
 
 #[tokio::test]
 async fn a_sweep_makes_one_listegress_call_whatever_the_number_of_live_streams() {
+    slow_by_design(
+        "a_sweep_makes_one_listegress_call",
+        "about 70 s on DynamoDB: 500 live streams with an egress made and swept",
+    );
     let mut report = String::from(
         "| live streams with an egress | ListEgress calls per sweep | egresses read back |\n|---|---|---|\n",
     );

@@ -110,6 +110,10 @@ impl Churn {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "measures a rate: run alone by scripts/test.sh, on both backends"]
 async fn popular_show_churn_keeps_the_count_exact_and_never_holds_up_the_end() {
+    slow_by_design(
+        "popular_show_churn",
+        "about 80 s: 60 s of viewer events at 20 a second, then the end",
+    );
     let fake = FakeLiveKit::start().await;
     let api = Arc::new(TestApp::builder().with_livekit(&fake).await);
     let (id, room) = live_show(&api, 30).await;

@@ -289,3 +289,42 @@ async fn at_most_25_webhooks_per_brand() {
     .await
     .assert_status(201);
 }
+
+/// A message that names what is allowed names exactly what the check accepts: every type in
+/// `invalid_events`'s message registers, and so do those of the OpenAPI document's enum.
+#[tokio::test]
+async fn the_invalid_events_message_names_every_type_the_registration_accepts() {
+    let api = TestApp::new().await;
+    let r = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": ["stream.paused"]}),
+        )
+        .await;
+    r.assert_error(400, "invalid_events");
+    let message = r.body["error"]["message"].as_str().unwrap().to_owned();
+    let named: Vec<&str> = message
+        .strip_prefix("events must be a non-empty array of ")
+        .and_then(|rest| rest.strip_suffix('.'))
+        .unwrap_or_else(|| panic!("{message}"))
+        .split(", ")
+        .collect();
+    let openapi = api.call("GET", "/openapi.json", None, None).await.body;
+    let documented: Vec<&str> = openapi["components"]["schemas"]["EventType"]["enum"]
+        .as_array()
+        .expect("EventType enum")
+        .iter()
+        .map(|name| name.as_str().unwrap())
+        .collect();
+    assert_eq!(named, documented, "{message}");
+    let r = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": URL, "events": named}),
+        )
+        .await;
+    r.assert_status(201);
+    assert_eq!(r.body["events"], json!(named));
+}

@@ -21,7 +21,11 @@ pub async fn get(
     let since = now - period.length();
     let brand_id = caller.brand.id.as_str();
     let window: Window = match stream_id {
-        None => app.streams().analytics_window(brand_id, since, now).await?,
+        None => {
+            app.stream_lists()
+                .analytics_window(brand_id, since, now)
+                .await?
+        }
         // One stream: an unknown, foreign, malformed or out-of-window id gives zeros.
         Some(raw) => match Uuid::parse_str(raw) {
             Err(_) => Window::default(),

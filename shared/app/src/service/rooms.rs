@@ -11,8 +11,8 @@ use tokio::task::JoinSet;
 
 use crate::app::App;
 use crate::metrics::{self, Metric};
-use hosting_domain::destination::EgressKind;
 use hosting_domain::error::{RoomError, StoreError};
+use hosting_domain::stream::EgressKind;
 use hosting_domain::{RoomCleanup, Stream};
 
 /// Longest wait for one `DeleteRoom`; past it the attempt counts as failed and is retried.
@@ -57,7 +57,9 @@ async fn attempt_within(
             if held.is_none() && cleanup.erase_keys {
                 // The egress is stopped and the stream over: its stream keys go before the
                 // record does, so a failure here leaves the record to try again.
-                app.streams().erase_stream_keys(cleanup.stream_id).await?;
+                app.stream_keys()
+                    .erase_stream_keys(cleanup.stream_id)
+                    .await?;
             }
             app.room_cleanups()
                 .settle_room_cleanup(cleanup, held.as_ref())

@@ -66,7 +66,7 @@ pub async fn change(
         KeyEnvironment::Live
     };
     // The stream's fields as they will be: the show's, with those sent over them.
-    let (_, script) = app.shows().show_inputs(show.id).await?;
+    let (_, script) = app.show_starts().show_inputs(show.id).await?;
     let mut merged = show.stream.clone();
     merged.remove("destinations");
     merged.remove("record");

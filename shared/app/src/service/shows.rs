@@ -237,12 +237,12 @@ pub async fn cancel(app: &App, caller: &Caller, id: &str) -> ApiResult<ShowView>
 /// vertical as they stand now, and settles it `started` or `failed` with its event. `None`
 /// when another starter holds it or it is settled.
 pub async fn start(app: &App, show_id: Uuid) -> Result<Option<Show>, StoreError> {
-    let Some(show) = app.shows().find_show(show_id).await? else {
+    let Some(show) = app.show_starts().find_show(show_id).await? else {
         return Ok(None);
     };
     let now = app.clock.now();
     let Some(claimed) = app
-        .shows()
+        .show_starts()
         .claim_show(&show.brand_id, show.id, now, now + claim_for(app))
         .await?
     else {
@@ -268,7 +268,7 @@ pub async fn start_test_show(app: &App, caller: &Caller, id: &str) -> ApiResult<
     let now = app.clock.now();
     // Claimed as of its own time, which has not come.
     let claimed = app
-        .shows()
+        .show_starts()
         .claim_show(
             &show.brand_id,
             show.id,
@@ -337,7 +337,7 @@ async fn run_claimed(app: &App, claimed: Show) -> Result<Option<Show>, StoreErro
         app.clock.now(),
     );
     if !app
-        .shows()
+        .show_starts()
         .settle_show(&claimed, error.as_ref(), &event)
         .await?
     {
@@ -381,7 +381,7 @@ async fn start_stream(app: &App, show: &Show) -> Result<Stream, StartRefused> {
         return Err(refused(ApiError::PlanRequired));
     }
     let (keys, script) = app
-        .shows()
+        .show_starts()
         .show_inputs(show.id)
         .await
         .map_err(StartRefused::Store)?;
@@ -413,7 +413,7 @@ async fn start_stream(app: &App, show: &Show) -> Result<Stream, StartRefused> {
         let made = &mut made;
         async move {
             let outcome = app
-                .shows()
+                .show_starts()
                 .start_show_stream(show, &stream, announce, MAX_ACTIVE_STREAMS)
                 .await?;
             Ok(match outcome {
@@ -436,7 +436,7 @@ async fn start_stream(app: &App, show: &Show) -> Result<Stream, StartRefused> {
 
 /// Whatever of the show is due now: its reminder, then its start. `true` when it changed it.
 pub async fn act_on_due(app: &App, show_id: Uuid) -> Result<bool, StoreError> {
-    let Some(show) = app.shows().find_show(show_id).await? else {
+    let Some(show) = app.show_starts().find_show(show_id).await? else {
         return Ok(false);
     };
     let now = app.clock.now();
@@ -462,7 +462,7 @@ async fn remind(app: &App, show: &Show) -> Result<bool, StoreError> {
         ..show.clone()
     };
     let event = StreamEvent::show(EventType::ShowReminder, &reminded, None, app.clock.now());
-    app.shows().remind_show(show, &event).await
+    app.show_starts().remind_show(show, &event).await
 }
 
 /// The soonest moment after now and within `within` at which a show needs the service (its
@@ -474,7 +474,7 @@ pub async fn next_moment(
     let now = app.clock.now();
     let horizon = now + TimeDelta::from_std(within).unwrap_or(TimeDelta::MAX);
     Ok(app
-        .shows()
+        .show_starts()
         .due_shows(horizon, SWEEP_BATCH)
         .await?
         .iter()
@@ -489,7 +489,10 @@ const SWEEP_BATCH: usize = 100;
 /// The safety net for a lost or late timer: acts on every show with something due (a start, a
 /// reminder, a claim that ran out). Returns how many it changed.
 pub async fn sweep(app: &App) -> Result<usize, StoreError> {
-    let due = app.shows().due_shows(app.clock.now(), SWEEP_BATCH).await?;
+    let due = app
+        .show_starts()
+        .due_shows(app.clock.now(), SWEEP_BATCH)
+        .await?;
     let mut changed = 0;
     for show in due {
         match act_on_due(app, show.id).await {

@@ -17,9 +17,9 @@ use hosting_domain::destination::{new_destinations, parse_destinations};
 use hosting_domain::error::{ApiError, ApiResult, RoomError};
 use hosting_domain::event::EventType;
 use hosting_domain::idempotency::{Endpoint, StoredAnswer};
-use hosting_domain::paging::ListQuery;
 use hosting_domain::ports::{CreateStreamOutcome, Timer, ViewerAccess};
 use hosting_domain::recording::parse_record;
+use hosting_domain::stream::ListQuery;
 use hosting_domain::stream::{
     MAX_ACTIVE_STREAMS, StreamCreated, StreamDetail, StreamEnded, StreamList, StreamSummary,
     Transition,
@@ -403,7 +403,7 @@ async fn list_page(
 ) -> ApiResult<(Vec<Stream>, u64)> {
     let offset = usize::try_from(query.offset).unwrap_or(usize::MAX);
     let page = app
-        .streams()
+        .stream_lists()
         .list_streams(brand_id, status, query.limit as usize, offset)
         .await?;
     Ok((page.streams, page.total))

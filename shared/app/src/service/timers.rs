@@ -63,7 +63,7 @@ async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError
     let mut active = ActiveEgresses::new();
     loop {
         let overdue = app
-            .streams()
+            .stream_lists()
             .overdue_streams(app.clock.now(), SWEEP_BATCH)
             .await?;
         let count = overdue.len();
@@ -95,7 +95,7 @@ pub async fn read_back_egresses(app: &App, limit: usize) -> Result<usize, StoreE
     let now = app.clock.now();
     let mut active = ActiveEgresses::new();
     let mut read = 0;
-    for stream in app.streams().overdue_streams(now, limit).await? {
+    for stream in app.stream_lists().overdue_streams(now, limit).await? {
         if stream.due(now) == Some(Due::EgressCheck)
             && super::destinations::check(app, &stream, &mut active).await?
         {

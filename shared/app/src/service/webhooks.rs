@@ -128,11 +128,13 @@ fn parse_url(app: &App, value: &Value) -> ApiResult<String> {
 
 /// A non-empty array of known event types; duplicates dropped, order kept.
 fn parse_events(value: &Value) -> ApiResult<Vec<EventType>> {
+    // The message names the list that decides, so the two cannot drift apart.
     let invalid = || {
-        ApiError::InvalidEvents(
-            "events must be a non-empty array of stream.started, stream.ended, stream.error."
-                .into(),
-        )
+        let known: Vec<&str> = EventType::ALL.iter().map(|t| t.as_str()).collect();
+        ApiError::InvalidEvents(format!(
+            "events must be a non-empty array of {}.",
+            known.join(", ")
+        ))
     };
     let items = value
         .as_array()

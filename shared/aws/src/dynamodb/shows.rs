@@ -236,7 +236,10 @@ impl ShowStore for DynamoStore {
             "the show changed under every attempt".into(),
         ))
     }
+}
 
+#[async_trait]
+impl ShowStartStore for DynamoStore {
     async fn claim_show(
         &self,
         brand_id: &str,

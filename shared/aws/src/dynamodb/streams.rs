@@ -22,8 +22,8 @@ use hosting_domain::destination::StreamKeys;
 use hosting_domain::error::StoreError;
 use hosting_domain::event::EventType;
 use hosting_domain::ports::{
-    CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamPage, StreamStore,
-    ViewerChange,
+    CreateStreamOutcome, IdempotencyBinding, Outcome, StoreResult, StreamKeyStore, StreamListStore,
+    StreamPage, StreamStore, ViewerChange,
 };
 use hosting_domain::stream::Transition;
 use hosting_domain::{RoomCleanup, Stream, StreamEvent, StreamStatus};
@@ -225,6 +225,73 @@ impl StreamStore for DynamoStore {
         self.get_stream(id).await
     }
 
+    async fn apply_transition(
+        &self,
+        current: &Stream,
+        transition: Transition,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+        cleanup: Option<&RoomCleanup>,
+    ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
+        self.transition(current, transition, at, dedupe, cleanup)
+            .await
+    }
+
+    async fn update_stream_host(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<Stream>> {
+        self.host_change(current, updated, at, dedupe, &[], None)
+            .await
+    }
+
+    async fn update_stream_destinations(
+        &self,
+        current: &Stream,
+        updated: &Stream,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+        events: &[StreamEvent],
+        added_key: Option<(&str, &str)>,
+    ) -> StoreResult<Outcome<Stream>> {
+        self.host_change(current, updated, at, dedupe, events, added_key)
+            .await
+    }
+
+    async fn adjust_viewer_count(
+        &self,
+        stream: &Stream,
+        change: ViewerChange,
+        at: DateTime<Utc>,
+        dedupe: Option<&str>,
+    ) -> StoreResult<Outcome<()>> {
+        match change {
+            ViewerChange::By(delta) => self.add_viewers(stream, delta, at, dedupe).await,
+            ViewerChange::To(count) => self.set_viewers(stream, count, at).await,
+        }
+    }
+}
+
+#[async_trait]
+impl StreamKeyStore for DynamoStore {
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
+        Ok(self
+            .get(keys::stream_keys_key(stream_id))
+            .await?
+            .map(|item| stream_keys_of(&item))
+            .unwrap_or_default())
+    }
+
+    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()> {
+        self.delete_item(keys::stream_keys_key(stream_id)).await
+    }
+}
+
+#[async_trait]
+impl StreamListStore for DynamoStore {
     async fn list_streams(
         &self,
         brand_id: &str,
@@ -269,67 +336,6 @@ impl StreamStore for DynamoStore {
         now: DateTime<Utc>,
     ) -> StoreResult<Window> {
         self.read_analytics_window(brand_id, since, now).await
-    }
-
-    async fn apply_transition(
-        &self,
-        current: &Stream,
-        transition: Transition,
-        at: DateTime<Utc>,
-        dedupe: Option<&str>,
-        cleanup: Option<&RoomCleanup>,
-    ) -> StoreResult<Outcome<(Stream, StreamEvent)>> {
-        self.transition(current, transition, at, dedupe, cleanup)
-            .await
-    }
-
-    async fn update_stream_host(
-        &self,
-        current: &Stream,
-        updated: &Stream,
-        at: DateTime<Utc>,
-        dedupe: Option<&str>,
-    ) -> StoreResult<Outcome<Stream>> {
-        self.host_change(current, updated, at, dedupe, &[], None)
-            .await
-    }
-
-    async fn update_stream_destinations(
-        &self,
-        current: &Stream,
-        updated: &Stream,
-        at: DateTime<Utc>,
-        dedupe: Option<&str>,
-        events: &[StreamEvent],
-        added_key: Option<(&str, &str)>,
-    ) -> StoreResult<Outcome<Stream>> {
-        self.host_change(current, updated, at, dedupe, events, added_key)
-            .await
-    }
-
-    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
-        Ok(self
-            .get(keys::stream_keys_key(stream_id))
-            .await?
-            .map(|item| stream_keys_of(&item))
-            .unwrap_or_default())
-    }
-
-    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()> {
-        self.delete_item(keys::stream_keys_key(stream_id)).await
-    }
-
-    async fn adjust_viewer_count(
-        &self,
-        stream: &Stream,
-        change: ViewerChange,
-        at: DateTime<Utc>,
-        dedupe: Option<&str>,
-    ) -> StoreResult<Outcome<()>> {
-        match change {
-            ViewerChange::By(delta) => self.add_viewers(stream, delta, at, dedupe).await,
-            ViewerChange::To(count) => self.set_viewers(stream, count, at).await,
-        }
     }
 
     async fn overdue_streams(&self, now: DateTime<Utc>, limit: usize) -> StoreResult<Vec<Stream>> {

@@ -8,7 +8,7 @@ use super::{
     STREAM_KEY_MAX_CHARS, TEST_ERROR_MAX_CHARS, output_url, split_output,
 };
 use crate::error::{ApiError, ApiResult};
-use crate::validation::PLATFORMS;
+use crate::platform::PLATFORMS;
 use crate::webhook_url::host_is_public;
 
 fn invalid(message: String) -> ApiError {

@@ -4,16 +4,13 @@
 //! write-only: they are kept apart from the stream ([`StreamKeys`]), and a destination shows
 //! only the key's last four characters.
 
-use std::time::Duration;
-
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::clock::timestamp;
-use crate::stream::{Stream, StreamStatus};
-use crate::validation::PLATFORMS;
+use crate::platform::PLATFORMS;
 
 /// Most destinations a stream holds, `removed` ones not counted.
 pub const MAX_DESTINATIONS: usize = 5;
@@ -236,110 +233,6 @@ impl StreamKeys {
     }
 }
 
-impl Stream {
-    /// Whether the egress has anything to do: an output to push to or a file to write.
-    pub fn wants_egress(&self) -> bool {
-        self.destinations.iter().any(Destination::in_egress) || self.records_now()
-    }
-
-    /// Whether the stream has destinations that are not final.
-    pub fn has_open_destinations(&self) -> bool {
-        self.destinations.iter().any(|d| !d.status.is_final())
-    }
-
-    /// Destinations not `removed`, which count against [`MAX_DESTINATIONS`].
-    pub fn counted_destinations(&self) -> usize {
-        self.destinations
-            .iter()
-            .filter(|d| d.status != DestinationStatus::Removed)
-            .count()
-    }
-
-    pub fn destination(&self, destination_id: &str) -> Option<&Destination> {
-        self.destinations
-            .iter()
-            .find(|d| d.destination_id == destination_id)
-    }
-
-    pub fn destination_mut(&mut self, destination_id: &str) -> Option<&mut Destination> {
-        self.destinations
-            .iter_mut()
-            .find(|d| d.destination_id == destination_id)
-    }
-
-    /// The stream with one destination moved to `to` at `at` ([`Destination::advance`]);
-    /// `None` when it has no such destination or the move is not forward.
-    pub fn with_destination_moved(
-        &self,
-        destination_id: &str,
-        to: DestinationStatus,
-        at: DateTime<Utc>,
-        error: Option<&str>,
-    ) -> Option<Stream> {
-        let mut next = self.clone();
-        if !next.destination_mut(destination_id)?.advance(to, at, error) {
-            return None;
-        }
-        next.revision += 1;
-        Some(next)
-    }
-
-    /// What a status change does to the destinations, in the same step: going live, a
-    /// live-key stream's pending destinations turn `starting` and an egress start is owed (a
-    /// test stream's turn `active`); finishing, those not final turn `ended`, or `failed` when
-    /// the stream never went live, and no start is owed any more.
-    pub fn destinations_follow_status(&mut self, at: DateTime<Utc>) {
-        match self.status {
-            StreamStatus::Live => {
-                let to = if self.test {
-                    DestinationStatus::Active
-                } else {
-                    DestinationStatus::Starting
-                };
-                let mut moved = false;
-                for destination in &mut self.destinations {
-                    moved |= destination.advance(to, at, None);
-                }
-                self.recording_follows_status();
-                if (moved || self.records_now()) && !self.test {
-                    self.owe_egress_start(at);
-                }
-            }
-            StreamStatus::Ended | StreamStatus::Error => {
-                let to = if self.started_at.is_some() {
-                    DestinationStatus::Ended
-                } else {
-                    DestinationStatus::Failed
-                };
-                let ended_at = self.ended_at.unwrap_or(at);
-                for destination in &mut self.destinations {
-                    destination.advance(to, ended_at, None);
-                }
-                self.recording_follows_status();
-                self.egress.due_at = None;
-                self.egress.since = None;
-            }
-            StreamStatus::Preparing => {}
-        }
-    }
-
-    /// Destinations whose state moved from `before` to `self` into one that is evented
-    /// (`active`, `failed`), in order.
-    pub fn evented_destination_changes<'a>(&'a self, before: &Stream) -> Vec<&'a Destination> {
-        self.destinations
-            .iter()
-            .filter(|after| {
-                matches!(
-                    after.status,
-                    DestinationStatus::Active | DestinationStatus::Failed
-                ) && before
-                    .destination(&after.destination_id)
-                    .is_none_or(|was| was.status != after.status)
-            })
-            .collect()
-    }
-}
-
 /// New destinations for `stream` from checked input, `pending`, with their keys.
 pub fn new_destinations(inputs: Vec<NewDestination>) -> (Vec<Destination>, StreamKeys) {
     let mut keys = Vec::with_capacity(inputs.len());
@@ -369,15 +262,9 @@ fn last4(key: &str) -> String {
     chars[chars.len().saturating_sub(4)..].iter().collect()
 }
 
-fn delta(duration: Duration) -> TimeDelta {
-    TimeDelta::from_std(duration).unwrap_or(TimeDelta::MAX)
-}
-
 mod checks;
-mod egress;
 mod reported;
 pub use checks::{parse_destination, parse_destinations, parse_test_failure, reported_alike};
-pub use egress::{EGRESS_CALL_TIMEOUT, EGRESS_LOST, Egress, EgressKind, LOST_AFTER_READS};
 pub use reported::{
     ReportedName, SplitOutput, match_report, redact_stream_key, redacted_output_url, split_output,
 };

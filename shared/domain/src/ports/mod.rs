@@ -31,8 +31,11 @@ pub trait Store:
     + RateLimitStore
     + CreatorStore
     + StreamStore
+    + StreamListStore
+    + StreamKeyStore
     + RoomCleanupStore
     + ShowStore
+    + ShowStartStore
     + WebhookStore
     + DeliveryLogStore
     + DeliverySlotStore
@@ -49,8 +52,11 @@ impl<T> Store for T where
         + RateLimitStore
         + CreatorStore
         + StreamStore
+        + StreamListStore
+        + StreamKeyStore
         + RoomCleanupStore
         + ShowStore
+        + ShowStartStore
         + WebhookStore
         + DeliveryLogStore
         + DeliverySlotStore

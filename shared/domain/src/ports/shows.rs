@@ -84,7 +84,12 @@ pub trait ShowStore: Send + Sync {
 
     /// `scheduled` → `cancelled`, erasing its keys and script and its due entries.
     async fn cancel_show(&self, brand_id: &str, show_id: Uuid) -> StoreResult<ShowChange>;
+}
 
+/// What starts a show on time and reminds of it: the schedule's and the sweep's side of the
+/// shows (docs/shows.md, "How a show starts"), apart from the brand's own calls.
+#[async_trait]
+pub trait ShowStartStore: Send + Sync {
     /// Claims a show for its start until `until`: `scheduled` and due at `now`, or `starting`
     /// under a claim that ran out. `None` when another starter holds it or it is settled.
     async fn claim_show(

@@ -57,32 +57,6 @@ pub trait StreamStore: Send + Sync {
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>>;
 
-    /// The brand's streams, newest first (`created_at`, then `id`, descending), optionally of
-    /// one status; `total` counts every match. The page is read once the request is admitted.
-    async fn list_streams(
-        &self,
-        brand_id: &str,
-        status: Option<StreamStatus>,
-        limit: usize,
-        offset: usize,
-    ) -> StoreResult<StreamPage>;
-
-    /// The analytics window of the brand's streams created at or after `since`: the figures
-    /// of all of them, how many are live, and the newest [`MAX_LISTED_STREAMS`] of them,
-    /// newest first. Work is bounded whatever the window holds: finished streams are counted
-    /// from aggregates that each finishing transition (and seeding) updates in its own atomic
-    /// step, and only the brand's active streams, those created in the minute of `since`, and
-    /// the listed ones are read one by one.
-    ///
-    /// [`MAX_LISTED_STREAMS`]: crate::analytics::MAX_LISTED_STREAMS
-    /// `now` bounds the days a store looks at (streams created after it are counted too).
-    async fn analytics_window(
-        &self,
-        brand_id: &str,
-        since: DateTime<Utc>,
-        now: DateTime<Utc>,
-    ) -> StoreResult<crate::analytics::Window>;
-
     /// Applies `transition` to `current` (the stream as the caller read it) if the stored
     /// stream is still in the status the transition leaves: in one atomic step, the stream
     /// update (its deadline included), the release of its active slot when it leaves
@@ -130,13 +104,6 @@ pub trait StreamStore: Send + Sync {
         added_key: Option<(&str, &str)>,
     ) -> StoreResult<Outcome<Stream>>;
 
-    /// The stream keys of the stream's destinations, kept apart from the stream: only the
-    /// egress requests need them.
-    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys>;
-
-    /// Erases the stream's keys: its egress is stopped and it has ended.
-    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()>;
-
     /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
     /// count is final), never read below zero, recording `dedupe` in the same atomic step as
     /// [`StreamStore::apply_transition`] does. It never writes what a transition is
@@ -149,6 +116,49 @@ pub trait StreamStore: Send + Sync {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<()>>;
+}
+
+/// The stream keys of a stream's destinations, kept apart from the stream (docs/destinations.md):
+/// only the egress requests read them, and they are erased when the stream has ended.
+#[async_trait]
+pub trait StreamKeyStore: Send + Sync {
+    /// The stream keys of the stream's destinations, kept apart from the stream: only the
+    /// egress requests need them.
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys>;
+
+    /// Erases the stream's keys: its egress is stopped and it has ended.
+    async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()>;
+}
+
+/// Reads across many streams: a brand's pages and analytics window, and the sweep's overdue
+/// streams. Each is bounded by its page or its limit, whatever the history holds.
+#[async_trait]
+pub trait StreamListStore: Send + Sync {
+    /// The brand's streams, newest first (`created_at`, then `id`, descending), optionally of
+    /// one status; `total` counts every match. The page is read once the request is admitted.
+    async fn list_streams(
+        &self,
+        brand_id: &str,
+        status: Option<StreamStatus>,
+        limit: usize,
+        offset: usize,
+    ) -> StoreResult<StreamPage>;
+
+    /// The analytics window of the brand's streams created at or after `since`: the figures
+    /// of all of them, how many are live, and the newest [`MAX_LISTED_STREAMS`] of them,
+    /// newest first. Work is bounded whatever the window holds: finished streams are counted
+    /// from aggregates that each finishing transition (and seeding) updates in its own atomic
+    /// step, and only the brand's active streams, those created in the minute of `since`, and
+    /// the listed ones are read one by one.
+    ///
+    /// [`MAX_LISTED_STREAMS`]: crate::analytics::MAX_LISTED_STREAMS
+    /// `now` bounds the days a store looks at (streams created after it are counted too).
+    async fn analytics_window(
+        &self,
+        brand_id: &str,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> StoreResult<crate::analytics::Window>;
 
     /// Active streams with something due before `now` ([`Stream::next_due`]: a deadline, a
     /// dispatch retry, the end of a reconnect window), read from the store (never from a

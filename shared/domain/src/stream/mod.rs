@@ -6,10 +6,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::event::EventType;
+use crate::event_type::EventType;
 use crate::paging::MAX_LIST_LIMIT;
 
+mod destinations;
+mod egress;
+mod recording;
 mod representations;
+pub use egress::{EGRESS_CALL_TIMEOUT, EGRESS_LOST, Egress, EgressKind, LOST_AFTER_READS};
 pub use representations::*;
 
 /// Most streams a brand may have in `preparing` plus `live`.
@@ -71,7 +75,7 @@ pub enum TimerKind {
     DispatchRetry,
     /// The reconnect window lapses ([`Stream::reconnect_until`]).
     ReconnectWindow,
-    /// An attempt at the egress start owed to a live stream ([`crate::destination::Egress`]).
+    /// An attempt at the egress start owed to a live stream ([`Egress`]).
     EgressStart,
     /// A scheduled show's start: the timer's id is the show's (docs/shows.md).
     ShowStart,
@@ -310,7 +314,7 @@ pub struct Stream {
     pub destinations: Vec<crate::destination::Destination>,
     /// The egress that pushes it there, and a start still owed.
     #[serde(default)]
-    pub egress: crate::destination::Egress,
+    pub egress: Egress,
     /// The stream keys of a new stream's destinations, written with it to an item of their
     /// own; never read back onto the stream.
     #[serde(skip)]

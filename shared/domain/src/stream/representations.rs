@@ -221,3 +221,35 @@ pub struct StreamEnded {
     #[schemars(with = "DateTime<Utc>")]
     pub ended_at: DateTime<Utc>,
 }
+
+/// Query of `GET /streams`, after defaulting and clamping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    /// `Some(None)`: a status was asked for that no stream can have.
+    pub status: Option<Option<StreamStatus>>,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+impl ListQuery {
+    /// Never fails: non-integers take their defaults, out-of-range values are clamped.
+    pub fn new(status: Option<&str>, limit: Option<&str>, offset: Option<&str>) -> Self {
+        let (limit, offset) = crate::paging::limit_and_offset(limit, offset);
+        Self {
+            status: status.map(StreamStatus::parse),
+            limit,
+            offset,
+        }
+    }
+}
+
+#[cfg(test)]
+mod list_query_tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_status_matches_nothing() {
+        assert_eq!(ListQuery::new(Some("bogus"), None, None).status, Some(None));
+        assert_eq!(ListQuery::new(None, Some("7"), None).limit, 7);
+    }
+}

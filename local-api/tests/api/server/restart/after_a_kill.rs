@@ -105,6 +105,10 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_a_live_stream_whose_duration_timer_died_ends_after_a_restart() {
+    slow_by_design(
+        "a_live_stream_whose_duration_timer_died",
+        "up to 2 min: a stream lives out its minute, then the sweep ends it after a restart",
+    );
     let livekit = FakeLiveKit::start().await;
     let environment = environment(&livekit).await;
     let receiver = Receiver::start(Behaviour::Ok).await;

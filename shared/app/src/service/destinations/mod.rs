@@ -11,12 +11,12 @@ use crate::app::App;
 use crate::metrics::{self, Metric};
 use crate::service::{rooms, streams};
 use hosting_domain::destination::{
-    Destination, DestinationStatus, EGRESS_CALL_TIMEOUT, EgressKind, MAX_EGRESS_RESTARTS,
-    ReportedName, StreamKeys, match_report,
+    Destination, DestinationStatus, MAX_EGRESS_RESTARTS, ReportedName, StreamKeys, match_report,
 };
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{EgressError, EgressReport, Outcome, OutputState};
 use hosting_domain::recording::NO_FILE;
+use hosting_domain::stream::{EGRESS_CALL_TIMEOUT, EgressKind};
 use hosting_domain::{Stream, StreamEvent, StreamStatus, TimerKind};
 
 /// Attempts at a change whose stream keeps changing under it.
@@ -93,7 +93,7 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
     // Should this process die in the attempt, the claim lapses and the timer or the sweep
     // makes the next one.
     streams::schedule_kinds(app, &claimed, &[TimerKind::EgressStart]).await;
-    let keys = app.streams().stream_keys(claimed.id).await?;
+    let keys = app.stream_keys().stream_keys(claimed.id).await?;
     let (sent, urls): (Vec<String>, Vec<String>) = if claimed.egress.id.is_none() {
         claimed
             .destinations
@@ -253,7 +253,7 @@ async fn reconcile_outputs(
     else {
         return Ok(());
     };
-    let keys = app.streams().stream_keys(stream.id).await?;
+    let keys = app.stream_keys().stream_keys(stream.id).await?;
     let urls = |list: &[&Destination]| -> Vec<String> {
         list.iter().filter_map(|d| keys.output_url(d)).collect()
     };
@@ -322,7 +322,7 @@ pub async fn apply_report(
     if stream.destinations.is_empty() && stream.egress.recording.is_none() {
         return Ok(Outcome::Stale);
     }
-    let keys = app.streams().stream_keys(stream.id).await?;
+    let keys = app.stream_keys().stream_keys(stream.id).await?;
     let now = app.clock.now();
     let outcome = change(app, stream, dedupe, None, |s| {
         reported(s, report, &keys, now)

@@ -12,10 +12,10 @@ use std::collections::HashMap;
 use super::{apply_report, change, egress_ended};
 use crate::app::App;
 use crate::service::streams;
-use hosting_domain::destination::{EGRESS_CALL_TIMEOUT, EGRESS_LOST, EgressKind, LOST_AFTER_READS};
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{EgressError, EgressReport, Outcome, RoomProvider};
 use hosting_domain::recording::RecordingStatus;
+use hosting_domain::stream::{EGRESS_CALL_TIMEOUT, EGRESS_LOST, EgressKind, LOST_AFTER_READS};
 use hosting_domain::{Stream, TimerKind};
 
 /// LiveKit's active egresses, read at most once per sweep (or per timer), on first need.

@@ -9,11 +9,12 @@ use crate::app::App;
 use crate::service::streams;
 use hosting_domain::Caller;
 use hosting_domain::destination::{
-    Destination, DestinationStatus, EGRESS_CALL_TIMEOUT, MAX_DESTINATIONS, StreamKeys,
-    new_destinations, parse_destination,
+    Destination, DestinationStatus, MAX_DESTINATIONS, StreamKeys, new_destinations,
+    parse_destination,
 };
 use hosting_domain::error::{ApiError, ApiResult};
 use hosting_domain::ports::{EgressError, Outcome};
+use hosting_domain::stream::EGRESS_CALL_TIMEOUT;
 use hosting_domain::{Stream, StreamStatus, TimerKind};
 
 /// The stream of `id` a destination request may act on: the caller's, `preparing` or `live`.
@@ -48,7 +49,7 @@ pub async fn add(
     let keys = if stream.destinations.is_empty() {
         StreamKeys::default()
     } else {
-        app.streams().stream_keys(stream.id).await?
+        app.stream_keys().stream_keys(stream.id).await?
     };
     let existing: Vec<(String, String)> = stream
         .destinations
@@ -201,7 +202,7 @@ pub async fn remove(
         && !stream.test
         && let (Some(egress_id), Some(rooms)) = (&stream.egress.id, &app.rooms)
     {
-        let keys = app.streams().stream_keys(stream.id).await?;
+        let keys = app.stream_keys().stream_keys(stream.id).await?;
         if let Some(url) = keys.output_url(&destination) {
             let removed = tokio::time::timeout(
                 EGRESS_CALL_TIMEOUT,

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{DestinationStatus, EGRESS_UNAVAILABLE, delta};
-use crate::stream::{Stream, StreamStatus};
+use super::{Stream, StreamStatus};
+use crate::destination::{DestinationStatus, EGRESS_UNAVAILABLE};
 
 /// The egresses of a stream, and the start still owed to them. A stream has up to two: one
 /// pushing to its destinations, and one writing its recording's file (whose id is on the file,
@@ -238,4 +238,8 @@ impl Stream {
         }
         Some(next)
     }
+}
+
+fn delta(duration: Duration) -> TimeDelta {
+    TimeDelta::from_std(duration).unwrap_or(TimeDelta::MAX)
 }
