@@ -225,9 +225,6 @@ fn crate_level_names(code: &str, path: &[String]) -> Vec<String> {
                         '}' => depth -= 1,
                         _ => {}
                     }
-                    if c == '{' && depth > 1 {
-                        continue;
-                    }
                 }
             } else {
                 names.push(leading_name(&code[at..]));

@@ -1,8 +1,8 @@
 //! Destinations (docs/destinations.md): the brand's channels a live stream is pushed to through
-//! one room-composite egress, their states, and the egresses' own state on the stream (the
-//! destinations' egress, and the recording's, which runs apart from it). Stream keys are
-//! write-only: they are kept apart from the stream ([`StreamKeys`]), and a destination shows
-//! only the key's last four characters.
+//! one room-composite egress, and their states. The egresses' own state and what a stream does
+//! to its destinations are the stream's (`crate::stream`, which owns its parts; nothing here
+//! knows the stream). Stream keys are write-only: they are kept apart from the stream
+//! ([`StreamKeys`]), and a destination shows only the key's last four characters.
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
