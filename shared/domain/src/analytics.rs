@@ -13,7 +13,7 @@ use super::stream::UNKNOWN_PLATFORM;
 use super::{Stream, StreamStatus};
 use crate::clock::timestamp;
 use crate::error::{ApiError, ApiResult};
-use crate::validation::PLATFORMS;
+use crate::platform::PLATFORMS;
 
 /// At most this many streams are listed; the totals always cover the whole window.
 pub const MAX_LISTED_STREAMS: usize = 1_000;

@@ -281,6 +281,15 @@ async fn invalid_periods() {
                 .contains("period")
         );
     }
+    // The message names the periods the check accepts, each of them answered.
+    let r = api.get("/analytics?period=1d", &Keys::test_a()).await;
+    let message = r.body["error"]["message"].as_str().unwrap();
+    assert_eq!(message, "period must be one of 24h, 7d, 30d.");
+    for period in ["24h", "7d", "30d"] {
+        api.get(&format!("/analytics?period={period}"), &Keys::test_a())
+            .await
+            .assert_status(200);
+    }
 }
 
 #[tokio::test]

@@ -183,3 +183,13 @@ pub fn egress_reported_url(url: &str) -> String {
         None => parsed,
     }
 }
+
+impl super::fake_livekit::FakeLiveKit {
+    /// The id of an egress LiveKit runs for `room`, if any.
+    pub fn running_egress(&self, room: &str) -> Option<String> {
+        self.egresses()
+            .into_iter()
+            .find(|(_, e)| e.room == room && e.running)
+            .map(|(id, _)| id)
+    }
+}

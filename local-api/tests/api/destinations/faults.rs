@@ -80,21 +80,14 @@ async fn dynamodb_only_destinations_under_aws_faults_start_one_egress_each_and_l
     assert!(!shows.is_empty());
     // The egresses start, timers and sweeps racing each other under faults.
     settle(&api, async || {
-        shows.iter().all(|(_, room, _)| {
-            fake.egresses()
-                .values()
-                .any(|e| &e.room == room && e.running)
-        })
+        shows
+            .iter()
+            .all(|(_, room, _)| fake.running_egress(room).is_some())
     })
     .await;
     // YouTube's output fails and LiveKit's webhook is lost: read back under the same faults.
     for (_, room, n) in &shows {
-        let egress = fake
-            .egresses()
-            .into_iter()
-            .find(|(_, e)| &e.room == room && e.running)
-            .map(|(id, _)| id)
-            .unwrap();
+        let egress = fake.running_egress(room).unwrap();
         let yt = output(YOUTUBE_INGEST, &format!("yt-key-{n}-0001"));
         fake.fail_output(&egress, &yt, "stream key rejected");
     }
@@ -110,12 +103,7 @@ async fn dynamodb_only_destinations_under_aws_faults_start_one_egress_each_and_l
     })
     .await;
     for (id, room, n) in &shows {
-        let egress = fake
-            .egresses()
-            .into_iter()
-            .find(|(_, e)| &e.room == room && e.running)
-            .map(|(id, _)| id)
-            .unwrap();
+        let egress = fake.running_egress(room).unwrap();
         let yt = output(YOUTUBE_INGEST, &format!("yt-key-{n}-0001"));
         let tt = output(TIKTOK_INGEST, &format!("tt-key-{n}-0002"));
         let report = egress_event(
