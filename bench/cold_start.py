@@ -171,6 +171,7 @@ def environment(port, livekit):
         "SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-scheduler",
         "SCHEDULER_DLQ_ARN": "arn:aws:sqs:us-east-1:123456789012:bench-timers-dlq",
         "RECORDINGS_BUCKET": "bench-recordings",
+        "RECORDING_DOWNLOAD_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-recording-downloads",
         "LOG_LEVEL": "warn",
     })
     if livekit:

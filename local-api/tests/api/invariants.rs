@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::common::fake_livekit::FakeLiveKit;
 use crate::common::invariants::{
-    app_at, brands, check_store, drain, drain_time, undeleted_rooms, undrained,
+    app_at, brands, check_store, drain, drain_time, undeleted_rooms, undrained, unstopped_egresses,
 };
 use crate::common::{Keys, TestApp, register_webhook, start_live};
 
@@ -136,6 +136,46 @@ async fn a_broken_invariant_fails_the_drop_check() {
         )]
     );
     api.skip_rooms_check("the test re-created a failed stream's room on purpose");
+}
+
+/// A finished stream whose destination was left `active` (its end never reached it) is
+/// reported, as the end leaves every destination final.
+#[tokio::test]
+async fn a_finished_stream_with_a_destination_still_on_the_air_is_reported() {
+    let api = TestApp::new().await;
+    let r = api
+        .start(
+            &Keys::test_a(),
+            json!({"destinations": [{"platform": "youtube",
+                "ingest_url": "rtmp://a.rtmp.youtube.com/live2", "stream_key": "yt-key-0001-abcd"}]}),
+        )
+        .await;
+    r.assert_status(201);
+    let id: uuid::Uuid = r.body["stream_id"].as_str().unwrap().parse().unwrap();
+    let store = &api.runtime.app.store;
+    let stream = store.get_stream(id).await.unwrap().expect("the stream");
+    let destination = stream.destinations[0].clone();
+    assert!(!destination.status.is_final(), "{destination:?}");
+    let copy = hosting_domain::Stream {
+        id: uuid::Uuid::new_v4(),
+        status: hosting_domain::StreamStatus::Ended,
+        ended_at: Some(api.now()),
+        end_reason: Some(hosting_domain::EndReason::Requested),
+        ..stream
+    };
+    store.put_stream(&copy).await.unwrap();
+    let brands = ["brand_a".to_owned()].into();
+    assert_eq!(
+        unstopped_egresses(&**store, &brands, &Default::default()).await,
+        [format!(
+            "stream {} is finished, but its destination {} is {}",
+            copy.id,
+            destination.destination_id,
+            destination.status.as_str()
+        )]
+    );
+    // The copy broke the store on purpose.
+    api.skip_invariants();
 }
 
 /// An ended stream written behind the API's back: no event ended it.

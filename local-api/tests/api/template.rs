@@ -345,22 +345,18 @@ fn s3_grants(template: &str) -> BTreeMap<String, BTreeSet<(String, String, Strin
     grants
 }
 
-/// The API functions presign downloads (`s3:GetObject`), the relay writes the test streams'
+/// The download role signs downloads (`s3:GetObject`), the relay writes the test streams'
 /// recordings and the egress's policy uploads (`s3:PutObject`), all under `recordings/` only;
 /// nothing else of the stack touches S3 but the bucket's own TLS-only refusal.
 #[test]
-fn s3_is_granted_nothing_wider_than_get_to_the_api_and_put_to_the_relay_and_the_egress() {
+fn s3_is_granted_nothing_wider_than_get_to_the_download_role_and_put_to_the_relay_and_the_egress() {
     let under = "!Sub \"${RecordingsBucket.Arn}/recordings/*\"";
     let grant = |effect: &str, action: &str, on: &str| {
         BTreeSet::from([(effect.to_owned(), action.to_owned(), on.to_owned())])
     };
     let mut expected = BTreeMap::from([
         (
-            "StreamsFunction".to_owned(),
-            grant("Allow", "s3:GetObject", under),
-        ),
-        (
-            "GatewayDefaultFunction".to_owned(),
+            "RecordingDownloadRole".to_owned(),
             grant("Allow", "s3:GetObject", under),
         ),
         (
@@ -427,6 +423,7 @@ fn the_recordings_bucket_is_private_encrypted_tls_only_and_expires_with_the_rete
         "RECORDINGS_BUCKET: !Ref RecordingsBucket",
         "RECORDING_RETENTION_DAYS: !Ref RecordingRetentionDays",
         "RECORDING_URL_TTL_SECS: !Ref RecordingUrlTtlSeconds",
+        "RECORDING_DOWNLOAD_ROLE_ARN: !GetAtt RecordingDownloadRole.Arn",
     ] {
         assert!(
             globals.lines().any(|l| l.trim() == variable),
@@ -440,6 +437,28 @@ fn the_recordings_bucket_is_private_encrypted_tls_only_and_expires_with_the_rete
             .count(),
         1
     );
+    // Downloads are signed by sessions of a role only the presigning functions assume, an
+    // hour long at most (docs/recordings.md, "Downloads").
+    let has = |resource: &str, line: &str| {
+        resources[resource]
+            .iter()
+            .any(|l| l.trim_start_matches("- ") == line)
+    };
+    for line in [
+        "MaxSessionDuration: 3600",
+        "!GetAtt StreamsFunctionRole.Arn",
+        "!GetAtt GatewayDefaultFunctionRole.Arn",
+        "Action: sts:AssumeRole",
+    ] {
+        assert!(has("RecordingDownloadRole", line), "{line}");
+    }
+    for line in [
+        "!Ref StreamsFunctionRole",
+        "!Ref GatewayDefaultFunctionRole",
+        "Resource: !GetAtt RecordingDownloadRole.Arn",
+    ] {
+        assert!(has("RecordingDownloadAssumePolicy", line), "{line}");
+    }
     let timers = &resources["TimersFunction"];
     assert!(
         timers

@@ -1,6 +1,8 @@
-//! The recordings bucket (docs/recordings.md): download URLs presigned with SigV4 from the
-//! function's own credentials, with no request to S3 (presigning is local), each valid no longer
-//! than those credentials, and the test streams' recordings written with `PutObject`.
+//! The recordings bucket (docs/recordings.md): download URLs presigned with SigV4, with no
+//! request to S3 (presigning is local), each valid no longer than the credentials that sign it:
+//! in Lambda a session of the download role, whose expiry is known (the function's own
+//! credentials come from its environment without one); and the test streams' recordings
+//! written with `PutObject`.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -21,17 +23,25 @@ use hosting_domain::recording::{DownloadUrl, MP4_CONTENT_TYPE};
 pub struct S3Recordings {
     client: crate::LazyClient<Client>,
     bucket: String,
-    /// The credentials URLs are signed with, kept until [`SIGNING_REFRESH`] before they expire:
-    /// a URL signed with temporary credentials stops working when they do, so its
-    /// `url_expires_at` is never later than theirs.
+    /// The credentials URLs are signed with, kept while they outlast a new URL by
+    /// [`refresh_ahead`]: a URL signed with temporary credentials stops working when they do,
+    /// so its `url_expires_at` is never later than theirs.
     signing: Arc<Mutex<Option<Credentials>>>,
     /// Where those credentials come from: the SDK configuration's provider, the one the client
     /// signs with (the client's configuration no longer exposes it).
     provider: Option<SharedCredentialsProvider>,
 }
 
-/// Credentials this close to their expiry are fetched again before signing.
-const SIGNING_REFRESH: Duration = Duration::from_secs(300);
+/// The download role's session: an hour, the longest STS grants a session assumed with a
+/// role's own credentials (a function's role assuming another is role chaining).
+pub const DOWNLOAD_SESSION: Duration = Duration::from_secs(3600);
+
+/// Credentials are fetched again before signing when they would cut a new URL shorter than its
+/// lifetime, or than half a download session: a URL is valid at least that long, and a busy
+/// instance assumes the role at most about twice an hour.
+fn refresh_ahead(valid_for: Duration) -> Duration {
+    valid_for.min(DOWNLOAD_SESSION / 2)
+}
 
 /// An S3 client; path-style addressing when an endpoint is configured (an emulator), as
 /// virtual-hosted bucket names do not resolve there.
@@ -58,13 +68,31 @@ impl S3Recordings {
         self
     }
 
-    /// The credentials to sign with at `now`, when the client has a provider; fetched again
-    /// when those kept expire within [`SIGNING_REFRESH`].
-    async fn signing_credentials(&self, now: SystemTime) -> StoreResult<Option<Credentials>> {
+    /// URLs signed with sessions of `role_arn` (docs/recordings.md, "Downloads"), assumed with
+    /// `sdk`'s credentials when the first URL is signed, each [`DOWNLOAD_SESSION`] long.
+    pub async fn signing_as(mut self, sdk: &crate::SdkConfig, role_arn: &str) -> Self {
+        let provider = aws_config::sts::AssumeRoleProvider::builder(role_arn)
+            .session_name("recording-downloads")
+            .session_length(DOWNLOAD_SESSION)
+            .configure(sdk)
+            .build()
+            .await;
+        self.provider = Some(SharedCredentialsProvider::new(provider));
+        self
+    }
+
+    /// The credentials to sign a URL valid for `valid_for` with at `now`, when the client has
+    /// a provider; fetched again when those kept would cut it short ([`refresh_ahead`]).
+    async fn signing_credentials(
+        &self,
+        now: SystemTime,
+        valid_for: Duration,
+    ) -> StoreResult<Option<Credentials>> {
         let Some(provider) = &self.provider else {
             return Ok(None);
         };
-        let usable = |c: &Credentials| c.expiry().is_none_or(|e| e > now + SIGNING_REFRESH);
+        let ahead = refresh_ahead(valid_for);
+        let usable = |c: &Credentials| c.expiry().is_none_or(|e| e > now + ahead);
         if let Some(kept) = self.signing.lock().expect("not poisoned").clone()
             && usable(&kept)
         {
@@ -87,7 +115,7 @@ impl RecordingStorage for S3Recordings {
         valid_for: Duration,
     ) -> StoreResult<DownloadUrl> {
         let signed_at = SystemTime::from(now);
-        let credentials = self.signing_credentials(signed_at).await?;
+        let credentials = self.signing_credentials(signed_at, valid_for).await?;
         // Never valid past the credentials that sign it (docs/recordings.md, "Downloads").
         let valid_for = match credentials.as_ref().and_then(Credentials::expiry) {
             Some(expiry) => valid_for

@@ -196,10 +196,17 @@ impl Runtime {
                 );
             }
         };
-        let recordings = config.recordings.bucket.clone().map(|bucket| {
-            Arc::new(S3Recordings::new(hosting_aws::s3::client(&sdk), bucket).signing_with(&sdk))
-                as Arc<dyn RecordingStorage>
-        });
+        let recordings = match config.recordings.bucket.clone() {
+            Some(bucket) => {
+                let recordings = S3Recordings::new(hosting_aws::s3::client(&sdk), bucket);
+                let recordings = match &config.recordings.download_role {
+                    Some(role) => recordings.signing_as(&sdk, role).await,
+                    None => recordings.signing_with(&sdk),
+                };
+                Some(Arc::new(recordings) as Arc<dyn RecordingStorage>)
+            }
+            None => None,
+        };
         Ok(Self::assemble(
             config,
             clock,

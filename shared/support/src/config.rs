@@ -153,6 +153,9 @@ pub struct Config {
     pub recordings: RecordingsConfig,
 }
 
+mod lambda;
+pub use lambda::*;
+
 mod recordings;
 pub use recordings::*;
 
@@ -180,18 +183,6 @@ pub const DEFAULT_RETRY_DELAYS_SECS: &str = "30,300,1800,7200,28800";
 pub const DEFAULT_OUTBOX_RETRY_DELAYS_SECS: &str = "5,30,120,600,1800";
 /// Five days of nothing but failures (docs/webhooks.md, "Endpoint health").
 pub const DEFAULT_WEBHOOK_DISABLE_AFTER_SECS: &str = "432000";
-
-/// What every function needs in Lambda, where nothing falls back to an in-process backend.
-pub const LAMBDA_REQUIRED: [&str; 8] = [
-    "TABLE_NAME",
-    "DELIVERY_QUEUE_URL",
-    "DELIVERY_DLQ_URL",
-    "SCHEDULER_GROUP",
-    "SCHEDULER_TARGET_ARN",
-    "SCHEDULER_ROLE_ARN",
-    "SCHEDULER_DLQ_ARN",
-    "RECORDINGS_BUCKET",
-];
 
 impl Config {
     /// Reads the process environment. `default_store` is `embedded` for the local server and
@@ -386,38 +377,6 @@ impl Config {
         };
         Ok(config)
     }
-
-    /// The value of a variable that [`LAMBDA_REQUIRED`] names.
-    pub fn required(&self, variable: &'static str) -> Result<&str, ConfigError> {
-        let value = match variable {
-            "TABLE_NAME" => &self.table_name,
-            "DELIVERY_QUEUE_URL" => &self.delivery_queue_url,
-            "DELIVERY_DLQ_URL" => &self.delivery_dlq_url,
-            "SCHEDULER_GROUP" => &self.scheduler_group,
-            "SCHEDULER_TARGET_ARN" => &self.scheduler_target_arn,
-            "SCHEDULER_ROLE_ARN" => &self.scheduler_role_arn,
-            "SCHEDULER_DLQ_ARN" => &self.scheduler_dlq_arn,
-            "RECORDINGS_BUCKET" => &self.recordings.bucket,
-            _ => &None,
-        };
-        value
-            .as_deref()
-            .ok_or_else(|| error(variable, "required in Lambda"))
-    }
-
-    /// Fails on the first variable of [`LAMBDA_REQUIRED`] that is unset, or on `STORE=embedded`.
-    pub fn check_for_lambda(&self) -> Result<(), ConfigError> {
-        if self.store == StoreKind::Embedded {
-            return Err(error(
-                "STORE",
-                "`embedded` keeps state in one instance; Lambda runs on `dynamodb`",
-            ));
-        }
-        for variable in LAMBDA_REQUIRED {
-            self.required(variable)?;
-        }
-        Ok(())
-    }
 }
 
 /// A non-negative number of seconds; fractions are allowed so tests can shorten delays.
@@ -550,27 +509,6 @@ mod tests {
                 .unwrap_err()
                 .variable,
             "WEBHOOK_ALLOW_PRIVATE_URLS"
-        );
-    }
-
-    #[test]
-    fn lambda_needs_every_backend_named() {
-        let mut vars: Vec<(&str, &str)> = LAMBDA_REQUIRED.iter().map(|v| (*v, "x")).collect();
-        vars.push(("STORE", "dynamodb"));
-        assert_eq!(config(&vars).unwrap().check_for_lambda(), Ok(()));
-        for missing in LAMBDA_REQUIRED.iter().skip(1) {
-            let partial: Vec<(&str, &str)> =
-                vars.iter().copied().filter(|(k, _)| k != missing).collect();
-            let err = config(&partial).unwrap().check_for_lambda().unwrap_err();
-            assert_eq!(err.variable, *missing);
-        }
-        assert_eq!(
-            config(&[])
-                .unwrap()
-                .check_for_lambda()
-                .unwrap_err()
-                .variable,
-            "STORE"
         );
     }
 

@@ -13,8 +13,9 @@
 //!   set aside for an operator, no room cleanup pending. Deliveries already in the delivery
 //!   queue are past the outbox and not checked;
 //! - no finished room is left: when the app was built with a fake LiveKit, after the drain no
-//!   `ended` or `error` stream's room (`stream-<id>`, as the stream records it) exists there,
-//!   no egress of that room still runs, and the stream's keys are erased (docs/destinations.md);
+//!   `ended` or `error` stream's room (`stream-<id>`) exists there, no egress of that room
+//!   runs, no destination of it is short of final, its recording is past `processing` once
+//!   read back, and its keys are erased (docs/destinations.md);
 //! - each destination's `stream.destination_active` and `stream.destination_failed` are written
 //!   at most once.
 //!
@@ -37,13 +38,13 @@ use hosting_domain::clock::ManualClock;
 use hosting_domain::ports::{
     DeliveryQueue, Outbox, RoomCleanupStore, Store, StreamKeyStore, StreamListStore, StreamStore,
 };
-use hosting_domain::recording::RecordingStatus;
 use hosting_domain::{EventType, Stream, StreamEvent, StreamStatus};
 use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
 use hosting_support::config::Config;
 use uuid::Uuid;
 
 use super::fake_livekit::FakeLiveKit;
+pub use super::room_invariants::{undeleted_rooms, unstopped_egresses};
 use super::{backend, faults};
 
 /// The brands every test's seed holds; brands of the events are checked too.
@@ -260,84 +261,6 @@ pub async fn undrained<
     left
 }
 
-/// The finished streams of `brands` whose room is among `rooms` (the rooms that exist).
-pub async fn undeleted_rooms<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
-    store: &S,
-    brands: &BTreeSet<String>,
-    rooms: &HashSet<String>,
-) -> Vec<String> {
-    let mut left = Vec::new();
-    for brand in brands {
-        for status in [StreamStatus::Ended, StreamStatus::Error] {
-            for stream in finished_streams(store, brand, status, &mut left).await {
-                let room = stream
-                    .room_name
-                    .clone()
-                    .unwrap_or_else(|| Stream::room_name_for(stream.id));
-                if rooms.contains(&room) {
-                    left.push(format!(
-                        "stream {} is {}, but its room {room} still exists",
-                        stream.id,
-                        status.as_str()
-                    ));
-                }
-            }
-        }
-    }
-    left
-}
-
-/// The finished streams of `brands` with an egress still running in their room, or with
-/// stream keys still stored (docs/destinations.md, "Secrecy").
-pub async fn unstopped_egresses<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
-    store: &S,
-    brands: &BTreeSet<String>,
-    egresses: &std::collections::HashMap<String, super::fake_livekit::FakeEgress>,
-) -> Vec<String> {
-    let mut left = Vec::new();
-    for brand in brands {
-        for status in [StreamStatus::Ended, StreamStatus::Error] {
-            for stream in finished_streams(store, brand, status, &mut left).await {
-                let room = stream
-                    .room_name
-                    .clone()
-                    .unwrap_or_else(|| Stream::room_name_for(stream.id));
-                for (id, egress) in egresses {
-                    if egress.running && egress.room == room {
-                        left.push(format!(
-                            "stream {} is {}, but its egress {id} still runs",
-                            stream.id,
-                            status.as_str()
-                        ));
-                    }
-                }
-                if stream.egress.recording.as_ref().is_some_and(|r| {
-                    r.files
-                        .iter()
-                        .any(|f| f.status == RecordingStatus::Processing)
-                }) {
-                    left.push(format!(
-                        "stream {} is {}, but its recording is still processing after its \
-                         egress was read back",
-                        stream.id,
-                        status.as_str()
-                    ));
-                }
-                match store.stream_keys(stream.id).await {
-                    Ok(keys) if keys.is_empty() => {}
-                    Ok(_) => left.push(format!(
-                        "stream {} is {}, but its stream keys are still stored",
-                        stream.id,
-                        status.as_str()
-                    )),
-                    Err(err) => left.push(format!("stream {}: keys unreadable: {err}", stream.id)),
-                }
-            }
-        }
-    }
-    left
-}
-
 pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
     SEEDED_BRANDS
         .iter()
@@ -348,7 +271,7 @@ pub fn brands(events: &[StreamEvent]) -> BTreeSet<String> {
 
 /// All of a brand's streams in `status`, newest first; a failed read is reported in
 /// `violations`.
-async fn finished_streams<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
+pub(super) async fn finished_streams<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
     store: &S,
     brand: &str,
     status: StreamStatus,

@@ -16,6 +16,7 @@ pub mod invariants;
 mod keys;
 mod rate_limit;
 mod response;
+pub mod room_invariants;
 pub mod show_invariants;
 mod state;
 mod streams;

@@ -101,32 +101,7 @@ async fn a_sweep_makes_one_listegress_call_whatever_the_number_of_live_streams()
     );
     for streams in [1, streams_measured()] {
         let (api, fake) = app_with_livekit().await;
-        // Three active streams at most per brand: as many brands as that takes.
-        let brands = streams.div_ceil(3);
-        let keys: Vec<String> = (0..brands)
-            .map(|n| crate::common::key("live", &format!("egress{n}")))
-            .collect();
-        let seed = json!({
-            "brands": (0..brands).map(|n| json!({"id": format!("brand_egress_{n}"),
-                "name": "b", "plan": "growth", "vertical": "live-commerce"})).collect::<Vec<_>>(),
-            "api_keys": keys.iter().enumerate().map(|(n, key)| json!({"key": key,
-                "brand_id": format!("brand_egress_{n}"), "scopes": ["streams:read", "streams:write"],
-                "revoked": false, "expires_at": null})).collect::<Vec<_>>(),
-        });
-        hosting_app::seed::Seed::from_json(&seed.to_string())
-            .unwrap()
-            .load(&*api.runtime.app.store)
-            .await
-            .unwrap();
-        for n in 0..streams {
-            let body = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "tiktok",
-                "duration_minutes": 30, "destinations": [destination("youtube", YOUTUBE_INGEST,
-                &format!("yt-key-SECRET-{n:04}"))]});
-            let r = api.post("/streams", &keys[n / 3], body).await;
-            r.assert_status(201);
-            let room = r.body["room_name"].as_str().unwrap().to_owned();
-            agent_joins(&api, &room, &format!("EV_join_{n}")).await;
-        }
+        live_streams_owing_an_egress(&api, streams).await;
         api.runtime.fire_due_timers().await;
         assert_eq!(fake.egresses().len(), streams);
         let before = fake.count(crate::common::fake_livekit::LIST_EGRESS);
@@ -140,4 +115,64 @@ async fn a_sweep_makes_one_listegress_call_whatever_the_number_of_live_streams()
         report.push_str(&format!("| {streams} | {calls} | {read} |\n"));
     }
     println!("{report}");
+}
+
+/// `streams` live streams with a destination each, across as many brands as their concurrency
+/// takes (three each), their egress starts owed and not yet made; their ids.
+async fn live_streams_owing_an_egress(api: &TestApp, streams: usize) -> Vec<String> {
+    let brands = streams.div_ceil(3);
+    let keys: Vec<String> = (0..brands)
+        .map(|n| crate::common::key("live", &format!("egress{n}")))
+        .collect();
+    let seed = json!({
+        "brands": (0..brands).map(|n| json!({"id": format!("brand_egress_{n}"),
+            "name": "b", "plan": "growth", "vertical": "live-commerce"})).collect::<Vec<_>>(),
+        "api_keys": keys.iter().enumerate().map(|(n, key)| json!({"key": key,
+            "brand_id": format!("brand_egress_{n}"), "scopes": ["streams:read", "streams:write"],
+            "revoked": false, "expires_at": null})).collect::<Vec<_>>(),
+    });
+    hosting_app::seed::Seed::from_json(&seed.to_string())
+        .unwrap()
+        .load(&*api.runtime.app.store)
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for n in 0..streams {
+        let body = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "tiktok",
+            "duration_minutes": 30, "destinations": [destination("youtube", YOUTUBE_INGEST,
+            &format!("yt-key-SECRET-{n:04}"))]});
+        let r = api.post("/streams", &keys[n / 3], body).await;
+        r.assert_status(201);
+        let room = r.body["room_name"].as_str().unwrap().to_owned();
+        agent_joins(api, &room, &format!("EV_join_{n}")).await;
+        ids.push(r.body["stream_id"].as_str().unwrap().to_owned());
+    }
+    ids
+}
+
+/// The timers function's trigger on the table's stream hands it up to 10 stream items that
+/// owe an egress start (template.yaml, `BatchSize: 10`); with LiveKit taking nearly its whole
+/// call timeout to answer each, the batch still ends well inside the function's 60 s.
+#[tokio::test]
+async fn a_batch_of_ten_owed_starts_with_a_slow_livekit_ends_inside_the_timeout() {
+    slow_by_design(
+        "a_batch_of_ten_owed_starts",
+        "about 10 s: LiveKit answers each start after 9 s",
+    );
+    let (api, fake) = app_with_livekit().await;
+    let ids = live_streams_owing_an_egress(&api, 10).await;
+    let due = hosting_domain::clock::format_timestamp(api.now());
+    let batch = json!({"Records": ids.iter().map(|id| json!({"dynamodb": {"NewImage": {
+        "id": {"S": id}, "egress_due": {"S": due}}}})).collect::<Vec<_>>()});
+    let invocation: timers::Invocation = serde_json::from_value(batch).unwrap();
+    assert!(matches!(invocation, timers::Invocation::EgressOwed(_)));
+    fake.delay(START_EGRESS, Duration::from_secs(9));
+    let started = Instant::now();
+    let fired = timers::handle(&api.runtime.app, invocation).await.unwrap();
+    let took = started.elapsed();
+    println!("10 owed starts, LiveKit answering in 9 s: {took:?}");
+    assert_eq!(fired, timers::Fired { changed: 10 });
+    assert_eq!(fake.count(START_EGRESS), 10);
+    // One after another they would take 90 s; the function's timeout is 60 s.
+    assert!(took < Duration::from_secs(30), "{took:?}");
 }

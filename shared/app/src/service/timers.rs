@@ -5,6 +5,8 @@
 //! in-process timers, a schedule that was never created, an invocation that was dropped). Both make
 //! the same conditional change, so running both changes a stream once.
 
+use futures_util::StreamExt;
+
 use super::destinations::ActiveEgresses;
 use crate::app::App;
 use crate::service::{rooms, shows, streams};
@@ -16,6 +18,10 @@ use hosting_domain::{Stream, TimerKind, Transition};
 
 /// Overdue streams handled per sweep pass.
 const SWEEP_BATCH: usize = 100;
+/// Overdue streams of a pass acted on at once: each is its own items and its own LiveKit
+/// calls, so a pass takes about an eighth of the time of one stream after another, and a sweep
+/// reads back every live egress within its run however many streams are live.
+const SWEEP_CONCURRENCY: usize = 8;
 
 /// Applies a timer; `true` when it changed the stream. A timer that fires before its due
 /// time (EventBridge Scheduler's `at()` is minute-grained) changes nothing and is armed
@@ -60,23 +66,26 @@ pub async fn sweep_within(app: &App, budget: SweepBudget) -> Result<usize, Store
 async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError> {
     let mut changed = 0;
     // LiveKit's active egresses, read once for every stream this run reads back.
-    let mut active = ActiveEgresses::new();
+    let active = ActiveEgresses::new();
     loop {
         let overdue = app
             .stream_lists()
             .overdue_streams(app.clock.now(), SWEEP_BATCH)
             .await?;
         let count = overdue.len();
-        let mut changed_now = 0;
-        for stream in &overdue {
-            match act_on_due_with(app, stream, &mut active).await {
-                Ok(true) => changed_now += 1,
-                Ok(false) => {}
-                Err(err) => {
+        let shared_active = &active;
+        let results: Vec<_> = futures_util::stream::iter(overdue)
+            .map(|stream| async move {
+                let result = act_on_due_with(app, &stream, shared_active).await;
+                if let Err(err) = &result {
                     tracing::error!(stream_id = %stream.id, error = %err, "sweep could not act on a stream");
                 }
-            }
-        }
+                result
+            })
+            .buffer_unordered(SWEEP_CONCURRENCY)
+            .collect()
+            .await;
+        let changed_now = results.iter().filter(|r| matches!(r, Ok(true))).count();
         changed += changed_now;
         if count < SWEEP_BATCH || changed_now == 0 {
             return Ok(changed);
@@ -93,11 +102,11 @@ async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError
 /// Reads at most `limit` due streams; how many it read back.
 pub async fn read_back_egresses(app: &App, limit: usize) -> Result<usize, StoreError> {
     let now = app.clock.now();
-    let mut active = ActiveEgresses::new();
+    let active = ActiveEgresses::new();
     let mut read = 0;
     for stream in app.stream_lists().overdue_streams(now, limit).await? {
         if stream.due(now) == Some(Due::EgressCheck)
-            && super::destinations::check(app, &stream, &mut active).await?
+            && super::destinations::check(app, &stream, &active).await?
         {
             read += 1;
         }
@@ -107,14 +116,14 @@ pub async fn read_back_egresses(app: &App, limit: usize) -> Result<usize, StoreE
 
 /// Whatever `stream` has due now; `true` when it changed the stream.
 pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, StoreError> {
-    act_on_due_with(app, stream, &mut ActiveEgresses::new()).await
+    act_on_due_with(app, stream, &ActiveEgresses::new()).await
 }
 
 /// [`act_on_due`], reading LiveKit's active egresses into `active` when a read-back needs them.
 async fn act_on_due_with(
     app: &App,
     stream: &Stream,
-    active: &mut ActiveEgresses,
+    active: &ActiveEgresses,
 ) -> Result<bool, StoreError> {
     match stream.due(app.clock.now()) {
         Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await,

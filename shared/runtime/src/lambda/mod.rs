@@ -92,6 +92,8 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     if !reads.is_empty() {
         read_secrets_aside(sdk.clone(), reads, started).inspect_err(|err| report(err))?;
     }
+    // Signed with sessions of the download role: the environment's credentials carry no
+    // expiry to bound a URL by (docs/recordings.md, "Downloads"). Its first URL assumes it.
     let recordings = hosting_aws::s3::S3Recordings::new(
         hosting_aws::LazyClient::new({
             let sdk = sdk.clone();
@@ -102,7 +104,13 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
             .inspect_err(|err| report(err))?
             .to_owned(),
     )
-    .signing_with(&sdk);
+    .signing_as(
+        &sdk,
+        config
+            .required("RECORDING_DOWNLOAD_ROLE_ARN")
+            .inspect_err(|err| report(err))?,
+    )
+    .await;
     // LiveKit's client is built on its first call (hosting_livekit::LiveKitRooms).
     let rooms = hosting_livekit::rooms_from_config(&config);
     // Where an instance's set-up time goes, for sizing and for cold-start work.
@@ -283,7 +291,13 @@ pub fn assert_fails_fast_without_configuration(binary: &str) {
             .stdin(Stdio::null());
         for variable in hosting_support::config::LAMBDA_REQUIRED {
             if variable != missing {
-                command.env(variable, "configured");
+                // A role's variable is checked as an ARN.
+                let value = if variable.ends_with("_ROLE_ARN") {
+                    "arn:aws:iam::123456789012:role/configured"
+                } else {
+                    "configured"
+                };
+                command.env(variable, value);
             }
         }
         let output = command.output().expect("the function binary starts");

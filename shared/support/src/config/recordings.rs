@@ -28,6 +28,9 @@ pub struct RecordingsConfig {
     /// assumes to upload (with the key pair when one is configured, else with its own
     /// identity, as LiveKit Cloud does), and the external id that role's trust requires.
     pub upload_role: Option<UploadRole>,
+    /// `RECORDING_DOWNLOAD_ROLE_ARN`: the role whose sessions sign download URLs, so that each
+    /// URL's `url_expires_at` is bounded by a known expiry. Required in Lambda with a bucket.
+    pub download_role: Option<String>,
 }
 
 /// The role the egress assumes for its upload.
@@ -82,6 +85,10 @@ impl RecordingsConfig {
             },
         };
         let upload_role = upload_role(get)?;
+        let download_role = get("RECORDING_DOWNLOAD_ROLE_ARN")
+            .map(|arn| arn.trim().to_owned())
+            .map(|arn| role_arn("RECORDING_DOWNLOAD_ROLE_ARN", arn))
+            .transpose()?;
         let bucket = get("RECORDINGS_BUCKET");
         // LiveKit Cloud's egress has no AWS role of the deploying account: an upload with
         // neither a role to assume nor a key pair fails at every show's end, so it is refused
@@ -113,7 +120,31 @@ impl RecordingsConfig {
             retention: Duration::from_secs(retention_days * 24 * 3600),
             upload_key: None,
             upload_role,
+            download_role,
         })
+    }
+}
+
+/// `arn` when it is an IAM role's ARN (`arn:<partition>:iam::<12 digits>:role/<name>`).
+fn role_arn(variable: &'static str, arn: String) -> Result<String, ConfigError> {
+    let is_role_arn = arn
+        .strip_prefix("arn:")
+        .and_then(|rest| rest.split_once(":iam::"))
+        .and_then(|(partition, rest)| {
+            partition
+                .starts_with("aws")
+                .then_some(rest.split_once(":role/")?)
+        })
+        .is_some_and(|(account, name)| {
+            account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty()
+        });
+    if is_role_arn {
+        Ok(arn)
+    } else {
+        Err(error(
+            variable,
+            "not an IAM role's ARN (arn:aws:iam::<account>:role/<name>)",
+        ))
     }
 }
 
@@ -132,23 +163,7 @@ fn upload_role(get: &impl Fn(&str) -> Option<String>) -> Result<Option<UploadRol
             None => Ok(None),
         };
     };
-    let role_arn = arn
-        .strip_prefix("arn:")
-        .and_then(|rest| rest.split_once(":iam::"))
-        .and_then(|(partition, rest)| {
-            partition
-                .starts_with("aws")
-                .then_some(rest.split_once(":role/")?)
-        })
-        .is_some_and(|(account, name)| {
-            account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty()
-        });
-    if !role_arn {
-        return Err(error(
-            "RECORDING_UPLOAD_ROLE_ARN",
-            "not an IAM role's ARN (arn:aws:iam::<account>:role/<name>)",
-        ));
-    }
+    let arn = role_arn("RECORDING_UPLOAD_ROLE_ARN", arn)?;
     let external_id = external_id
         .filter(|id| {
             (2..=1224).contains(&id.len())
@@ -257,5 +272,24 @@ mod tests {
         .unwrap();
         config(&[("LIVEKIT_URL", "wss://livekit.example.com"), bucket]).unwrap();
         config(&[cloud]).unwrap();
+    }
+
+    #[test]
+    fn a_download_role_must_be_a_role_and_is_required_in_lambda_with_a_bucket() {
+        let role = "arn:aws:iam::123456789012:role/recording-downloads";
+        let with_role = config(&[("RECORDING_DOWNLOAD_ROLE_ARN", role)]).unwrap();
+        assert_eq!(with_role.recordings.download_role.as_deref(), Some(role));
+        for arn in ["arn:aws:iam::123456789012:user/x", "recording-downloads"] {
+            let err = config(&[("RECORDING_DOWNLOAD_ROLE_ARN", arn)]).unwrap_err();
+            assert_eq!(err.variable, "RECORDING_DOWNLOAD_ROLE_ARN", "{arn}");
+        }
+        assert!(crate::config::LAMBDA_REQUIRED.contains(&"RECORDING_DOWNLOAD_ROLE_ARN"));
+        let err = with_role.required("RECORDINGS_BUCKET").unwrap_err();
+        assert_eq!(err.variable, "RECORDINGS_BUCKET");
+        let err = config(&[("RECORDINGS_BUCKET", "recordings-bucket")])
+            .unwrap()
+            .required("RECORDING_DOWNLOAD_ROLE_ARN")
+            .unwrap_err();
+        assert!(err.reason.contains("no expiry"), "{err}");
     }
 }

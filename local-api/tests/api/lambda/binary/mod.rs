@@ -23,7 +23,11 @@ use tokio::sync::mpsc;
 
 use crate::common::fake_livekit::{API_KEY, API_SECRET, FakeLiveKit};
 
+mod download_urls;
 mod ssm_secret;
+
+/// The role whose sessions sign download URLs (moto's STS answers for any role).
+const DOWNLOAD_ROLE: &str = "arn:aws:iam::123456789012:role/recording-downloads";
 
 /// What a function sent back to the Runtime API: `response`, `error` or `init/error`, and
 /// its body.
@@ -242,6 +246,7 @@ fn lambda_environment(
             "arn:aws:sqs:us-east-1:123456789012:timer-dlq".into(),
         ),
         ("RECORDINGS_BUCKET", "hosting-test-recordings".into()),
+        ("RECORDING_DOWNLOAD_ROLE_ARN", DOWNLOAD_ROLE.into()),
         ("LIVEKIT_URL", livekit_url.to_owned()),
         ("LIVEKIT_API_KEY", API_KEY.into()),
     ]

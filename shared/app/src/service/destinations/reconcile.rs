@@ -18,10 +18,11 @@ use hosting_domain::recording::RecordingStatus;
 use hosting_domain::stream::{EGRESS_CALL_TIMEOUT, EGRESS_LOST, EgressKind, LOST_AFTER_READS};
 use hosting_domain::{Stream, TimerKind};
 
-/// LiveKit's active egresses, read at most once per sweep (or per timer), on first need.
+/// LiveKit's active egresses, read at most once per sweep (or per timer), on first need, and
+/// shared by the sweep's concurrent read-backs.
 #[derive(Default)]
 pub struct ActiveEgresses {
-    read: Option<Result<HashMap<String, EgressReport>, EgressError>>,
+    read: tokio::sync::OnceCell<Result<HashMap<String, EgressReport>, EgressError>>,
 }
 
 impl ActiveEgresses {
@@ -31,27 +32,27 @@ impl ActiveEgresses {
 
     /// The active egresses by id; an error when LiveKit could not be read this time.
     async fn by_id(
-        &mut self,
+        &self,
         rooms: &dyn RoomProvider,
     ) -> &Result<HashMap<String, EgressReport>, EgressError> {
-        if self.read.is_none() {
-            let listed = tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.active_egresses())
-                .await
-                .unwrap_or_else(|_| {
-                    Err(EgressError::Failed(format!(
-                        "ListEgress: no answer within {} s",
-                        EGRESS_CALL_TIMEOUT.as_secs()
-                    )))
-                })
-                .map(|reports| {
-                    reports
-                        .into_iter()
-                        .map(|report| (report.egress_id.clone(), report))
-                        .collect()
-                });
-            self.read = Some(listed);
-        }
-        self.read.as_ref().expect("read above")
+        self.read
+            .get_or_init(|| async {
+                tokio::time::timeout(EGRESS_CALL_TIMEOUT, rooms.active_egresses())
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(EgressError::Failed(format!(
+                            "ListEgress: no answer within {} s",
+                            EGRESS_CALL_TIMEOUT.as_secs()
+                        )))
+                    })
+                    .map(|reports| {
+                        reports
+                            .into_iter()
+                            .map(|report| (report.egress_id.clone(), report))
+                            .collect()
+                    })
+            })
+            .await
     }
 }
 
@@ -60,7 +61,7 @@ impl ActiveEgresses {
 pub async fn check(
     app: &App,
     stream: &Stream,
-    active: &mut ActiveEgresses,
+    active: &ActiveEgresses,
 ) -> Result<bool, StoreError> {
     let now = app.clock.now();
     let next = now + chrono::TimeDelta::from_std(app.config.egress_reconcile).unwrap_or_default();
