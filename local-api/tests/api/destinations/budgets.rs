@@ -97,7 +97,7 @@ async fn a_sweep_makes_one_listegress_call_whatever_the_number_of_live_streams()
         "about 70 s on DynamoDB: 500 live streams with an egress made and swept",
     );
     let mut report = String::from(
-        "| live streams with an egress | ListEgress calls per sweep | egresses read back |\n|---|---|---|\n",
+        "| live streams with an egress | ListEgress calls per sweep | egresses read back | sweep took |\n|---|---|---|---|\n",
     );
     for streams in [1, streams_measured()] {
         let (api, fake) = app_with_livekit().await;
@@ -106,13 +106,15 @@ async fn a_sweep_makes_one_listegress_call_whatever_the_number_of_live_streams()
         assert_eq!(fake.egresses().len(), streams);
         let before = fake.count(crate::common::fake_livekit::LIST_EGRESS);
         api.advance(chrono::Duration::seconds(61));
+        let started = Instant::now();
         let read = hosting_app::service::timers::sweep(&api.runtime.app)
             .await
             .unwrap();
+        let took = started.elapsed();
         let calls = fake.count(crate::common::fake_livekit::LIST_EGRESS) - before;
         assert_eq!(calls, 1, "{streams} streams");
         assert_eq!(read, streams, "every stream read back");
-        report.push_str(&format!("| {streams} | {calls} | {read} |\n"));
+        report.push_str(&format!("| {streams} | {calls} | {read} | {took:.1?} |\n"));
     }
     println!("{report}");
 }
