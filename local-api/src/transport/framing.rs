@@ -17,26 +17,56 @@ pub(super) enum Framing {
     Chunked(Chunk),
 }
 
+/// Where a chunked body stands, byte by byte, with exactly the grammar hyper's decoder accepts
+/// (hyper's `proto/h1/decode.rs`): what it would refuse mid-body, the guard refuses first, so
+/// the connection ends with an answer rather than a body error and silence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Chunk {
+    /// A chunk-size line: `size` from its `digits` hex digits so far, in `part` of the line,
+    /// `line` bytes into it.
     Size {
         size: u64,
         digits: usize,
-        in_extension: bool,
+        part: SizePart,
         line: usize,
     },
     Data(u64),
-    DataEnd,
+    /// The CR, then the LF, that end a chunk's data.
+    DataCr,
+    DataLf,
+    /// The trailer section after the last chunk: `bytes` and field `lines` of it so far,
+    /// whether the line being read is still empty, and whether its last byte was a CR.
     Trailer {
-        line: usize,
+        bytes: usize,
+        lines: usize,
+        empty_line: bool,
+        cr: bool,
     },
 }
 
+/// The parts of a chunk-size line: `1A`, optional spaces or tabs, `;` and an extension, CR LF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SizePart {
+    Digits,
+    Spaces,
+    Extension,
+    Lf,
+}
+
 const CHUNK_SIZE_LINE_MAX: usize = 4096;
+/// Hyper's limit on a body's trailer section (`TRAILER_LIMIT`), its fields counted against
+/// the connection's [`MAX_HEADER_FIELDS`].
+const TRAILER_BYTES_MAX: usize = 16 * 1024;
+const TRAILER_START: Chunk = Chunk::Trailer {
+    bytes: 0,
+    lines: 0,
+    empty_line: true,
+    cr: false,
+};
 const CHUNK_SIZE_START: Chunk = Chunk::Size {
     size: 0,
     digits: 0,
-    in_extension: false,
+    part: SizePart::Digits,
     line: 0,
 };
 
@@ -69,7 +99,7 @@ impl Framing {
                     at += take as usize;
                     *left -= take;
                     if *left == 0 {
-                        *self = Framing::Chunked(Chunk::DataEnd);
+                        *self = Framing::Chunked(Chunk::DataCr);
                     }
                 }
                 // A chunk the guard cannot follow is refused, never passed on unchecked: every
@@ -100,61 +130,91 @@ enum ChunkStep {
 
 impl Chunk {
     /// One byte of a chunk-size line, a chunk's closing line end, or the trailer section;
-    /// `None` for framing hyper would refuse, or a chunk-size line longer than the guard follows.
+    /// `None` for framing hyper would refuse, or a line longer than the guard follows.
     fn step(self, byte: u8) -> Option<ChunkStep> {
         use ChunkStep::{BodyEnded, Continue};
         match self {
             Chunk::Size {
                 size,
                 digits,
-                in_extension,
+                part,
                 line,
             } => {
-                if line > CHUNK_SIZE_LINE_MAX {
+                if line >= CHUNK_SIZE_LINE_MAX {
                     return None;
                 }
-                match byte {
-                    b'\n' if digits == 0 => None,
-                    b'\n' if size == 0 => Some(Continue(Chunk::Trailer { line: 0 })),
-                    b'\n' => Some(Continue(Chunk::Data(size))),
-                    b'\r' => Some(Continue(self)),
-                    _ if in_extension => Some(Continue(Chunk::Size {
+                let next = |size, digits, part| {
+                    Some(Continue(Chunk::Size {
                         size,
                         digits,
-                        in_extension,
+                        part,
                         line: line + 1,
-                    })),
-                    b';' | b' ' | b'\t' => Some(Continue(Chunk::Size {
-                        size,
-                        digits,
-                        in_extension: true,
-                        line: line + 1,
-                    })),
-                    _ => {
+                    }))
+                };
+                match (part, byte) {
+                    (SizePart::Lf, b'\n') if size == 0 => Some(Continue(TRAILER_START)),
+                    (SizePart::Lf, b'\n') => Some(Continue(Chunk::Data(size))),
+                    (SizePart::Lf, _) => None,
+                    (SizePart::Digits, _) if digits == 0 => {
+                        let digit = (byte as char).to_digit(16)?;
+                        next(u64::from(digit), 1, SizePart::Digits)
+                    }
+                    (SizePart::Digits, b' ' | b'\t') | (SizePart::Spaces, b' ' | b'\t') => {
+                        next(size, digits, SizePart::Spaces)
+                    }
+                    (SizePart::Digits | SizePart::Spaces | SizePart::Extension, b'\r') => {
+                        next(size, digits, SizePart::Lf)
+                    }
+                    (SizePart::Digits | SizePart::Spaces, b';') => {
+                        next(size, digits, SizePart::Extension)
+                    }
+                    (SizePart::Extension, b'\n') => None,
+                    (SizePart::Extension, _) => next(size, digits, SizePart::Extension),
+                    (SizePart::Digits, _) => {
                         let digit = (byte as char).to_digit(16)?;
                         let size = size.checked_mul(16)?.checked_add(u64::from(digit))?;
-                        Some(Continue(Chunk::Size {
-                            size,
-                            digits: digits + 1,
-                            in_extension,
-                            line: line + 1,
-                        }))
+                        next(size, digits + 1, SizePart::Digits)
                     }
+                    (SizePart::Spaces, _) => None,
                 }
             }
             Chunk::Data(_) => unreachable!("data is taken in bulk"),
-            Chunk::DataEnd => match byte {
-                b'\r' => Some(Continue(Chunk::DataEnd)),
-                b'\n' => Some(Continue(CHUNK_SIZE_START)),
-                _ => None,
-            },
-            Chunk::Trailer { line } => match byte {
-                b'\n' if line == 0 => Some(BodyEnded),
-                b'\n' => Some(Continue(Chunk::Trailer { line: 0 })),
-                b'\r' => Some(Continue(Chunk::Trailer { line })),
-                _ if line > MAX_HEAD_BYTES => None,
-                _ => Some(Continue(Chunk::Trailer { line: line + 1 })),
-            },
+            Chunk::DataCr => (byte == b'\r').then_some(Continue(Chunk::DataLf)),
+            Chunk::DataLf => (byte == b'\n').then_some(Continue(CHUNK_SIZE_START)),
+            Chunk::Trailer {
+                bytes,
+                lines,
+                empty_line,
+                cr,
+            } => {
+                let bytes = bytes + 1;
+                if bytes >= TRAILER_BYTES_MAX {
+                    return None;
+                }
+                match (cr, byte) {
+                    (true, b'\n') if empty_line => Some(BodyEnded),
+                    (true, b'\n') if lines + 1 >= MAX_HEADER_FIELDS => None,
+                    (true, b'\n') => Some(Continue(Chunk::Trailer {
+                        bytes,
+                        lines: lines + 1,
+                        empty_line: true,
+                        cr: false,
+                    })),
+                    (true, _) => None,
+                    (false, b'\r') => Some(Continue(Chunk::Trailer {
+                        bytes,
+                        lines,
+                        empty_line,
+                        cr: true,
+                    })),
+                    (false, _) => Some(Continue(Chunk::Trailer {
+                        bytes,
+                        lines,
+                        empty_line: false,
+                        cr: false,
+                    })),
+                }
+            }
         }
     }
 }

@@ -36,6 +36,9 @@ pub struct S3Recordings {
 /// role's own credentials (a function's role assuming another is role chaining).
 pub const DOWNLOAD_SESSION: Duration = Duration::from_secs(3600);
 
+/// How long a read waits for new signing credentials (an STS `AssumeRole` in Lambda).
+const CREDENTIALS_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// Credentials are fetched again before signing when they would cut a new URL shorter than its
 /// lifetime, or than half a download session: a URL is valid at least that long, and a busy
 /// instance assumes the role at most about twice an hour.
@@ -98,9 +101,14 @@ impl S3Recordings {
         {
             return Ok(Some(kept));
         }
-        let fresh = provider.provide_credentials().await.map_err(|err| {
-            StoreError::Backend(format!("signing credentials: {}", describe(&err)))
-        })?;
+        // A read waits this long at most for STS; past it the URL is left out of the answer
+        // and the next read tries again.
+        let fresh = tokio::time::timeout(CREDENTIALS_TIMEOUT, provider.provide_credentials())
+            .await
+            .map_err(|_| StoreError::Backend("signing credentials: no answer in time".into()))?
+            .map_err(|err| {
+                StoreError::Backend(format!("signing credentials: {}", describe(&err)))
+            })?;
         *self.signing.lock().expect("not poisoned") = Some(fresh.clone());
         Ok(Some(fresh))
     }

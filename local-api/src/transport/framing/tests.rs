@@ -145,3 +145,48 @@ fn a_content_length_list_is_refused_and_repeated_equal_fields_are_not() {
     assert!(framing.advance(head).1.is_none());
     assert_eq!(framing, Framing::Fixed(5));
 }
+
+/// The chunked grammar is hyper's, byte for byte: what its decoder refuses mid-body, the guard
+/// refuses; what it accepts, the guard follows.
+#[test]
+fn chunked_framing_is_refused_where_hyper_refuses_it() {
+    let head = b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let big_trailer = format!("0\r\nX-T: {}\r\n\r\n", "t".repeat(16 * 1024));
+    let refused: [&[u8]; 9] = [
+        b"1\r\r\nx\r\n0\r\n\r\n",
+        b"1\nx\r\n0\r\n\r\n",
+        b"\r\n",
+        b" 1\r\n",
+        b"1 2\r\nx\r\n0\r\n\r\n",
+        b"1;a\nb\r\n",
+        b"1\r\nxY\r\n",
+        b"0\r\nX-T: t\rX\r\n\r\n",
+        big_trailer.as_bytes(),
+    ];
+    for body in refused {
+        let mut framing = Framing::Head;
+        let (accepted, refusal) = framing.advance(head);
+        assert_eq!((accepted, refusal.is_none()), (head.len(), true));
+        let (_, refusal) = framing.advance(body);
+        assert_eq!(
+            refusal.map(|r| r.status()),
+            Some(400),
+            "{:?}",
+            String::from_utf8_lossy(&body[..body.len().min(40)])
+        );
+    }
+    let accepted: [&[u8]; 4] = [
+        b"1 \t ;ext\r\nx\r\n0\r\n\r\n",
+        b"0a\r\n0123456789\r\nF\r\n0123456789abcde\r\n0\r\n\r\n",
+        b"0\r\nX-A: 1\r\nX-B: 2\r\n\r\n",
+        b"0;last\r\n\r\n",
+    ];
+    for body in accepted {
+        let mut framing = Framing::Head;
+        let mut message = head.to_vec();
+        message.extend_from_slice(body);
+        let (n, refusal) = framing.advance(&message);
+        assert!(refusal.is_none(), "{:?}", String::from_utf8_lossy(body));
+        assert_eq!((n, framing), (message.len(), Framing::Head));
+    }
+}

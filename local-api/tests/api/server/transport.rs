@@ -290,3 +290,44 @@ fn a_refusal_before_the_body_keeps_the_connection() {
     stop(server);
     let _ = std::fs::remove_file(seed);
 }
+
+/// A chunked body framed in a way hyper's decoder refuses (a CR without its LF, a bare LF, a
+/// digit after the size's spaces, data not closed by CR LF, trailers over hyper's 16 KiB) is
+/// refused by the guard first: the answer to the request comes, then the envelope, and the
+/// connection closes, where hyper alone would drop the connection mid-body and leave the next
+/// request unanswered.
+#[test]
+fn a_chunked_body_hyper_would_refuse_is_refused_with_the_envelope() {
+    let (server, seed) = seeded_server();
+    let big_trailer = format!("0\r\nX-T: {}\r\n\r\n", "t".repeat(17 * 1024));
+    let bodies: [&[u8]; 6] = [
+        b"1\r\r\r\r\nx\r\n0\r\n\r\n",
+        b"1\nx\r\n0\r\n\r\n",
+        b"1 2\r\nx\r\n0\r\n\r\n",
+        b"1\r\nxY\r\n0\r\n\r\n",
+        b"0\r\nX-T: t\rX\r\n\r\n",
+        big_trailer.as_bytes(),
+    ];
+    for body in bodies {
+        let mut connection = RawConnection::open(&server.base);
+        let mut request = b"POST /api/v1/streams HTTP/1.1\r\nHost: t\r\n\
+            Authorization: Bearer svc_test_unknown\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
+        request.extend_from_slice(body);
+        request.extend_from_slice(&keyed_get("/streams", &Keys::test_b(), 0));
+        connection.send(&request);
+        let shown = String::from_utf8_lossy(&body[..body.len().min(40)]).into_owned();
+        connection
+            .response()
+            .unwrap_or_else(|| panic!("{shown:?}: no answer"))
+            .assert_answer(401, Some("unauthorized"));
+        let refusal = connection
+            .response()
+            .unwrap_or_else(|| panic!("{shown:?}: no refusal"));
+        refusal.assert_answer(400, Some("invalid_fields"));
+        assert_eq!(refusal.header("connection"), Some("close"), "{shown:?}");
+        assert!(connection.closed(), "{shown:?}");
+    }
+    stop(server);
+    let _ = std::fs::remove_file(seed);
+}
