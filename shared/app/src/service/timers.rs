@@ -19,8 +19,8 @@ use hosting_domain::{Stream, TimerKind, Transition};
 /// Overdue streams handled per sweep pass.
 const SWEEP_BATCH: usize = 100;
 /// Overdue streams of a pass acted on at once: each is its own items and its own LiveKit
-/// calls, so a pass takes about an eighth of the time of one stream after another, and a sweep
-/// reads back every live egress within its run however many streams are live.
+/// calls, so a pass waits on the store and LiveKit for up to 8 streams together rather than
+/// one after another (BENCHMARKS.md, "Egress read-back").
 const SWEEP_CONCURRENCY: usize = 8;
 
 /// Applies a timer; `true` when it changed the stream. A timer that fires before its due
