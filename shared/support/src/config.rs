@@ -398,7 +398,8 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    /// The configuration of `vars` alone (the submodules' tests use it too).
+    pub(super) fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let vars: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -62,17 +62,8 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
+    use super::super::tests::config;
     use super::*;
-
-    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let vars: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Config::from_lookup(StoreKind::Embedded, |name| vars.get(name).cloned())
-    }
 
     #[test]
     fn lambda_needs_every_backend_named() {
