@@ -86,7 +86,7 @@ TEST_BACKEND=embedded cargo test --workspace --locked "$@" -- --include-ignored 
     --skip popular_show_ --skip delivery::fair:: --test-threads "$TEST_THREADS" 2>&1 | progress
 stage "embedded backends: the popular show, alone (it measures a rate)"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    popular_show_ 2>&1 | progress
+    --skip dynamodb_only_ --test-threads 1 popular_show_ 2>&1 | progress
 stage "embedded backends: fair delivery, one test at a time (they measure latencies)"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | progress
@@ -111,7 +111,7 @@ TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" -- --include-ignored 
     --skip delivery::fair:: --test-threads "$TEST_THREADS" 2>&1 | progress
 stage "DynamoDB: the popular show, alone"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
-    popular_show_ 2>&1 | progress
+    --test-threads 1 popular_show_ 2>&1 | progress
 stage "DynamoDB: fair delivery, one test at a time"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --test-threads 1 delivery::fair:: 2>&1 | progress

@@ -311,6 +311,39 @@ def transaction_throttled():
 
 
 @check
+def partition_write_units():
+    ddb = client("dynamodb")
+    scope = new_name()
+    create_table(ddb, scope)
+    set_rules(scope, {"partition_write_units": 2})
+    # Two 1-unit writes to one partition key spend its second's units.
+    for n in range(2):
+        ddb.put_item(TableName=scope, Item=item("hot", sk=str(n)))
+    # A transaction costs twice: cancelled at the hot action only, spending nothing.
+    codes = transact(
+        ddb,
+        [{"Put": {"TableName": scope, "Item": item("cold", sk="t")}},
+         {"Put": {"TableName": scope, "Item": item("hot", sk="t")}}],
+    )
+    assert codes == ["None", "ThrottlingError"], codes
+    error = expect_error(
+        lambda: ddb.put_item(TableName=scope, Item=item("hot", sk="2")),
+        "ProvisionedThroughputExceededException",
+        400,
+    )
+    reasons = error.response.get("ThrottlingReasons")
+    assert reasons and reasons[0]["reason"] == "TableWriteKeyRangeThroughputExceeded", reasons
+    # Another partition key has its own units, untouched by the cancelled transaction.
+    assert transact(ddb, [{"Put": {"TableName": scope, "Item": item("cold", sk="t")}}]) is None
+    # A second later the hot key has its units again.
+    time.sleep(1.05)
+    ddb.put_item(TableName=scope, Item=item("hot", sk="3"))
+    assert stats(scope)["injected"] == {"partition_write_units": 2}, stats(scope)
+    clear_rules(scope)
+    assert ddb.scan(TableName=scope)["Count"] == 2  # the table keys on pk alone
+
+
+@check
 def lost_response_dynamodb():
     ddb = client("dynamodb")
     scope = new_name()

@@ -115,6 +115,7 @@ impl TestApp {
             vars,
             livekit,
             delivery_dns,
+            viewer_partitions,
         } = builder;
         let config = Config::from_lookup(StoreKind::Embedded, |name| {
             vars.iter()
@@ -134,7 +135,8 @@ impl TestApp {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = hosting_livekit::rooms_from_config(&config);
-        let (mut parts, dynamo, store_log, queue_log) = backend::parts_logged().await;
+        let (mut parts, dynamo, store_log, queue_log) =
+            backend::parts_logged(viewer_partitions).await;
         if let Some(bucket) = config
             .recordings
             .bucket

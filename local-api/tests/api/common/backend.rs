@@ -63,12 +63,15 @@ pub async fn own_recordings_bucket(name: &str) -> S3Recordings {
 
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.
 pub async fn parts() -> (Parts, Option<DynamoStore>) {
-    let (parts, dynamo, _, _) = parts_logged().await;
+    let (parts, dynamo, _, _) = parts_logged(None).await;
     (parts, dynamo)
 }
 
-/// [`parts`], and the logs of the store and queue requests made through them.
-pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) {
+/// [`parts`], and the logs of the store and queue requests made through them; on DynamoDB
+/// with a live stream's viewer shards under `viewer_partitions` partition keys when given.
+pub async fn parts_logged(
+    viewer_partitions: Option<u32>,
+) -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) {
     if !is_dynamodb() {
         let store = EmbeddedStore::new();
         let log = StoreLog::Embedded {
@@ -93,7 +96,10 @@ pub async fn parts_logged() -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) 
             .interceptor(recorder.clone())
             .build(),
     );
-    let store = DynamoStore::new(client, name.clone());
+    let mut store = DynamoStore::new(client, name.clone());
+    if let Some(partitions) = viewer_partitions {
+        store = store.with_viewer_partitions(partitions);
+    }
     store.create_table().await.expect("create table");
     let queue_recorder = Recorder::default();
     let sqs = aws_sdk_sqs::Client::from_conf(

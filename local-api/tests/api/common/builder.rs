@@ -22,6 +22,9 @@ pub struct TestAppBuilder {
     pub(super) livekit: Option<FakeLiveKit>,
     /// `Some`: on the system clock with the background loops running.
     pub(super) delivery_dns: Option<Arc<dyn Dns>>,
+    /// On DynamoDB: the partition keys a live stream's viewer shards are spread over, when
+    /// not the product's (a test's switch).
+    pub(super) viewer_partitions: Option<u32>,
 }
 
 fn secs_list(delays: &[f64]) -> String {
@@ -42,6 +45,12 @@ impl TestAppBuilder {
 
     /// Live keys served by `livekit`; the app keeps a handle on it, so that dropping the app
     /// can check that no finished stream's room is left in it.
+    /// On DynamoDB, a live stream's viewer shards under `partitions` partition keys.
+    pub fn with_viewer_partitions(mut self, partitions: u32) -> Self {
+        self.viewer_partitions = Some(partitions);
+        self
+    }
+
     pub fn with_livekit(self, livekit: &FakeLiveKit) -> Self {
         let mut builder = self.with_livekit_at(&livekit.url);
         builder.livekit = Some(livekit.clone());

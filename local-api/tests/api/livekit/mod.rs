@@ -5,6 +5,7 @@
 mod events;
 mod launch;
 mod newer_values;
+mod opening_surge;
 mod popular_show;
 mod preparing_timeout;
 mod reconnect;

@@ -2,6 +2,9 @@
 //! `GET /streams` takes them, `total` of the filter, only the brand's own shows, and a page
 //! that reads what it shows plus the shows it skips inside one hour, whatever the count.
 
+use hosting_domain::destination::StreamKeys;
+use hosting_domain::show::{Show, ShowStatus};
+
 use super::*;
 
 fn ids(r: &Response) -> Vec<String> {
@@ -206,4 +209,153 @@ async fn a_page_reads_what_it_shows_plus_at_most_one_hours_skipped_shows() {
             requests.operations()
         );
     }
+}
+
+/// A show of brand A written straight to the store (past the 30 days a request may reach).
+fn stored_show(api: &TestApp, starts_at: chrono::DateTime<chrono::Utc>) -> Show {
+    Show {
+        id: uuid::Uuid::new_v4(),
+        brand_id: "brand_a".into(),
+        status: ShowStatus::Scheduled,
+        starts_at,
+        remind_minutes_before: None,
+        stream: show_body(api, json!({"starts_at": null}))
+            .as_object()
+            .unwrap()
+            .clone(),
+        stream_id: None,
+        error: None,
+        created_at: api.now(),
+        test: true,
+        reminded: true,
+        claim_until: None,
+    }
+}
+
+#[tokio::test]
+async fn pages_over_months_and_years_of_shows_start_at_their_offset() {
+    let api = TestApp::new().await;
+    let store = api.runtime.app.store.clone();
+    // Shows in five months over two years, some sharing an hour.
+    let mut made = Vec::new();
+    for (days, count) in [(40, 3), (41, 1), (75, 4), (400, 2), (700, 3)] {
+        for i in 0..count {
+            let show = stored_show(
+                &api,
+                api.now() + TimeDelta::days(days) + TimeDelta::minutes(i),
+            );
+            store
+                .create_show(&show, &StreamKeys::default(), None, None)
+                .await
+                .unwrap();
+            made.push((show.starts_at, show.public_id()));
+        }
+    }
+    made.sort();
+    let all: Vec<String> = made.into_iter().map(|(_, id)| id).collect();
+    for offset in 0..=all.len() {
+        api.store_requests();
+        let page = api
+            .get(&format!("/shows?limit=3&offset={offset}"), &Keys::test_a())
+            .await;
+        page.assert_status(200);
+        assert_eq!(page.body["total"], all.len());
+        assert_eq!(
+            ids(&page),
+            all[offset..(offset + 3).min(all.len())].to_vec()
+        );
+        if backend::is_dynamodb() {
+            // The list's root counts, then (unless the page is empty) one month's.
+            let requests = api.store_requests();
+            let months = requests
+                .calls
+                .iter()
+                .filter(|c| c.operation == "GetItem")
+                .filter(|c| c.sort_keys.iter().any(|k| k.starts_with("MONTH#")))
+                .count();
+            assert_eq!(requests.naming("GetItem", "SHOWCOUNTS"), 1);
+            assert_eq!(months, usize::from(offset < all.len()), "offset {offset}");
+        }
+    }
+}
+
+/// Counts written by the layout before months (one root attribute per hour) still page, and
+/// a show counted there and changed now nets out.
+#[tokio::test]
+async fn dynamodb_only_counts_of_the_earlier_per_hour_layout_still_count() {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let api = TestApp::new().await;
+    let (dynamo, table) = (
+        api.dynamo().unwrap().clone(),
+        api.table().unwrap().to_owned(),
+    );
+    let mut ids_by_time = Vec::new();
+    for minutes in [90, 24 * 60, 3 * 24 * 60, 20 * 24 * 60] {
+        let id = scheduled(
+            &api,
+            &Keys::test_a(),
+            json!({"starts_at": at(&api, minutes)}),
+        )
+        .await;
+        ids_by_time.push(id);
+    }
+    // The second show's counts, moved to where the earlier layout kept them.
+    let moved = show(&api, &Keys::test_a(), &ids_by_time[1]).await;
+    let starts_at: chrono::DateTime<chrono::Utc> =
+        moved["starts_at"].as_str().unwrap().parse().unwrap();
+    for letter in ['a', 's'] {
+        let pk = AttributeValue::S(format!("SHOWCOUNTS#brand_a#{letter}"));
+        let edits = [
+            (
+                "SHOWCOUNTS".to_owned(),
+                format!("m{}", starts_at.format("%Y%m")),
+                -1,
+            ),
+            (
+                "SHOWCOUNTS".to_owned(),
+                format!("{letter}{}", starts_at.format("%Y%m%d%H")),
+                1,
+            ),
+            (
+                format!("MONTH#{}", starts_at.format("%Y%m")),
+                format!("h{}", starts_at.format("%d%H")),
+                -1,
+            ),
+        ];
+        for (sk, name, by) in edits {
+            dynamo
+                .client()
+                .update_item()
+                .table_name(&table)
+                .key("pk", pk.clone())
+                .key("sk", AttributeValue::S(sk))
+                .update_expression("ADD #c :c")
+                .expression_attribute_names("#c", name)
+                .expression_attribute_values(":c", AttributeValue::N(by.to_string()))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+    for offset in 0..=4 {
+        let page = api
+            .get(&format!("/shows?limit=2&offset={offset}"), &Keys::test_a())
+            .await;
+        assert_eq!(page.body["total"], 4);
+        assert_eq!(
+            ids(&page),
+            ids_by_time[offset..(offset + 2).min(4)].to_vec()
+        );
+    }
+    // Cancelled now: taken from the new layout's counts, which the old one's balance.
+    api.delete(&format!("/shows/{}", ids_by_time[1]), &Keys::test_a())
+        .await
+        .assert_status(200);
+    let scheduled_page = api.get("/shows?status=scheduled", &Keys::test_a()).await;
+    assert_eq!(scheduled_page.body["total"], 3);
+    let expected: Vec<String> = [0, 2, 3].iter().map(|i| ids_by_time[*i].clone()).collect();
+    assert_eq!(ids(&scheduled_page), expected);
+    let cancelled = api.get("/shows?status=cancelled", &Keys::test_a()).await;
+    assert_eq!(ids(&cancelled), vec![ids_by_time[1].clone()]);
+    assert_eq!(api.get("/shows", &Keys::test_a()).await.body["total"], 4);
 }

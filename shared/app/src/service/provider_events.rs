@@ -28,7 +28,15 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     if event.kind == ProviderEventKind::Other || event.room_name.is_empty() {
         return Ok(Handled::NoChange);
     }
-    let Some(stream) = app.streams().find_stream_by_room(&event.room_name).await? else {
+    // A join is the busiest event of a show and needs no count: its read leaves the count out.
+    let found = if event.kind == ProviderEventKind::ViewerJoined {
+        app.streams()
+            .find_stream_by_room_uncounted(&event.room_name)
+            .await?
+    } else {
+        app.streams().find_stream_by_room(&event.room_name).await?
+    };
+    let Some(stream) = found else {
         return Ok(Handled::NoChange);
     };
     let dedupe = Some(event.id.as_str()).filter(|id| !id.is_empty());

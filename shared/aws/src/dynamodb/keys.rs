@@ -91,7 +91,7 @@ pub(super) fn stream_pk(stream_id: Uuid) -> String {
     format!("STREAM#{stream_id}")
 }
 
-/// The stream item's sort key: after its script's (`SCRIPT`), before its shards' (`VIEWERS#`).
+/// The stream item's sort key: after its script's (`SCRIPT`).
 pub(super) const STREAM_SK: &str = "STREAM";
 
 pub(super) fn stream_key(stream_id: Uuid) -> Item {
@@ -101,9 +101,16 @@ pub(super) fn stream_key(stream_id: Uuid) -> Item {
 /// The sort keys of a live stream's viewer counter shards (see `viewers.rs`).
 pub(super) const VIEWER_SHARD_PREFIX: &str = "VIEWERS#";
 
-pub(super) fn viewer_shard_key(stream_id: Uuid, shard: u32) -> Item {
+/// The partition of a stream's viewer shards numbered `partition` (of however many the store
+/// spreads them over; see `viewers.rs`).
+pub(super) fn viewer_shards_pk(stream_id: Uuid, partition: u32) -> String {
+    format!("VIEWERS#{stream_id}#{partition}")
+}
+
+/// Shard `shard` of a stream's viewer count, in partition `shard % partitions`.
+pub(super) fn viewer_shard_key(stream_id: Uuid, shard: u32, partitions: u32) -> Item {
     key(
-        stream_pk(stream_id),
+        viewer_shards_pk(stream_id, shard % partitions.max(1)),
         &format!("{VIEWER_SHARD_PREFIX}{shard:02}"),
     )
 }
@@ -258,9 +265,18 @@ pub(super) fn show_list_pk(brand_id: &str, filter: char) -> String {
     format!("SHOWS#{brand_id}#{filter}")
 }
 
-/// How many shows a brand's list `filter` holds per hour of `starts_at` (see `shows.rs`).
+/// How many shows a brand's list `filter` holds per month of `starts_at` (see
+/// `show_counts.rs`).
 pub(super) fn show_counts_key(brand_id: &str, filter: char) -> Item {
     key(format!("SHOWCOUNTS#{brand_id}#{filter}"), "SHOWCOUNTS")
+}
+
+/// How many shows a brand's list `filter` holds per hour of one month (`yyyymm`).
+pub(super) fn show_month_counts_key(brand_id: &str, filter: char, month: &str) -> Item {
+    key(
+        format!("SHOWCOUNTS#{brand_id}#{filter}"),
+        &format!("MONTH#{month}"),
+    )
 }
 
 /// The due-index partition of a show's next moment (its reminder, its start, its claim's end).

@@ -11,7 +11,7 @@
 //! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
 //! | its script, read only by a launch | `STREAM#<id>` | `SCRIPT` | |
 //! | its destinations' stream keys, read only by the egress requests, erased once it ended and its egress stopped | `STREAM#<id>` | `DESTINATION_KEYS` | |
-//! | its viewer counter shards, while live ([`viewers`]) | `STREAM#<id>` | `VIEWERS#<nn>` | |
+//! | its viewer counter shards, while live ([`viewers`]) | `VIEWERS#<id>#<nn % 8>` | `VIEWERS#<nn>` | |
 //! | stream, by position | `POS#<brand>#<position>` | `POS` | |
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
 //! | analytics of a day of creation, per hour | `DAY#<brand>#<yyyy-mm-dd>` | `DAY` | |
@@ -19,7 +19,7 @@
 //! | scheduled show ([`shows`]) | `SHOW#<id>` | `SHOW` | while something is due: `SHOW#<shard>`, its reminder, start or claim's end |
 //! | its destinations' keys, its script, until it starts, fails or is cancelled | `SHOW#<id>` | `DESTINATION_KEYS`, `SCRIPT` | |
 //! | a show's copy in its brand's lists (all, and its status's) | `SHOWS#<brand>#<a, s, t, d, f or c>` | `starts_at`, id | |
-//! | a brand's shows per hour of `starts_at`, one item per list | `SHOWCOUNTS#<brand>#<letter>` | `SHOWCOUNTS` | |
+//! | a brand's shows per month of `starts_at`, and per hour of each month, per list ([`show_counts`]) | `SHOWCOUNTS#<brand>#<letter>` | `SHOWCOUNTS`, `MONTH#<yyyymm>` | |
 //! | room name -> stream | `ROOM#<name>` | `ROOM` | |
 //! | pending room cleanup | `CLEANUP#<stream id>` | `CLEANUP` | `CLEANUP#<shard>`, next attempt |
 //! | a brand's delivery slot, while held | `DSLOT#<brand>#<slot>` | `DSLOT` | |
@@ -70,6 +70,7 @@ mod positions;
 mod requests;
 mod room_cleanups;
 mod seeding;
+mod show_counts;
 mod show_items;
 mod shows;
 mod streams;
@@ -95,6 +96,8 @@ pub struct DynamoStore {
     /// Positions of the streams this instance read or wrote: a transition updates the stream's
     /// position copy, and the domain record does not carry its position.
     positions: Arc<Mutex<HashMap<Uuid, u64>>>,
+    /// Partition keys a live stream's viewer shards are spread over (`viewers.rs`).
+    viewer_partitions: u32,
 }
 
 /// Positions remembered per instance before the cache starts over.
@@ -107,7 +110,16 @@ impl DynamoStore {
             table: table.into(),
             error_sets: Arc::default(),
             positions: Arc::default(),
+            viewer_partitions: viewers::VIEWER_PARTITIONS,
         }
+    }
+
+    /// The same store with a live stream's viewer shards under `partitions` partition keys
+    /// instead of [`viewers::VIEWER_PARTITIONS`]: a test's switch, to show what one partition
+    /// key does to a busy show's opening (BENCHMARKS.md, "A popular show").
+    pub fn with_viewer_partitions(mut self, partitions: u32) -> Self {
+        self.viewer_partitions = partitions.clamp(1, viewers::VIEWER_SHARDS);
+        self
     }
 
     /// Remembers where a stream is, from an item read or written.

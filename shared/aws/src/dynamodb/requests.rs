@@ -112,9 +112,18 @@ pub(super) fn is_conflict<E: Any, R>(err: &SdkError<E, R>) -> bool {
         .any(|code| code == "TransactionConflict")
 }
 
-/// [`is_retryable`], but not a conflict: the caller changes the request instead.
+/// Whether a transaction was cancelled because one of its items' partitions was over its
+/// throughput.
+pub(super) fn is_throttled<E: Any, R>(err: &SdkError<E, R>) -> bool {
+    cancellation_codes(err)
+        .iter()
+        .any(|code| code == "ThrottlingError" || code == "ProvisionedThroughputExceeded")
+}
+
+/// [`is_retryable`], but neither a conflict nor a throttled item: the caller changes the
+/// request instead (another item, another partition).
 fn is_retryable_but_no_conflict<E: ProvideErrorMetadata + Any, R>(err: &SdkError<E, R>) -> bool {
-    is_retryable(err) && !is_conflict(err)
+    is_retryable(err) && !is_conflict(err) && !is_throttled(err)
 }
 
 /// Sends `request()` until it succeeds, fails for good, or runs out of attempts.
@@ -334,8 +343,8 @@ impl DynamoStore {
         .map(drop)
     }
 
-    /// [`Self::transact`], returning a conflict at once (for a caller that can send another
-    /// transaction instead of this one again).
+    /// [`Self::transact`], returning a conflict or a throttled item at once (for a caller that
+    /// can send another transaction instead of this one again).
     pub(super) async fn transact_or_conflict(
         &self,
         items: Vec<TransactWriteItem>,

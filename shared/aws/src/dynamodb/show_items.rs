@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::Item;
 use super::items::{ItemExt, corrupt, n, s, stream_keys_item};
 use super::keys::{self, key, sortable};
-use super::requests::{UpdateSpec, backend, delete, put, update};
+use super::requests::{backend, delete, put};
+use super::show_counts::{Hour, count_writes, hour_of};
 use hosting_domain::destination::StreamKeys;
 use hosting_domain::ports::StoreResult;
 use hosting_domain::show::{Show, ShowStatus};
@@ -30,17 +30,6 @@ pub(super) const ALL: char = 'a';
 
 pub(super) fn list_sk(show: &Show) -> String {
     keys::due_sk(show.starts_at, &show.id.to_string())
-}
-
-/// The counts attribute of `starts_at`'s hour in list `letter`.
-pub(super) fn hour_count(letter: char, starts_at: DateTime<Utc>) -> String {
-    format!("{letter}{}", starts_at.format("%Y%m%d%H"))
-}
-
-/// The start of the hour a counts attribute names.
-pub(super) fn hour_start(hour: &str) -> Option<DateTime<Utc>> {
-    let at = chrono::NaiveDateTime::parse_from_str(&format!("{hour}0000"), "%Y%m%d%H%M%S").ok()?;
-    Some(at.and_utc())
 }
 
 pub(super) fn body(show: &Show) -> StoreResult<String> {
@@ -145,11 +134,11 @@ pub(super) fn show_writes(
         condition.1,
     )?];
     // Per list, per hour: how its counts move.
-    let mut deltas: BTreeMap<(char, String), i64> = BTreeMap::new();
+    let mut deltas: BTreeMap<(char, Hour), i64> = BTreeMap::new();
     for letter in [ALL, status_letter(after.status)] {
         writes.push(put(table, copy_item(after, letter)?, None)?);
         *deltas
-            .entry((letter, hour_count(letter, after.starts_at)))
+            .entry((letter, hour_of(after.starts_at)))
             .or_default() += 1;
     }
     if let Some((before, _)) = before {
@@ -166,75 +155,10 @@ pub(super) fn show_writes(
                 )?);
             }
             *deltas
-                .entry((letter, hour_count(letter, before.starts_at)))
+                .entry((letter, hour_of(before.starts_at)))
                 .or_default() -= 1;
         }
     }
-    deltas.retain(|_, delta| *delta != 0);
-    let letters: std::collections::BTreeSet<char> =
-        deltas.keys().map(|(letter, _)| *letter).collect();
-    for letter in letters {
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        let mut adds = Vec::new();
-        for (i, (name, delta)) in deltas
-            .iter()
-            .filter(|((of, _), _)| *of == letter)
-            .map(|((_, name), delta)| (name, delta))
-            .enumerate()
-        {
-            adds.push(format!("#c{i} :c{i}"));
-            names.push((format!("#c{i}"), name.clone()));
-            values.push((format!(":c{i}"), n(delta)));
-        }
-        let expression = format!("ADD {}", adds.join(", "));
-        writes.push(update(
-            table,
-            UpdateSpec {
-                key: keys::show_counts_key(&after.brand_id, letter),
-                expression: &expression,
-                condition: None,
-                names: names
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.clone()))
-                    .collect(),
-                values: values
-                    .iter()
-                    .map(|(name, value)| (name.as_str(), value.clone()))
-                    .collect(),
-            },
-        )?);
-    }
+    writes.extend(count_writes(table, &after.brand_id, &deltas)?);
     Ok(writes)
-}
-
-/// Per hour of `starts_at` that has any, how many shows list `letter` holds.
-pub(super) fn hour_counts(counts: &Item, letter: char) -> BTreeMap<String, u64> {
-    counts
-        .iter()
-        .filter_map(|(name, value)| {
-            let hour = name.strip_prefix(letter)?;
-            let count: u64 = value.as_n().ok()?.parse().ok()?;
-            (hour.len() == 10 && count > 0).then(|| (hour.to_owned(), count))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::Timelike;
-
-    #[test]
-    fn hours_name_their_start() {
-        let at = DateTime::parse_from_rfc3339("2026-12-01T17:42:10Z")
-            .unwrap()
-            .to_utc();
-        let name = hour_count('s', at);
-        assert_eq!(name, "s2026120117");
-        assert_eq!(
-            hour_start(&name[1..]),
-            Some(at.with_minute(0).unwrap().with_second(0).unwrap())
-        );
-    }
 }

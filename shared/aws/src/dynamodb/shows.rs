@@ -8,11 +8,11 @@
 //!   partition, erased in the write that starts, fails or cancels it.
 //! - `GET /shows` pages by `starts_at` without reading what it skips: every show has a copy in
 //!   its brand's list of all shows (`SHOWS#<brand>#a`) and in the list of its status (`#s`,
-//!   `#t`, `#d`, `#f`, `#c`), sorted by `starts_at` then id, and each list's counts item
-//!   (`SHOWCOUNTS#<brand>#<letter>`) counts its shows per hour of `starts_at`
-//!   (`<letter><yyyymmddhh>`). A page reads the counts, finds the hour where its offset falls,
-//!   and queries from that hour's start: it reads `limit` plus the shows it skips inside that
-//!   one hour. Every write of a show moves its copies and counts in the same transaction.
+//!   `#t`, `#d`, `#f`, `#c`), sorted by `starts_at` then id, and each list's counts
+//!   (`show_counts.rs`) count its shows per month and per hour of `starts_at`. A page reads
+//!   the counts, finds the hour where its offset falls, and queries from that hour's start: it
+//!   reads `limit` plus the shows it skips inside that one hour. Every write of a show moves
+//!   its copies and counts in the same transaction.
 
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::TransactWriteItem;
@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use super::DynamoStore;
 use super::idempotency::binding_item;
-use super::items::{ItemExt, corrupt, event_item, s, stream_keys_of};
+use super::items::{ItemExt, event_item, s, stream_keys_of};
 use super::keys::{self, sortable};
 use super::requests::{backend, condition_failed_at, delete, put};
 use super::show_items::*;
@@ -30,7 +30,6 @@ use hosting_domain::destination::StreamKeys;
 use hosting_domain::ports::*;
 use hosting_domain::show::{Show, ShowError, ShowStatus};
 use hosting_domain::{EventType, Stream, StreamEvent};
-use hosting_support::admission;
 
 /// Rounds of read-and-write a change of a `scheduled` show makes against concurrent writes
 /// (its reminder, another change) before giving up.
@@ -127,30 +126,16 @@ impl ShowStore for DynamoStore {
         offset: usize,
     ) -> StoreResult<ShowPage> {
         let letter = status.map_or(ALL, status_letter);
-        let counts = self
-            .get(keys::show_counts_key(brand_id, letter))
-            .await?
-            .unwrap_or_default();
-        // The page's query waits for the request's admission; the counts went alongside it.
-        admission::admitted().await;
-        let hours = hour_counts(&counts, letter);
-        let total: u64 = hours.values().sum();
-        let mut before = 0u64;
-        let mut from = None;
-        for (hour, count) in &hours {
-            if before + count > offset as u64 {
-                from = Some((hour.clone(), offset as u64 - before));
-                break;
-            }
-            before += count;
-        }
-        let Some((hour, skip)) = from.filter(|_| limit > 0) else {
+        let page = self
+            .show_page_start(brand_id, letter, offset, limit)
+            .await?;
+        let total = page.total;
+        let Some((start, skip)) = page.from else {
             return Ok(ShowPage {
                 shows: Vec::new(),
                 total,
             });
         };
-        let start = hour_start(&hour).ok_or_else(|| corrupt("show counts hour"))?;
         let items = self
             .query(
                 None,

@@ -207,22 +207,11 @@ impl StreamStore for DynamoStore {
     }
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>> {
-        // A room the API named carries its stream's id: one read, not two, per LiveKit event
-        // (a busy show sends many). Any other name (seeded history) goes through its room item.
-        if let Some(id) = room_name
-            .strip_prefix("stream-")
-            .and_then(|id| Uuid::try_parse(id).ok())
-            && let Some(stream) = self.get_stream(id).await?
-            && stream.room_name.as_deref() == Some(room_name)
-        {
-            return Ok(Some(stream));
-        }
-        let Some(room) = self.get(keys::room_key(room_name)).await? else {
-            return Ok(None);
-        };
-        let id =
-            Uuid::parse_str(&room.string("stream_id")?).map_err(|_| corrupt("room stream id"))?;
-        self.get_stream(id).await
+        self.stream_by_room(room_name, true).await
+    }
+
+    async fn find_stream_by_room_uncounted(&self, room_name: &str) -> StoreResult<Option<Stream>> {
+        self.stream_by_room(room_name, false).await
     }
 
     async fn apply_transition(
@@ -358,5 +347,34 @@ impl StreamListStore for DynamoStore {
         overdue.sort_by_key(|stream| stream.next_due());
         overdue.truncate(limit);
         Ok(overdue)
+    }
+}
+
+impl DynamoStore {
+    /// The stream of a room, with its live count when `counted`.
+    async fn stream_by_room(&self, room_name: &str, counted: bool) -> StoreResult<Option<Stream>> {
+        let read = |id| async move {
+            if counted {
+                self.stream_with_viewers(id).await
+            } else {
+                self.stream_uncounted(id).await
+            }
+        };
+        // A room the API named carries its stream's id: one read, not two, per LiveKit event
+        // (a busy show sends many). Any other name (seeded history) goes through its room item.
+        if let Some(id) = room_name
+            .strip_prefix("stream-")
+            .and_then(|id| Uuid::try_parse(id).ok())
+            && let Some(stream) = read(id).await?
+            && stream.room_name.as_deref() == Some(room_name)
+        {
+            return Ok(Some(stream));
+        }
+        let Some(room) = self.get(keys::room_key(room_name)).await? else {
+            return Ok(None);
+        };
+        let id =
+            Uuid::parse_str(&room.string("stream_id")?).map_err(|_| corrupt("room stream id"))?;
+        read(id).await
     }
 }

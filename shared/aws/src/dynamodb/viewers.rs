@@ -1,25 +1,33 @@
 //! A live stream's viewer count, kept off the stream item (docs/lifecycle.md, "Viewer counts").
 //!
 //! A busy show sends a join or a leave many times a second. DynamoDB cancels one of two
-//! transactions that overlap on an item and caps the write rate of one item, so no viewer event
-//! writes the stream item, its position copy or the due index. Each one is a transaction of
-//! two items: an `ADD` of ±1 to one of [`VIEWER_SHARDS`] counter items under the stream's
-//! partition (`STREAM#<id>`, `VIEWERS#<nn>`), drawn at random, and the provider event's dedupe
-//! record. Two events conflict only when they draw the same shard at the same moment, and a
-//! conflict is retried (on a newly drawn shard).
+//! transactions that overlap on an item, caps the write rate of one item, and caps the writes
+//! of one partition key (1,000 write units a second; a transactional write of a small item
+//! costs 2). So no viewer event writes the stream item, its position copy or the due index.
+//! Each one is a transaction of two items: an `ADD` of ±1 to one of [`VIEWER_SHARDS`] counter
+//! items, drawn at random, and the provider event's dedupe record. The shards are spread over
+//! [`VIEWER_PARTITIONS`] partition keys (`VIEWERS#<id>#<p>`, `VIEWERS#<nn>`, shard `nn` in
+//! partition `nn % 8`), so a stream takes 8 partitions' writes, about 4,000 viewer events a
+//! second. Two events conflict only when they draw the same shard at the same moment; a
+//! conflict or a throttled partition is retried on a newly drawn shard.
 //!
-//! A leave is not counted when the caller's read of the stream (which sums the shards) shows
-//! no viewer, so a count never goes below zero one event after another. Two leaves racing at
-//! a count of one can both be counted; the sum then reads as zero until joins outweigh it.
+//! A join reads no shard (its read of the stream leaves the count out). A leave is not counted
+//! when the caller's read of the stream (which sums the shards) shows no viewer, so a count
+//! never goes below zero one event after another. Two leaves racing at a count of one can both
+//! be counted; the sum then reads as zero until joins outweigh it.
 //!
 //! While the stream is `live`, its count is the stream item's `viewer_count` (the base: set at
-//! creation, by seeding and by the test helper) plus the shards' sum, never below zero; each
-//! read of a live stream adds the shards up (one `Query` of at most [`VIEWER_SHARDS`] small
-//! items, bounded per page by the plan's concurrent streams, and sent alongside the page's own
-//! read: the brand's counters name its live streams' ids). A transition that finishes the
-//! stream writes that sum into the stream item and its position copy as the final count, and
-//! from then on the shards are never read again: what a late event adds to them changes
-//! nothing. No transition is conditional on the count.
+//! creation, by seeding and by the test helper) plus the shards' sum, never below zero; a read
+//! of a live stream adds the shards up (one `Query` per partition, in flight together, each
+//! of at most 8 small items; bounded per page by the plan's concurrent streams, and sent
+//! alongside the page's own read: the brand's counters name its live streams' ids). A
+//! transition that finishes the stream writes that sum into the stream item and its position
+//! copy as the final count, and from then on the shards are never read again: what a late
+//! event adds to them changes nothing. No transition is conditional on the count.
+//!
+//! Shards written before the spread sit under the stream's own partition (`STREAM#<id>`,
+//! `VIEWERS#<nn>`). A read of one stream still adds them (its query of the stream item reads
+//! them in the same request), so a stream live across an upgrade ends with its exact count.
 
 use std::collections::HashMap;
 
@@ -31,7 +39,7 @@ use uuid::Uuid;
 use super::items::{ItemExt, n, s};
 use super::keys;
 use super::requests::{
-    UpdateSpec, backend, backoff, condition_failed_at, is_conflict, put, update,
+    UpdateSpec, backend, backoff, condition_failed_at, is_conflict, is_throttled, put, update,
 };
 use super::streams::dedupe_item;
 use super::table::TTL_ATTRIBUTE;
@@ -40,9 +48,12 @@ use hosting_domain::ports::{Outcome, StoreResult};
 use hosting_domain::{Stream, StreamStatus};
 
 /// Counter items per live stream. An event conflicts when it draws a shard another event in
-/// flight holds: about one in 64 per event in flight at once (retried). A read of them all with
-/// the stream item is still one small `Query` (BENCHMARKS.md, "A popular show").
+/// flight holds: about one in 64 per event in flight at once (retried).
 pub(super) const VIEWER_SHARDS: u32 = 64;
+/// Partition keys the shards are spread over: each takes about 500 viewer events a second,
+/// and a read of the count is one small `Query` of each, in flight together (BENCHMARKS.md,
+/// "A popular show").
+pub(super) const VIEWER_PARTITIONS: u32 = 8;
 /// Draws of a shard for one event: a conflict draws another at once.
 const SHARD_DRAWS: u32 = 12;
 /// The counter's attribute on a shard item.
@@ -53,9 +64,33 @@ const COUNT: &str = "viewers";
 const SHARD_TTL: chrono::Duration = chrono::Duration::days(2);
 
 impl DynamoStore {
-    /// A stream with its count as of now, in one `Query` of its partition from the stream
-    /// item on (its shards sort after it, its script before).
+    /// A stream with its count as of now: one `Query` of its partition from the stream item
+    /// on (shards written before the spread sort after it, its script before), then, if it is
+    /// live, its shards.
     pub(super) async fn stream_with_viewers(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
+        let Some((mut stream, earlier_shards)) = self.stream_and_earlier_shards(stream_id).await?
+        else {
+            return Ok(None);
+        };
+        if stream.status == StreamStatus::Live {
+            let sum = self.viewer_shards_sum(stream_id).await?;
+            stream.viewer_count = count_of(stream.viewer_count, sum.saturating_add(earlier_shards));
+        }
+        Ok(Some(stream))
+    }
+
+    /// A stream as stored: a live one's `viewer_count` is its base alone.
+    pub(super) async fn stream_uncounted(&self, stream_id: Uuid) -> StoreResult<Option<Stream>> {
+        Ok(self
+            .stream_and_earlier_shards(stream_id)
+            .await?
+            .map(|(stream, _)| stream))
+    }
+
+    async fn stream_and_earlier_shards(
+        &self,
+        stream_id: Uuid,
+    ) -> StoreResult<Option<(Stream, i64)>> {
         let items = self
             .query(
                 None,
@@ -74,19 +109,23 @@ impl DynamoStore {
         else {
             return Ok(None);
         };
-        let mut stream = self.stream_from(first)?;
-        if stream.status == StreamStatus::Live {
-            stream.viewer_count = count_of(stream.viewer_count, shards_sum(shards));
-        }
-        Ok(Some(stream))
+        Ok(Some((self.stream_from(first)?, shards_sum(shards))))
     }
 
-    /// The sum of a stream's shards (reads nothing else).
+    /// The sum of a stream's shards: one `Query` per partition, in flight together.
     pub(super) async fn viewer_shards_sum(&self, stream_id: Uuid) -> StoreResult<i64> {
-        let items = self
-            .query_partition(&keys::stream_pk(stream_id), Some(keys::VIEWER_SHARD_PREFIX))
-            .await?;
-        Ok(shards_sum(&items))
+        let reads = (0..self.viewer_partitions).map(|partition| {
+            let pk = keys::viewer_shards_pk(stream_id, partition);
+            async move {
+                self.query_partition(&pk, Some(keys::VIEWER_SHARD_PREFIX))
+                    .await
+            }
+        });
+        let mut sum = 0i64;
+        for items in futures_util::future::try_join_all(reads).await? {
+            sum = sum.saturating_add(shards_sum(&items));
+        }
+        Ok(sum)
     }
 
     /// The shards' sum of each stream of `ids`, the reads in flight together.
@@ -158,7 +197,7 @@ impl DynamoStore {
             let mut items = vec![update(
                 &self.table,
                 UpdateSpec {
-                    key: keys::viewer_shard_key(stream.id, shard),
+                    key: keys::viewer_shard_key(stream.id, shard, self.viewer_partitions),
                     expression: "SET #ttl = :expires ADD #count :delta",
                     condition: None,
                     names: vec![
@@ -180,9 +219,9 @@ impl DynamoStore {
                     return Ok(Outcome::Duplicate);
                 }
                 // Another event holds the shard (or a resend of this one holds its dedupe
-                // record: the next draw finds it recorded): another shard, after a short wait
-                // that grows with each draw.
-                Err(err) if draw < SHARD_DRAWS && is_conflict(&err) => {
+                // record: the next draw finds it recorded), or the shard's partition is over
+                // its throughput: another shard, after a short wait that grows with each draw.
+                Err(err) if draw < SHARD_DRAWS && (is_conflict(&err) || is_throttled(&err)) => {
                     tokio::time::sleep(backoff(draw / 3)).await;
                 }
                 Err(err) => return Err(backend(err)),
@@ -226,7 +265,7 @@ impl DynamoStore {
             )?,
         ];
         for shard in 0..VIEWER_SHARDS {
-            let mut item = keys::viewer_shard_key(stream.id, shard);
+            let mut item = keys::viewer_shard_key(stream.id, shard, self.viewer_partitions);
             item.insert(COUNT.to_owned(), n(0));
             item.insert(TTL_ATTRIBUTE.to_owned(), n((at + SHARD_TTL).timestamp()));
             items.push(put(&self.table, item, None)?);
@@ -272,7 +311,7 @@ mod tests {
     #[test]
     fn shards_sum_what_they_hold_and_skip_what_they_do_not() {
         let shard = |count: Option<i64>| {
-            let mut item = keys::viewer_shard_key(Uuid::nil(), 0);
+            let mut item = keys::viewer_shard_key(Uuid::nil(), 0, VIEWER_PARTITIONS);
             if let Some(count) = count {
                 item.insert(COUNT.to_owned(), n(count));
             }

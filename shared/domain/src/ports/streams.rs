@@ -57,6 +57,13 @@ pub trait StreamStore: Send + Sync {
 
     async fn find_stream_by_room(&self, room_name: &str) -> StoreResult<Option<Stream>>;
 
+    /// [`Self::find_stream_by_room`] for a viewer's join, which needs no count: a live
+    /// stream's `viewer_count` may be its stored base alone, so a store that sums the count
+    /// from many items reads none of them (docs/lifecycle.md, "Viewer counts").
+    async fn find_stream_by_room_uncounted(&self, room_name: &str) -> StoreResult<Option<Stream>> {
+        self.find_stream_by_room(room_name).await
+    }
+
     /// Applies `transition` to `current` (the stream as the caller read it) if the stored
     /// stream is still in the status the transition leaves: in one atomic step, the stream
     /// update (its deadline included), the release of its active slot when it leaves
