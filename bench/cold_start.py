@@ -170,6 +170,7 @@ def environment(port, livekit):
         "SCHEDULER_TARGET_ARN": "arn:aws:lambda:us-east-1:123456789012:function:timers",
         "SCHEDULER_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-scheduler",
         "SCHEDULER_DLQ_ARN": "arn:aws:sqs:us-east-1:123456789012:bench-timers-dlq",
+        "TIMER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/bench-timers",
         "RECORDINGS_BUCKET": "bench-recordings",
         "RECORDING_DOWNLOAD_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-recording-downloads",
         "LOG_LEVEL": "warn",

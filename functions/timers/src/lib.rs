@@ -1,5 +1,6 @@
 //! Stream deadlines: a timer fired by EventBridge Scheduler (the schedule's input is the timer
-//! itself), or, every minute, the sweep that ends streams whose timer was lost; and the table's
+//! itself) or handed over to the timer queue for its last seconds (docs/lifecycle.md, "Timers on
+//! AWS"), or, every minute, the sweep that ends streams whose timer was lost; and the table's
 //! stream, filtered to the stream items that owe an egress start (docs/destinations.md, "Going
 //! live"), so that start is made within seconds rather than at the next whole minute.
 
@@ -16,6 +17,8 @@ pub enum Invocation {
     Timer(Timer),
     /// Stream items that owe an egress start, from the table's stream.
     EgressOwed(StreamChanges),
+    /// Timers handed over to the timer queue, as Lambda's SQS trigger delivers them.
+    Handed(TimerMessages),
     /// The sweep's schedule (any other input).
     Sweep(serde_json::Value),
 }
@@ -26,6 +29,18 @@ pub enum Invocation {
 pub struct StreamChanges {
     #[serde(rename = "Records")]
     records: Vec<ChangeRecord>,
+}
+
+/// A batch of the timer queue: each message's body is a timer.
+#[derive(Debug, Deserialize)]
+pub struct TimerMessages {
+    #[serde(rename = "Records")]
+    records: Vec<TimerMessage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TimerMessage {
+    body: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,7 +133,59 @@ pub async fn handle_within(
             }
             changed
         }
+        Invocation::Handed(messages) => {
+            // All at once; one that fails fails the batch, which SQS hands over again after
+            // its visibility timeout (a timer fired twice changes its stream once). A body
+            // that is no timer cannot become one: it is left out.
+            let timers: Vec<Timer> = messages
+                .records
+                .iter()
+                .filter_map(|message| serde_json::from_str(&message.body).ok())
+                .collect();
+            let fired = futures_util::future::join_all(
+                timers
+                    .iter()
+                    .map(|timer| hosting_app::service::timers::fire(app, timer)),
+            )
+            .await;
+            let mut changed = 0;
+            for result in fired {
+                changed += usize::from(result?);
+            }
+            changed
+        }
         Invocation::Sweep(_) => hosting_app::service::timers::sweep_within(app, budget).await?,
     };
     Ok(Fired { changed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_queues_batches_are_told_from_the_tables_stream() {
+        let timer = r#"{"stream_id":"6f9619ff-8b86-4011-b42d-00cf4fc964ff","kind":"duration_end","due_at":"2026-03-02T12:30:30Z"}"#;
+        let sqs = serde_json::json!({"Records": [{"messageId": "m1", "receiptHandle": "r",
+            "body": timer, "eventSource": "aws:sqs"}]});
+        match serde_json::from_value::<Invocation>(sqs).unwrap() {
+            Invocation::Handed(messages) => {
+                let parsed: Timer = serde_json::from_str(&messages.records[0].body).unwrap();
+                assert_eq!(parsed.kind, TimerKind::DurationEnd);
+            }
+            other => panic!("{other:?}"),
+        }
+        let stream = serde_json::json!({"Records": [{"eventName": "MODIFY", "dynamodb": {
+            "NewImage": {"id": {"S": "6f9619ff-8b86-4011-b42d-00cf4fc964ff"},
+                         "egress_due": {"S": "2026-03-02T12:30:30Z"}}}}]});
+        assert!(matches!(
+            serde_json::from_value::<Invocation>(stream).unwrap(),
+            Invocation::EgressOwed(_)
+        ));
+        assert!(matches!(
+            serde_json::from_value::<Invocation>(serde_json::json!({"sweep": "deadlines"}))
+                .unwrap(),
+            Invocation::Sweep(_)
+        ));
+    }
 }

@@ -36,15 +36,16 @@ async fn dynamodb_only_scheduler_timers_are_created_moved_deleted_and_fired() {
         .unwrap();
     let target = "arn:aws:lambda:us-east-1:123456789012:function:stack-timers";
     let role = "arn:aws:iam::123456789012:role/stack-scheduler";
+    let api = TestApp::new().await;
     let timers = SchedulerTimers::new(
         client.clone(),
         group.clone(),
         target.into(),
         role.into(),
         DLQ.into(),
+        crate::common::backend::timer_queue(api.runtime.app.clock.clone()).await,
     );
 
-    let api = TestApp::new().await;
     let id = api.start_test_stream(&Keys::test_a()).await;
     let stream_id: uuid::Uuid = id.parse().unwrap();
     let due_at = api.now() + chrono::Duration::minutes(30);
@@ -72,10 +73,11 @@ async fn dynamodb_only_scheduler_timers_are_created_moved_deleted_and_fired() {
         .send()
         .await
         .unwrap();
-    // Due at 12:30:30; `at()` runs anywhere in its minute, so the next whole minute.
+    // Due at 12:30:30; `at()` runs anywhere in its minute, so the whole minute at least 60 s
+    // before, whose run hands the timer to the queue for the rest.
     assert_eq!(
         schedule.schedule_expression(),
-        Some("at(2026-03-02T12:31:00)")
+        Some("at(2026-03-02T12:29:00)")
     );
     assert_eq!(schedule.schedule_expression_timezone(), Some("UTC"));
     assert_eq!(
@@ -277,6 +279,10 @@ async fn dynamodb_only_the_runtime_uses_scheduler_and_sqs_from_configuration() {
         ),
         ("SCHEDULER_ROLE_ARN", "arn:aws:iam::123456789012:role/r"),
         ("SCHEDULER_DLQ_ARN", DLQ),
+        (
+            "TIMER_QUEUE_URL",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/timers",
+        ),
     ];
     let config = hosting_support::config::Config::from_lookup(
         hosting_support::config::StoreKind::Embedded,
@@ -292,6 +298,10 @@ async fn dynamodb_only_the_runtime_uses_scheduler_and_sqs_from_configuration() {
             .await
             .unwrap();
     assert!(runtime.timers.is_none(), "timers run on Scheduler");
+    assert!(
+        runtime.scheduler.is_some(),
+        "the local server runs its schedules"
+    );
     assert!(matches!(runtime.queue, hosting_runtime::LocalQueue::Sqs(_)));
     hosting_aws::dynamodb::DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table)
         .create_table()

@@ -10,6 +10,7 @@
 
 mod allocator;
 pub mod lambda;
+pub mod local_scheduler;
 pub mod sqs_worker;
 pub mod telemetry;
 
@@ -25,7 +26,7 @@ use hosting_app::delivery::{Deliverer, parking, relay, worker};
 use hosting_app::service;
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::s3::S3Recordings;
-use hosting_aws::scheduler::SchedulerTimers;
+use hosting_aws::scheduler::{SchedulerTimers, TimerQueue};
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::Clock;
 use hosting_domain::ports::{DeliveryQueue, RecordingStorage, RoomProvider, Store, Timers};
@@ -67,6 +68,9 @@ pub struct Runtime {
     pub queue: LocalQueue,
     /// The embedded store, when that is the backend.
     pub embedded: Option<EmbeddedStore>,
+    /// Scheduler timers, when they run them: the local server runs their schedules and queue
+    /// ([`local_scheduler`]).
+    pub scheduler: Option<SchedulerTimers>,
 }
 
 pub struct Parts {
@@ -108,6 +112,7 @@ impl Runtime {
         parts: Parts,
     ) -> Self {
         let memory_timers = parts.scheduler.is_none().then(EmbeddedTimers::new);
+        let scheduler = parts.scheduler.clone();
         let timers: Arc<dyn Timers> = match (&parts.scheduler, &memory_timers) {
             (Some(scheduler), _) => Arc::new(scheduler.clone()),
             (None, Some(embedded)) => Arc::new(embedded.clone()),
@@ -134,6 +139,7 @@ impl Runtime {
             timers: memory_timers,
             queue: parts.queue,
             embedded: parts.embedded,
+            scheduler,
         }
     }
 
@@ -179,19 +185,27 @@ impl Runtime {
             &config.scheduler_target_arn,
             &config.scheduler_role_arn,
             &config.scheduler_dlq_arn,
+            &config.timer_queue_url,
         ) {
-            (Some(group), Some(target), Some(role), Some(dlq)) => Some(SchedulerTimers::new(
-                aws_sdk_scheduler::Client::new(&sdk),
-                group.clone(),
-                target.clone(),
-                role.clone(),
-                dlq.clone(),
-            )),
-            (None, None, None, None) => None,
+            (Some(group), Some(target), Some(role), Some(dlq), Some(handover)) => {
+                Some(SchedulerTimers::new(
+                    aws_sdk_scheduler::Client::new(&sdk),
+                    group.clone(),
+                    target.clone(),
+                    role.clone(),
+                    dlq.clone(),
+                    TimerQueue::new(
+                        aws_sdk_sqs::Client::new(&sdk),
+                        handover.clone(),
+                        clock.clone(),
+                    ),
+                ))
+            }
+            (None, None, None, None, None) => None,
             _ => {
                 return Err(
-                    "SCHEDULER_GROUP, SCHEDULER_TARGET_ARN, SCHEDULER_ROLE_ARN and \
-                            SCHEDULER_DLQ_ARN go together"
+                    "SCHEDULER_GROUP, SCHEDULER_TARGET_ARN, SCHEDULER_ROLE_ARN, \
+                     SCHEDULER_DLQ_ARN and TIMER_QUEUE_URL go together"
                         .into(),
                 );
             }
@@ -370,6 +384,19 @@ impl Runtime {
         ];
         if let Some(timers) = self.timers.clone() {
             tasks.push(tokio::spawn(self.clone().run_timers(timers)));
+        }
+        if let Some(scheduler) = &self.scheduler {
+            tasks.push(tokio::spawn(local_scheduler::run_schedules(
+                self.app.clone(),
+                scheduler.client().clone(),
+                scheduler.group().to_owned(),
+                local_scheduler::Draws::default(),
+            )));
+            tasks.push(tokio::spawn(local_scheduler::run_timer_queue(
+                self.app.clone(),
+                scheduler.handover().client().clone(),
+                scheduler.handover().url().to_owned(),
+            )));
         }
         tasks
     }

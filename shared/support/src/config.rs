@@ -117,6 +117,9 @@ pub struct Config {
     pub scheduler_role_arn: Option<String>,
     /// Where Scheduler puts timer invocations it could not make.
     pub scheduler_dlq_arn: Option<String>,
+    /// The SQS queue a Scheduler timer is handed to for its last seconds (docs/lifecycle.md,
+    /// "Timers on AWS").
+    pub timer_queue_url: Option<String>,
     /// `None` when `LIVEKIT_URL` is unset: live-key starts then fail with `502 launch_failed`.
     pub livekit: Option<LiveKitConfig>,
     pub preparing_timeout: Duration,
@@ -357,6 +360,7 @@ impl Config {
             scheduler_target_arn: get("SCHEDULER_TARGET_ARN"),
             scheduler_role_arn: get("SCHEDULER_ROLE_ARN"),
             scheduler_dlq_arn: get("SCHEDULER_DLQ_ARN"),
+            timer_queue_url: get("TIMER_QUEUE_URL"),
             livekit,
             preparing_timeout,
             dispatch_retry,

@@ -222,3 +222,19 @@ pub async fn dead_letters(runtime: &Runtime) -> Vec<DeadLetter> {
         }
     }
 }
+
+/// A timer queue of its own on the test's SQS (moto), for Scheduler timers' hand-overs.
+pub async fn timer_queue(
+    clock: Arc<dyn hosting_domain::clock::Clock>,
+) -> hosting_aws::scheduler::TimerQueue {
+    let sqs = aws_sdk_sqs::Client::new(&sdk().await);
+    let url = sqs
+        .create_queue()
+        .queue_name(format!("timers-{}", uuid::Uuid::new_v4().simple()))
+        .send()
+        .await
+        .expect("create the timer queue")
+        .queue_url
+        .unwrap();
+    hosting_aws::scheduler::TimerQueue::new(sqs, url, clock)
+}

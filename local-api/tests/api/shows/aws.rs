@@ -11,16 +11,25 @@ use chrono::Timelike;
 use hosting_app::App;
 use hosting_app::app::AppParts;
 use hosting_app::service::shows;
-use hosting_aws::scheduler::{SchedulerTimers, schedule_name};
+use hosting_aws::scheduler::{SchedulerTimers, TimerQueue, schedule_name};
 use hosting_domain::TimerKind;
 
 use super::service::caller;
 use super::*;
 
-const LEAD: TimeDelta = TimeDelta::seconds(60);
+pub(super) const LEAD: TimeDelta = TimeDelta::seconds(60);
 
 /// A schedule group of its own, and the test's app with its timers on Scheduler.
 async fn on_scheduler(api: &TestApp) -> (App, aws_sdk_scheduler::Client, String) {
+    let (app, client, group, _) = on_scheduler_with(api, api.runtime.app.clock.clone()).await;
+    (app, client, group)
+}
+
+/// [`on_scheduler`] on `clock`, with the timer queue its timers are handed to.
+pub(super) async fn on_scheduler_with(
+    api: &TestApp,
+    clock: Arc<dyn hosting_domain::clock::Clock>,
+) -> (App, aws_sdk_scheduler::Client, String, TimerQueue) {
     let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
     let client = aws_sdk_scheduler::Client::new(&sdk);
     let group = format!("shows-{}", uuid::Uuid::new_v4().simple());
@@ -30,24 +39,26 @@ async fn on_scheduler(api: &TestApp) -> (App, aws_sdk_scheduler::Client, String)
         .send()
         .await
         .unwrap();
+    let queue = backend::timer_queue(clock.clone()).await;
     let timers = SchedulerTimers::new(
         client.clone(),
         group.clone(),
         "arn:aws:lambda:us-east-1:123456789012:function:stack-timers".into(),
         "arn:aws:iam::123456789012:role/stack-scheduler".into(),
         "arn:aws:sqs:us-east-1:123456789012:stack-timers-dlq".into(),
+        queue.clone(),
     );
     let app = &api.runtime.app;
     let app = App::new(AppParts {
         config: app.config.clone(),
-        clock: app.clock.clone(),
+        clock,
         store: app.store.clone(),
         timers: Arc::new(timers),
         queue: app.queue.clone(),
         rooms: app.rooms.clone(),
         recordings: app.recordings.clone(),
     });
-    (app, client, group)
+    (app, client, group, queue)
 }
 
 /// The schedule's `at(...)` expression and input, or `None` when there is none.
@@ -81,14 +92,15 @@ async fn schedule_of(
     }
 }
 
-/// `at(...)` of the minute after `minutes` from now (Scheduler fires anywhere in a minute).
+/// `at(...)` of the whole minute at least 60 s before `minutes` from now (Scheduler fires
+/// anywhere in a minute; the rest of the way is the timer queue's).
 fn at_expression(api: &TestApp, minutes: i64) -> String {
-    let due = api.now() + TimeDelta::minutes(minutes);
-    let rounded = due.with_second(0).unwrap().with_nanosecond(0).unwrap() + TimeDelta::minutes(1);
+    let due = api.now() + TimeDelta::minutes(minutes) - TimeDelta::minutes(1);
+    let rounded = due.with_second(0).unwrap().with_nanosecond(0).unwrap();
     format!("at({})", rounded.format("%Y-%m-%dT%H:%M:%S"))
 }
 
-fn body_of(value: Value) -> serde_json::Map<String, Value> {
+pub(super) fn body_of(value: Value) -> serde_json::Map<String, Value> {
     value.as_object().unwrap().clone()
 }
 

@@ -12,6 +12,7 @@ mod aws;
 mod changes;
 mod checks;
 mod lists;
+mod on_time;
 mod service;
 mod starts;
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::telemetry;
 use hosting_app::app::{App, AppParts};
 use hosting_aws::dynamodb::DynamoStore;
-use hosting_aws::scheduler::SchedulerTimers;
+use hosting_aws::scheduler::{SchedulerTimers, TimerQueue};
 use hosting_aws::sqs::SqsQueue;
 use hosting_support::config::{ApiSecret, Config, ConfigError, SecretArrival, StoreKind};
 
@@ -233,12 +233,18 @@ fn build_clients(
         required("DELIVERY_DLQ_URL")?,
     );
     let scheduler_config = sdk.clone();
+    let handover_config = sdk.clone();
     let timers = SchedulerTimers::new(
         hosting_aws::LazyClient::new(move || aws_sdk_scheduler::Client::new(&scheduler_config)),
         required("SCHEDULER_GROUP")?,
         required("SCHEDULER_TARGET_ARN")?,
         required("SCHEDULER_ROLE_ARN")?,
         required("SCHEDULER_DLQ_ARN")?,
+        TimerQueue::new(
+            hosting_aws::LazyClient::new(move || aws_sdk_sqs::Client::new(&handover_config)),
+            required("TIMER_QUEUE_URL")?,
+            Arc::new(hosting_domain::clock::SystemClock),
+        ),
     );
     Ok((store, queue, timers))
 }

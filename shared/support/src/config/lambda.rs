@@ -4,7 +4,7 @@
 use super::{Config, ConfigError, StoreKind, error};
 
 /// What every function needs in Lambda, where nothing falls back to an in-process backend.
-pub const LAMBDA_REQUIRED: [&str; 9] = [
+pub const LAMBDA_REQUIRED: [&str; 10] = [
     "TABLE_NAME",
     "DELIVERY_QUEUE_URL",
     "DELIVERY_DLQ_URL",
@@ -12,6 +12,7 @@ pub const LAMBDA_REQUIRED: [&str; 9] = [
     "SCHEDULER_TARGET_ARN",
     "SCHEDULER_ROLE_ARN",
     "SCHEDULER_DLQ_ARN",
+    "TIMER_QUEUE_URL",
     "RECORDINGS_BUCKET",
     "RECORDING_DOWNLOAD_ROLE_ARN",
 ];
@@ -27,6 +28,7 @@ impl Config {
             "SCHEDULER_TARGET_ARN" => &self.scheduler_target_arn,
             "SCHEDULER_ROLE_ARN" => &self.scheduler_role_arn,
             "SCHEDULER_DLQ_ARN" => &self.scheduler_dlq_arn,
+            "TIMER_QUEUE_URL" => &self.timer_queue_url,
             "RECORDINGS_BUCKET" => &self.recordings.bucket,
             "RECORDING_DOWNLOAD_ROLE_ARN" => &self.recordings.download_role,
             _ => &None,

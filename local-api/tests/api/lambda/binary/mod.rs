@@ -245,6 +245,10 @@ fn lambda_environment(
             "SCHEDULER_DLQ_ARN",
             "arn:aws:sqs:us-east-1:123456789012:timer-dlq".into(),
         ),
+        (
+            "TIMER_QUEUE_URL",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/timers".into(),
+        ),
         ("RECORDINGS_BUCKET", "hosting-test-recordings".into()),
         ("RECORDING_DOWNLOAD_ROLE_ARN", DOWNLOAD_ROLE.into()),
         ("LIVEKIT_URL", livekit_url.to_owned()),
