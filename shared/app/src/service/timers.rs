@@ -24,11 +24,12 @@ const SWEEP_BATCH: usize = 100;
 const SWEEP_CONCURRENCY: usize = 8;
 
 /// Applies a timer; `true` when it changed the stream. A timer that fires before its due
-/// time (EventBridge Scheduler's `at()` is minute-grained) changes nothing and is armed
-/// again for its due time.
+/// time changes nothing and is armed again for its due time: on AWS that is every Scheduler
+/// run, which hands the timer to the timer queue for its last seconds (docs/lifecycle.md,
+/// "Timers on AWS").
 pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
     if app.clock.now() < timer.due_at {
-        tracing::info!(stream_id = %timer.stream_id, timer = timer.kind.as_str(), due_at = %timer.due_at, "timer fired early; armed again");
+        tracing::debug!(stream_id = %timer.stream_id, timer = timer.kind.as_str(), due_at = %timer.due_at, "timer before its moment; armed again");
         app.timers.schedule(*timer).await?;
         return Ok(false);
     }
