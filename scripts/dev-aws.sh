@@ -43,7 +43,11 @@ export AWS_ENDPOINT_URL="http://127.0.0.1:$port" AWS_REGION=us-east-1 AWS_DEFAUL
 export STORE=dynamodb TABLE_NAME="$table"
 . scripts/build-dir.sh
 
-cargo build --quiet -p admin -p local-api
+# DEV_AWS_PREBUILT=1: the binaries are built already (scripts/test-dev-aws.sh builds them with the
+# test build's features, which a plain `cargo build -p ...` would not reuse).
+if [ -z "${DEV_AWS_PREBUILT:-}" ]; then
+    cargo build --quiet -p admin -p local-api
+fi
 "$CARGO_TARGET_DIR/debug/admin" create-table
 # Queue URLs name the host they were asked on; the functions and this server find a queue by
 # its name, so one URL serves both.
