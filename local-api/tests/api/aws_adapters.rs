@@ -1,7 +1,8 @@
 //! What only the AWS adapters do, against the emulator (scripts/test.sh runs these in its
 //! DynamoDB stage): Scheduler timers created with their retry policy and dead-letter queue,
-//! rounded up to the minute, moved, deleted and fired; SQS delays beyond 15 minutes carried
-//! hop by hop; bodies SQS accepts.
+//! at the whole minute at least 60 s before their moment, moved, deleted and fired; a timer
+//! due soon handed to the timer queue, and a queue that fails reported; SQS delays beyond 15
+//! minutes carried hop by hop; bodies SQS accepts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -392,4 +393,57 @@ async fn dynamodb_only_the_table_is_created_and_waited_for_before_its_ttl_is_set
         "{stats}"
     );
     crate::common::faults::clear(&table).await;
+}
+
+/// A timer due within two minutes goes to the timer queue at once, delayed by what remains;
+/// when SQS fails it, the caller hears of it (and leaves the stream to the sweep), rather
+/// than the timer vanishing unnoticed.
+#[tokio::test]
+#[ignore = "needs Scheduler and SQS (moto) behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_a_timer_due_soon_is_handed_to_the_queue_and_a_failed_send_is_reported() {
+    let sdk = sdk().await;
+    let api = TestApp::new().await;
+    let queue = backend::timer_queue(api.runtime.app.clock.clone()).await;
+    let timers = SchedulerTimers::new(
+        aws_sdk_scheduler::Client::new(&sdk),
+        format!("timers-{}", uuid::Uuid::new_v4().simple()),
+        "arn:aws:lambda:us-east-1:123456789012:function:stack-timers".into(),
+        "arn:aws:iam::123456789012:role/stack-scheduler".into(),
+        DLQ.into(),
+        queue.clone(),
+    );
+    let timer = Timer {
+        stream_id: uuid::Uuid::new_v4(),
+        kind: TimerKind::DurationEnd,
+        // The whole minute 60 s before it has begun: no schedule, the queue at once.
+        due_at: api.now() + chrono::Duration::seconds(60),
+    };
+    assert!(hosting_aws::scheduler::schedule_minute(timer.due_at) <= api.now());
+    let scope = queue.url().rsplit('/').next().unwrap().to_owned();
+    faults::set(&scope, json!({"sqs_500": 1.0})).await;
+    let refused = timers.schedule(timer).await;
+    assert!(refused.is_err(), "a send SQS failed is an error");
+    assert!(faults::injected(&faults::stats(&scope).await) > 0);
+    faults::clear(&scope).await;
+
+    timers.schedule(timer).await.unwrap();
+    let sqs = queue.client();
+    let attributes = sqs
+        .get_queue_attributes()
+        .queue_url(queue.url())
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessagesDelayed)
+        .send()
+        .await
+        .unwrap();
+    let delayed = attributes
+        .attributes()
+        .and_then(|a| {
+            a.get(&aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessagesDelayed)
+        })
+        .cloned();
+    assert_eq!(
+        delayed.as_deref(),
+        Some("1"),
+        "one message, delayed until it is due"
+    );
 }

@@ -30,7 +30,7 @@ use chrono::{DateTime, NaiveDate, TimeDelta, Timelike, Utc};
 use super::items::n;
 use super::keys;
 use super::positions::BrandIndex;
-use super::requests::{UpdateSpec, backend, backoff, retrying, update};
+use super::requests::{add_update, backend, backoff, retrying};
 use super::{DynamoStore, Item};
 use hosting_domain::analytics::{
     AnalyticsStream, Figures, MAX_LISTED_STREAMS, Window, next_whole_minute,
@@ -115,38 +115,6 @@ fn units(item: &Item) -> BTreeMap<u32, Figures> {
         }
     }
     units
-}
-
-fn add_update(table: &str, key: Item, deltas: &[(String, i64)]) -> StoreResult<TransactWriteItem> {
-    let placeholders: Vec<(String, String)> = (0..deltas.len())
-        .map(|i| (format!("#a{i}"), format!(":v{i}")))
-        .collect();
-    let expression = format!(
-        "ADD {}",
-        placeholders
-            .iter()
-            .map(|(name, value)| format!("{name} {value}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    update(
-        table,
-        UpdateSpec {
-            key,
-            expression: &expression,
-            condition: None,
-            names: placeholders
-                .iter()
-                .zip(deltas)
-                .map(|((name, _), (attribute, _))| (name.as_str(), attribute.clone()))
-                .collect(),
-            values: placeholders
-                .iter()
-                .zip(deltas)
-                .map(|((_, value), (_, delta))| (value.as_str(), n(delta)))
-                .collect(),
-        },
-    )
 }
 
 /// Aggregate items' keys and attributes.

@@ -75,6 +75,7 @@ mod show_items;
 mod shows;
 mod streams;
 pub mod table;
+mod transact_items;
 mod transitions;
 mod viewers;
 mod webhooks;

@@ -17,10 +17,11 @@ use std::time::Duration;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, DeleteRequest, KeysAndAttributes, Put, PutRequest, TransactWriteItem, Update,
-    WriteRequest,
+    AttributeValue, DeleteRequest, KeysAndAttributes, PutRequest, TransactWriteItem, WriteRequest,
 };
 
+// The items of a transaction, built where the store's files have always found them.
+pub(super) use super::transact_items::{UpdateSpec, add_update, delete, put, update};
 use super::{DynamoStore, Item, keys};
 use crate::describe;
 use hosting_domain::error::StoreError;
@@ -232,54 +233,6 @@ pub(super) fn any_condition_failed(err: &TransactError) -> bool {
     cancellation_codes(err)
         .iter()
         .any(|code| code == "ConditionalCheckFailed")
-}
-
-pub(super) fn put(
-    table: &str,
-    item: Item,
-    condition: Option<&str>,
-) -> Result<TransactWriteItem, StoreError> {
-    let put = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .set_condition_expression(condition.map(str::to_owned))
-        .build()
-        .map_err(backend)?;
-    Ok(TransactWriteItem::builder().put(put).build())
-}
-
-pub(super) fn delete(table: &str, key: Item) -> Result<TransactWriteItem, StoreError> {
-    let delete = aws_sdk_dynamodb::types::Delete::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .build()
-        .map_err(backend)?;
-    Ok(TransactWriteItem::builder().delete(delete).build())
-}
-
-pub(super) struct UpdateSpec<'a> {
-    pub key: Item,
-    pub expression: &'a str,
-    pub condition: Option<&'a str>,
-    pub names: Vec<(&'a str, String)>,
-    pub values: Vec<(&'a str, AttributeValue)>,
-}
-
-pub(super) fn update(table: &str, spec: UpdateSpec<'_>) -> Result<TransactWriteItem, StoreError> {
-    let mut builder = Update::builder()
-        .table_name(table)
-        .set_key(Some(spec.key))
-        .update_expression(spec.expression)
-        .set_condition_expression(spec.condition.map(str::to_owned));
-    for (name, value) in spec.names {
-        builder = builder.expression_attribute_names(name, value);
-    }
-    for (name, value) in spec.values {
-        builder = builder.expression_attribute_values(name, value);
-    }
-    Ok(TransactWriteItem::builder()
-        .update(builder.build().map_err(backend)?)
-        .build())
 }
 
 impl DynamoStore {

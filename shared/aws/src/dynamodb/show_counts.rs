@@ -18,9 +18,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::DynamoStore;
 use super::Item;
-use super::items::{corrupt, n};
+use super::items::corrupt;
 use super::keys;
-use super::requests::{UpdateSpec, update};
+use super::requests::add_update;
 use hosting_domain::ports::StoreResult;
 use hosting_support::admission;
 
@@ -77,7 +77,7 @@ pub(super) fn count_writes(
             .filter(|(_, delta)| *delta != 0)
             .collect();
         if !by_month.is_empty() {
-            writes.push(add(
+            writes.push(add_update(
                 table,
                 keys::show_counts_key(brand_id, letter),
                 &by_month,
@@ -85,7 +85,7 @@ pub(super) fn count_writes(
         }
         for (month, hours) in months {
             let hours: Vec<(String, i64)> = hours.into_iter().collect();
-            writes.push(add(
+            writes.push(add_update(
                 table,
                 keys::show_month_counts_key(brand_id, letter, &month),
                 &hours,
@@ -93,38 +93,6 @@ pub(super) fn count_writes(
         }
     }
     Ok(writes)
-}
-
-fn add(table: &str, key: Item, adds: &[(String, i64)]) -> StoreResult<TransactWriteItem> {
-    let names: Vec<(String, String)> = (0..adds.len())
-        .map(|i| (format!("#c{i}"), adds[i].0.clone()))
-        .collect();
-    let values: Vec<(String, _)> = (0..adds.len())
-        .map(|i| (format!(":c{i}"), n(adds[i].1)))
-        .collect();
-    let expression = format!(
-        "ADD {}",
-        (0..adds.len())
-            .map(|i| format!("#c{i} :c{i}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    update(
-        table,
-        UpdateSpec {
-            key,
-            expression: &expression,
-            condition: None,
-            names: names
-                .iter()
-                .map(|(name, value)| (name.as_str(), value.clone()))
-                .collect(),
-            values: values
-                .iter()
-                .map(|(name, value)| (name.as_str(), value.clone()))
-                .collect(),
-        },
-    )
 }
 
 /// Where a page of a list begins.
@@ -210,6 +178,7 @@ impl DynamoStore {
 
 #[cfg(test)]
 mod tests {
+    use super::super::items::n;
     use super::*;
     use aws_sdk_dynamodb::types::AttributeValue;
     use chrono::{Datelike, Timelike};
