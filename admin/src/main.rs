@@ -21,6 +21,7 @@ use hosting_support::config::{Config, StoreKind};
                   creators, seed files and the outbox, against its DynamoDB table.",
     after_help = "Environment:\n  \
         TABLE_NAME         the DynamoDB table (required; the stack output TableName)\n  \
+        SECRETS_KEY_ID     for seal-secrets: the stack output SecretsKeyArn\n  \
         DELIVERY_QUEUE_URL and DELIVERY_DLQ_URL, for deliveries-replay (stack outputs)\n  \
         AWS_REGION         and credentials, as the AWS SDK reads them (profile, env, SSO)\n  \
         AWS_ENDPOINT_URL   a local emulator instead of AWS, e.g. http://127.0.0.1:5000\n\n\
@@ -33,8 +34,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Creates the table with its indexes (for local emulators; deployments use the template).
+    /// Creates the table with its indexes, and its secrets key with the alias
+    /// alias/<TABLE_NAME>-secrets (for local emulators; deployments use the template).
     CreateTable,
+    /// Seals every secret stored plain by a version before secrets were sealed (webhook
+    /// secrets and signing keys, destination stream keys, recorded answers that show a
+    /// secret), once, after upgrading. Needs kms:GenerateDataKey on the secrets key
+    /// (SECRETS_KEY_ID, or the alias alias/<TABLE_NAME>-secrets).
+    SealSecrets,
     /// Creates or renames a brand.
     CreateBrand {
         /// The brand's id, e.g. brand_acme (its keys and streams name it).
@@ -199,6 +206,51 @@ async fn replay_deliveries(since: Option<DateTime<Utc>>) -> Result<(), String> {
     Ok(())
 }
 
+/// Seals the table's plain secrets, page by page: how many were sealed, and how many changed
+/// between the read and the write (left as the change made them).
+async fn seal_secrets(
+    store: &DynamoStore,
+) -> Result<(u64, u64), hosting_domain::error::StoreError> {
+    use hosting_aws::dynamodb::PlainSecretKind;
+    use hosting_domain::sealed::SecretScope;
+    let sdk = hosting_aws::sdk_config()
+        .await
+        .map_err(|e| hosting_domain::error::StoreError::Backend(e.to_string()))?;
+    let key_id = std::env::var("SECRETS_KEY_ID")
+        .ok()
+        .filter(|id| !id.trim().is_empty())
+        .unwrap_or_else(|| hosting_aws::kms::default_alias(store.table()));
+    let secrets = hosting_app::secrets::Secrets::new(std::sync::Arc::new(
+        hosting_aws::kms::KmsKeyVault::new(
+            hosting_aws::kms::client(&sdk),
+            key_id,
+            store.table().to_owned(),
+        ),
+    ));
+    let (mut sealed, mut changed, mut start) = (0, 0, None);
+    loop {
+        let (page, next) = store.plain_secrets(start).await?;
+        for secret in page {
+            let scope = match &secret.kind {
+                PlainSecretKind::WebhookSecret(id) => SecretScope::WebhookSecret(id),
+                PlainSecretKind::WebhookSigningKey(id, _) => SecretScope::WebhookSigningKey(id),
+                PlainSecretKind::StreamKey(id) => SecretScope::StreamKey(id),
+                PlainSecretKind::IdempotentAnswer(id) => SecretScope::IdempotentAnswer(id),
+            };
+            let value = secrets.seal(&scope, &secret.value).await?;
+            if store.seal_plain_secret(&secret, &value).await? {
+                sealed += 1;
+            } else {
+                changed += 1;
+            }
+        }
+        match next {
+            Some(next) => start = Some(next),
+            None => return Ok((sealed, changed)),
+        }
+    }
+}
+
 async fn run(command: Command) -> Result<(), String> {
     // The queues, not the table.
     if let Command::DeliveriesReplay { since } = command {
@@ -222,7 +274,19 @@ async fn run(command: Command) -> Result<(), String> {
     match command {
         Command::CreateTable => {
             store.create_table().await.map_err(fail)?;
-            println!("created table {}", store.table());
+            let sdk = hosting_aws::sdk_config().await.map_err(|e| e.to_string())?;
+            hosting_aws::kms::ensure_table_key(&hosting_aws::kms::client(&sdk), store.table())
+                .await
+                .map_err(fail)?;
+            println!(
+                "created table {} and its secrets key {}",
+                store.table(),
+                hosting_aws::kms::default_alias(store.table())
+            );
+        }
+        Command::SealSecrets => {
+            let (sealed, changed) = seal_secrets(&store).await.map_err(fail)?;
+            println!("sealed {sealed} secrets stored plain; {changed} had changed meanwhile");
         }
         Command::CreateBrand {
             id,

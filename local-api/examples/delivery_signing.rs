@@ -25,6 +25,7 @@ use hosting_domain::Webhook;
 use hosting_domain::clock::{Clock, SystemClock};
 use hosting_domain::event::EventType;
 use hosting_domain::ports::Delivery;
+use hosting_domain::sealed::StoredSecret;
 use hosting_domain::webhook::generate_secret;
 use hosting_runtime::Runtime;
 use hosting_support::config::{Config, StoreKind};
@@ -117,7 +118,7 @@ async fn throughput(body: &str, deliveries: usize, rounds: usize, receiver_ms: u
             brand_id: format!("brand_{brand}"),
             url: url.clone(),
             events: vec![EventType::StreamStarted],
-            secret: generate_secret(),
+            secret: StoredSecret::Plain(generate_secret()),
             active: true,
             created_at: clock.now(),
             previous_secret: None,
@@ -125,6 +126,7 @@ async fn throughput(body: &str, deliveries: usize, rounds: usize, receiver_ms: u
             secret_rotated_at: None,
             signing_key: None,
             previous_signing_key: None,
+            public_key: None,
             failing_since: None,
             disabled_reason: None,
         };
@@ -143,7 +145,7 @@ async fn throughput(body: &str, deliveries: usize, rounds: usize, receiver_ms: u
         let signed = (round % 2 == 0) == (round / 2 % 2 == 0);
         // The same webhooks, stored again with a key pair or without one.
         for webhook in &mut webhooks {
-            webhook.signing_key = signed.then(generate_signing_key);
+            webhook.signing_key = signed.then(|| StoredSecret::Plain(generate_signing_key()));
             store
                 .delete_webhook(&webhook.brand_id, webhook.id)
                 .await

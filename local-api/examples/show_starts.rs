@@ -46,6 +46,7 @@ async fn runtime(backend: &str) -> Runtime {
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
                 recordings: None,
+                vault: None,
             };
             Runtime::assemble(config, clock, None, parts)
         }

@@ -124,6 +124,7 @@ pub async fn runtime(
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
                 recordings: None,
+                vault: None,
             };
             Runtime::assemble(config, clock, None, parts)
         }

@@ -3,7 +3,7 @@
 //! cancelled and the rest `scheduled`; then pages at offset 0 and deep, of all shows and of one
 //! status, and one show by id.
 
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::show::{Show, ShowStatus};
 
 use super::*;
@@ -47,7 +47,7 @@ async fn seed_shows(runtime: &Runtime, shows: Vec<Show>) -> Uuid {
         let store = runtime.app.store.clone();
         writing.spawn(async move {
             store
-                .create_show(&show, &StreamKeys::default(), None, None)
+                .create_show(&show, &SealedStreamKeys::default(), None, None)
                 .await
                 .unwrap();
         });

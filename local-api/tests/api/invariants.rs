@@ -87,7 +87,15 @@ async fn a_broken_invariant_fails_the_drop_check() {
 
     // An event the delivery queue refuses: the drain leaves it waiting for its retry.
     let app = &api.runtime.app;
-    let draining_at = |at| app_at(app.config.clone(), app.store.clone(), app.queue.clone(), at);
+    let draining_at = |at| {
+        app_at(
+            app.config.clone(),
+            app.store.clone(),
+            app.queue.clone(),
+            app.vault.clone(),
+            at,
+        )
+    };
     api.refuse_queue_bodies_containing(Some(&id)).await;
     let at = drain_time(api.now());
     assert_eq!(drain(&draining_at(at)).await, Vec::<String>::new());
@@ -115,6 +123,7 @@ async fn a_broken_invariant_fails_the_drop_check() {
         app.config.clone(),
         app.store.clone(),
         app.queue.clone(),
+        app.vault.clone(),
         at,
     ))
     .await;

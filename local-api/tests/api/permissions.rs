@@ -5,7 +5,7 @@
 //! serves any endpoint as a fallback (a trailing slash: `POST .../redeliver/`), so its
 //! function must allow every endpoint's actions too.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use hosting_http::endpoints::{ENDPOINTS, Endpoint};
@@ -15,66 +15,42 @@ use crate::common::fake_livekit::{
     API_SECRET, FakeLiveKit, participant_event, signed_webhook_with,
 };
 use crate::common::receiver::{Behaviour, Receiver};
+use crate::common::store_log::Call;
 use crate::common::*;
 use hosting_app::delivery::Deliverer;
 use hosting_runtime::LocalQueue;
 
 mod parking;
+mod template_policies;
+
+pub(super) use template_policies::{allowed_actions, discovery_leading_keys, missing, template};
 
 const GATEWAY_DEFAULT: &str = "GatewayDefaultFunction";
 
-/// Each function of the template and the DynamoDB actions its inline statements allow: on the
-/// table (`dynamodb:GetItem`), or on an index (`dynamodb:Query@index/due`).
-pub(super) fn allowed_actions(template: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let mut allowed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let (mut in_resources, mut resource, mut actions) = (false, String::new(), Vec::new());
-    for line in template.lines() {
-        if !line.starts_with(' ') && !line.is_empty() {
-            in_resources = line.trim_end() == "Resources:";
-            continue;
-        }
-        if !in_resources {
-            continue;
-        }
-        if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':'))
-            && !name.starts_with(' ')
-        {
-            resource = name.to_owned();
-            actions.clear();
-            continue;
-        }
-        let trimmed = line.trim().trim_start_matches("- ");
-        if trimmed.starts_with("Effect:") {
-            actions.clear();
-        }
-        let action = trimmed.strip_prefix("Action: ").unwrap_or(trimmed);
-        if action.starts_with("dynamodb:") {
-            actions.push(action.to_owned());
-        }
-        if let Some(target) = trimmed.strip_prefix("Resource: ") {
-            let on = if target.contains("Table.Arn}/index/due") {
-                "@index/due"
-            } else if target == "!GetAtt Table.Arn" {
-                ""
-            } else {
-                continue;
-            };
-            let entry = allowed.entry(resource.clone()).or_default();
-            entry.extend(actions.drain(..).map(|action| format!("{action}{on}")));
-        }
-    }
-    allowed
+/// Forgets the requests made so far, and the data keys cached: what follows is recorded as a
+/// cold instance would make it.
+pub(super) fn forget_requests(api: &TestApp) {
+    api.store_requests();
+    api.key_requests();
+    api.runtime.app.secrets().forget_cached_keys();
 }
 
-pub(super) fn template() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
-        .expect("template.yaml beside the workspace")
-}
-
-/// The IAM actions of the requests made since the last look.
-pub(super) fn actions_since(api: &TestApp) -> BTreeSet<String> {
-    api.store_requests()
+/// The requests made since the last look: DynamoDB's and KMS's. The data keys cached are
+/// dropped too: the next look is another function's, another instance.
+fn calls_since(api: &TestApp) -> Vec<Call> {
+    let calls = api
+        .store_requests()
         .calls
+        .into_iter()
+        .chain(api.key_requests())
+        .collect();
+    api.runtime.app.secrets().forget_cached_keys();
+    calls
+}
+
+/// The IAM actions of the requests made since the last look ([`calls_since`]).
+pub(super) fn actions_since(api: &TestApp) -> BTreeSet<String> {
+    calls_since(api)
         .into_iter()
         .flat_map(|call| call.iam_actions)
         .collect()
@@ -126,13 +102,26 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
             ),
         ),
         (_, "/streams/{id}") => (format!("/streams/{}", stream().await), None),
-        ("POST", "/streams/{id}/destinations") => (
-            format!("/streams/{}/destinations", stream().await),
-            Some(
-                json!({"platform": "tiktok", "ingest_url": "rtmps://push.example-live.com/live",
-                "stream_key": "perm-key-0001"}),
-            ),
-        ),
+        // Beside a destination it has: the repeat check opens the stored keys.
+        ("POST", "/streams/{id}/destinations") => {
+            let r = api
+                .start(
+                    &key,
+                    json!({"destinations": [{"platform": "tiktok",
+                        "ingest_url": "rtmps://push.example-live.com/live", "stream_key": "perm-key-0004"}]}),
+                )
+                .await;
+            r.assert_status(201);
+            let id = r.body["stream_id"].as_str().unwrap().to_owned();
+            made.streams.push(id.clone());
+            (
+                format!("/streams/{id}/destinations"),
+                Some(
+                    json!({"platform": "youtube", "ingest_url": "rtmps://push.example-live.com/live",
+                    "stream_key": "perm-key-0001"}),
+                ),
+            )
+        }
         (_, p) if p.contains("{destination_id}") => {
             // A test stream with one destination, made through the API.
             let r = api
@@ -204,7 +193,7 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
         (_, p) => (p.into(), None),
     };
     // What was made for it is not its own.
-    api.store_requests();
+    forget_requests(api);
     let key = match endpoint.access {
         hosting_http::endpoints::Access::Public => None,
         hosting_http::endpoints::Access::Keyed(_) => Some(key.as_str()),
@@ -223,24 +212,11 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
     (r, made)
 }
 
-/// Where each function's actions fall short of what its code called.
-pub(super) fn missing(
-    allowed: &BTreeMap<String, BTreeSet<String>>,
-    function: &str,
-    called: &BTreeSet<String>,
-    what: &str,
-) -> Vec<String> {
-    let granted = allowed.get(function).cloned().unwrap_or_default();
-    called
-        .difference(&granted)
-        .map(|action| format!("{what}: {function} lacks {action}"))
-        .collect()
-}
-
 #[tokio::test]
 #[ignore = "needs DynamoDB (moto) to record the requests: scripts/test.sh runs it"]
 async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     let allowed = allowed_actions(&template());
+    let discovery_keys = discovery_leading_keys(&template());
     let fake = FakeLiveKit::start().await;
     let api = TestApp::builder()
         .with_private_webhook_urls()
@@ -253,9 +229,19 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
         let what = format!("{} {}", endpoint.method, endpoint.path);
         // A call that failed would not show what its success needs.
         assert!(r.status.is_success(), "{what}: {} {}", r.status, r.body);
-        let called = actions_since(&api);
+        let calls = calls_since(&api);
+        let called: BTreeSet<String> = calls.iter().flat_map(|c| c.iam_actions.clone()).collect();
         made.clean_up(&api).await;
         let function = endpoint.function.template_resource();
+        if endpoint.function == hosting_http::endpoints::Function::Discovery {
+            for pk in calls.iter().flat_map(|c| &c.partition_keys) {
+                if !discovery_keys.contains(pk) {
+                    problems.push(format!(
+                        "{what}: DiscoveryFunction may not read partition {pk}"
+                    ));
+                }
+            }
+        }
         problems.extend(missing(&allowed, function, &called, &what));
         problems.extend(missing(
             &allowed,
@@ -267,7 +253,7 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
 
     // LiveKit's events: a stream going live, a viewer joining and leaving, the room finishing.
     let (id, room, _) = start_live(&api, 30).await;
-    api.store_requests();
+    forget_requests(&api);
     for (event, kind, event_id) in [
         ("participant_joined", Some("AGENT"), "EV_perm_agent"),
         ("participant_joined", None, "EV_perm_join"),
@@ -315,7 +301,7 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     api.post_livekit(&signed_webhook_with(&joined, API_SECRET, 600))
         .await
         .assert_status(200);
-    api.store_requests();
+    forget_requests(&api);
     api.advance(chrono::Duration::seconds(1));
     hosting_app::service::timers::sweep(&api.runtime.app)
         .await
@@ -365,7 +351,7 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     // The timers' sweep, with a stream past its deadline and a room left to delete.
     let (_, _, _) = start_live(&api, 30).await;
     api.advance(chrono::Duration::minutes(40));
-    api.store_requests();
+    forget_requests(&api);
     hosting_app::service::timers::sweep(&api.runtime.app)
         .await
         .unwrap();
@@ -374,7 +360,7 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     problems.extend(missing(&allowed, "TimersFunction", &called, "timers sweep"));
 
     // The relay's sweep, with the events all this wrote.
-    api.store_requests();
+    forget_requests(&api);
     hosting_app::delivery::relay::sweep(&api.runtime.app, Duration::ZERO)
         .await
         .unwrap();
@@ -413,7 +399,7 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
         panic!("the DynamoDB stage delivers through SQS");
     };
     let deliverer = Deliverer::new(Duration::from_secs(5), true).unwrap();
-    api.store_requests();
+    forget_requests(&api);
     delivery::handle(
         &api.runtime.app,
         queue,
@@ -427,20 +413,4 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     problems.extend(missing(&allowed, "DeliveryFunction", &called, "delivery"));
 
     assert_eq!(problems, Vec::<String>::new());
-}
-
-/// The template's reading is not vacuous: it finds the table and index statements, and a
-/// function missing an action the code needs is reported.
-#[test]
-fn the_policies_are_read_from_the_template() {
-    let allowed = allowed_actions(&template());
-    assert!(allowed["StreamsFunction"].contains("dynamodb:UpdateItem"));
-    assert!(allowed["TimersFunction"].contains("dynamodb:Query@index/due"));
-    assert!(!allowed["StreamsFunction"].contains("dynamodb:Query@index/due"));
-    assert!(!allowed["DiscoveryFunction"].contains("dynamodb:PutItem"));
-    let called = BTreeSet::from(["dynamodb:PutItem".to_owned()]);
-    assert_eq!(
-        missing(&allowed, "DiscoveryFunction", &called, "x"),
-        ["x: DiscoveryFunction lacks dynamodb:PutItem"]
-    );
 }

@@ -64,6 +64,7 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
             queue: LocalQueue::Embedded(EmbeddedQueue::new()),
             scheduler: None,
             recordings: Some(Arc::new(recordings)),
+            vault: None,
         },
     );
     // The base fixtures, and history with a stream in each final status.

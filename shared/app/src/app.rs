@@ -31,6 +31,8 @@ pub struct AppParts {
     pub rooms: Option<Arc<dyn RoomProvider>>,
     /// Where recordings are kept and how they are handed out.
     pub recordings: Arc<dyn hosting_domain::ports::RecordingStorage>,
+    /// The stack's key for secrets at rest: [`App::secrets`] seals and opens with it.
+    pub vault: Arc<dyn hosting_domain::ports::KeyVault>,
 }
 
 /// The store seen through one port at a time.
@@ -104,6 +106,7 @@ pub struct Caches {
 pub struct AppInner {
     parts: AppParts,
     pub caches: Caches,
+    secrets: crate::secrets::Secrets,
 }
 
 /// Cheap to clone; handlers receive it as axum state.
@@ -113,6 +116,7 @@ pub struct App(Arc<AppInner>);
 impl App {
     pub fn new(parts: AppParts) -> Self {
         Self(Arc::new(AppInner {
+            secrets: crate::secrets::Secrets::new(parts.vault.clone()),
             parts,
             caches: Caches {
                 keys: TtlCache::new(KEY_TTL),
@@ -125,6 +129,11 @@ impl App {
 
     pub fn caches(&self) -> &Caches {
         &self.0.caches
+    }
+
+    /// Seals and opens stored secrets (docs/security.md, "Secrets at rest").
+    pub fn secrets(&self) -> &crate::secrets::Secrets {
+        &self.0.secrets
     }
 
     /// The key that signs the delivery log's cursors: the store's, read once per instance.

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod delivery;
 pub mod metrics;
 pub mod ratelimit;
+pub mod secrets;
 pub mod seed;
 pub mod service;
 pub mod sweep_budget;

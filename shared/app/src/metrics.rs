@@ -81,10 +81,13 @@ pub enum Metric {
     ShowsFailed,
     /// A show started or failed more than 60 s after its `starts_at`.
     ShowsLate,
+    /// A data key the stack's key (KMS) would not make or unwrap: secrets could not be sealed
+    /// or opened, so registrations, rotations, deliveries or egress starts failed (and retry).
+    SecretKeyFailures,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 27] = [
+    pub const ALL: [Metric; 28] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -112,6 +115,7 @@ impl Metric {
         Metric::ShowsStarted,
         Metric::ShowsFailed,
         Metric::ShowsLate,
+        Metric::SecretKeyFailures,
     ];
 
     pub fn name(self) -> &'static str {
@@ -143,6 +147,7 @@ impl Metric {
             Metric::ShowsStarted => "ShowsStarted",
             Metric::ShowsFailed => "ShowsFailed",
             Metric::ShowsLate => "ShowsLate",
+            Metric::SecretKeyFailures => "SecretKeyFailures",
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 pub mod dynamodb;
+pub mod kms;
 pub mod lambda_config;
 pub mod s3;
 pub mod scheduler;

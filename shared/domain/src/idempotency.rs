@@ -94,8 +94,12 @@ pub fn fingerprint(body: &Map<String, Value>) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAnswer {
     pub status: u16,
+    /// Empty when the body is sealed.
     pub body: String,
     pub location: Option<String>,
+    /// The body, sealed, when it carries a secret (a webhook's registration): the key's
+    /// record then holds no secret in the clear (docs/security.md, "Secrets at rest").
+    pub sealed_body: Option<crate::sealed::StoredSecret>,
 }
 
 #[cfg(test)]

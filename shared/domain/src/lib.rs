@@ -21,6 +21,7 @@ pub mod platform;
 pub mod ports;
 pub mod recording;
 pub mod room_cleanup;
+pub mod sealed;
 pub mod show;
 pub mod stream;
 pub mod validation;

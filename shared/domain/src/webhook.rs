@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use crate::clock::timestamp;
 use crate::event_type::EventType;
+use crate::sealed::StoredSecret;
 use crate::webhook_url::MAX_URL_CHARS;
 
 /// Most webhooks one brand may hold.
@@ -19,25 +20,31 @@ pub struct Webhook {
     pub brand_id: String,
     pub url: String,
     pub events: Vec<EventType>,
-    pub secret: String,
+    /// The `whsec_` secret, sealed (docs/security.md, "Secrets at rest").
+    pub secret: StoredSecret,
     pub active: bool,
     pub created_at: DateTime<Utc>,
     /// The secret the last rotation replaced, signing beside the current one until
     /// `previous_secret_expires_at`.
     #[serde(default)]
-    pub previous_secret: Option<String>,
+    pub previous_secret: Option<StoredSecret>,
     #[serde(default)]
     pub previous_secret_expires_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub secret_rotated_at: Option<DateTime<Utc>>,
-    /// The Ed25519 private key of `v1a` signatures ([`SIGNING_KEY_PREFIX`]), stored and kept
-    /// like the secret. `None` only for a webhook registered before key pairs existed, until
-    /// its next rotation.
+    /// The Ed25519 private key of `v1a` signatures ([`SIGNING_KEY_PREFIX`]), sealed like the
+    /// secret. `None` only for a webhook registered before key pairs existed, until its next
+    /// rotation.
     #[serde(default)]
-    pub signing_key: Option<String>,
+    pub signing_key: Option<StoredSecret>,
     /// The private key the last rotation replaced, signing until `previous_secret_expires_at`.
     #[serde(default)]
-    pub previous_signing_key: Option<String>,
+    pub previous_signing_key: Option<StoredSecret>,
+    /// The current key pair's public key (`whpk_`), stored in the clear beside its sealed
+    /// private key so that showing it needs no decrypt. `None` on a webhook written before
+    /// it was stored: then read from a plain private key.
+    #[serde(default)]
+    pub public_key: Option<String>,
     /// The first failed attempt of the current run of failures (docs/webhooks.md, "Endpoint
     /// health"); `None` after any success.
     #[serde(default)]
@@ -82,8 +89,8 @@ impl Webhook {
 
     /// The secrets that sign a delivery at `now`: the current one, then the previous one while
     /// its overlap lasts. Never more than two.
-    pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<&str> {
-        let mut secrets = vec![self.secret.as_str()];
+    pub fn signing_secrets(&self, now: DateTime<Utc>) -> Vec<&StoredSecret> {
+        let mut secrets = vec![&self.secret];
         if let (Some(previous), Some(expires_at)) =
             (&self.previous_secret, self.previous_secret_expires_at)
             && now < expires_at
@@ -94,8 +101,8 @@ impl Webhook {
     }
 
     /// The private keys that sign a delivery's `v1a` at `now`, like [`Self::signing_secrets`].
-    pub fn signing_keys(&self, now: DateTime<Utc>) -> Vec<&str> {
-        let mut keys: Vec<&str> = self.signing_key.as_deref().into_iter().collect();
+    pub fn signing_keys(&self, now: DateTime<Utc>) -> Vec<&StoredSecret> {
+        let mut keys: Vec<&StoredSecret> = self.signing_key.iter().collect();
         if let (Some(previous), Some(expires_at)) =
             (&self.previous_signing_key, self.previous_secret_expires_at)
             && now < expires_at
@@ -107,7 +114,11 @@ impl Webhook {
 
     /// `whpk_` and the base64 of the current public key.
     pub fn public_key(&self) -> Option<String> {
-        self.signing_key.as_deref().and_then(public_key)
+        match (&self.public_key, &self.signing_key) {
+            (Some(stored), _) => Some(stored.clone()),
+            (None, Some(StoredSecret::Plain(key))) => public_key(key),
+            (None, _) => None,
+        }
     }
 
     /// Whether the service disables this webhook for an attempt that failed at `at`: it has
@@ -115,25 +126,6 @@ impl Webhook {
     pub fn fails_too_long(&self, at: DateTime<Utc>, disable_after: TimeDelta) -> bool {
         self.failing_since
             .is_some_and(|since| at - since >= disable_after)
-    }
-
-    /// Replacing the current secret with `secret` at `now`: the replaced one signs too for
-    /// `overlap`, and any older one stops.
-    pub fn rotation(
-        &self,
-        secret: String,
-        signing_key: String,
-        overlap: TimeDelta,
-        now: DateTime<Utc>,
-    ) -> SecretRotation {
-        SecretRotation {
-            secret,
-            signing_key,
-            replaced: self.secret.clone(),
-            replaced_signing_key: self.signing_key.clone(),
-            replaced_expires_at: now + overlap,
-            rotated_at: now,
-        }
     }
 
     pub fn apply(&mut self, changes: &WebhookChanges) {
@@ -160,23 +152,30 @@ impl Webhook {
         if let Some(rotation) = &changes.rotation {
             self.secret = rotation.secret.clone();
             self.signing_key = Some(rotation.signing_key.clone());
-            self.previous_signing_key = rotation.replaced_signing_key.clone();
-            self.previous_secret = Some(rotation.replaced.clone());
+            self.public_key = Some(rotation.public_key.clone());
+            self.previous_signing_key = rotation.previous_signing_key.clone();
+            self.previous_secret = Some(rotation.previous.clone());
             self.previous_secret_expires_at = Some(rotation.replaced_expires_at);
             self.secret_rotated_at = Some(rotation.rotated_at);
         }
     }
 }
 
-/// A new current secret. Applied only while the webhook's secret is still `replaced`, so two
-/// racing rotations cannot both keep the same previous secret.
+/// A new current secret, every secret in it sealed. Applied only while the webhook's secret is
+/// still `replaced`, so two racing rotations cannot both keep the same previous secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SecretRotation {
-    pub secret: String,
+    pub secret: StoredSecret,
     /// The new Ed25519 private key; the replaced one signs for the same overlap.
-    pub signing_key: String,
-    pub replaced: String,
-    pub replaced_signing_key: Option<String>,
+    pub signing_key: StoredSecret,
+    /// The new key's public key (`whpk_`).
+    pub public_key: String,
+    /// The current secret as read, which the rotation requires unchanged.
+    pub replaced: StoredSecret,
+    /// The replaced secret as kept beside the new one: sealed, even when it was stored plain.
+    pub previous: StoredSecret,
+    /// The replaced private key as kept, sealed.
+    pub previous_signing_key: Option<StoredSecret>,
     pub replaced_expires_at: DateTime<Utc>,
     pub rotated_at: DateTime<Utc>,
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::store::{EmbeddedStore, State};
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::ports::*;
 use hosting_domain::show::{Show, ShowError, ShowStatus};
 use hosting_domain::{EventType, Stream, StreamEvent};
@@ -60,7 +60,7 @@ impl ShowStore for EmbeddedStore {
     async fn create_show(
         &self,
         show: &Show,
-        keys: &StreamKeys,
+        keys: &SealedStreamKeys,
         script: Option<&str>,
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateShowOutcome> {
@@ -114,7 +114,7 @@ impl ShowStore for EmbeddedStore {
     async fn update_scheduled_show(
         &self,
         changed: &Show,
-        keys: Option<&StreamKeys>,
+        keys: Option<&SealedStreamKeys>,
         script: Option<Option<&str>>,
     ) -> StoreResult<ShowChange> {
         let mut state = self.lock()?;
@@ -170,7 +170,7 @@ impl ShowStartStore for EmbeddedStore {
         Ok(Some(show))
     }
 
-    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(StreamKeys, Option<String>)> {
+    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(SealedStreamKeys, Option<String>)> {
         Ok(self
             .read()?
             .show_inputs

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use chrono::{DateTime, Duration, Utc};
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -54,7 +54,7 @@ pub(super) struct State {
     /// Streams' scripts, apart from the streams.
     pub(super) scripts: Map<Uuid, String>,
     /// Streams' destination keys, apart from the streams, until erased.
-    pub(super) stream_keys: Map<Uuid, StreamKeys>,
+    pub(super) stream_keys: Map<Uuid, SealedStreamKeys>,
     pub(super) webhooks: Map<Uuid, Webhook>,
     /// Each webhook's delivery log.
     pub(super) delivery_logs: Map<Uuid, super::delivery_log::DeliveryLogState>,
@@ -74,7 +74,7 @@ pub(super) struct State {
     pub(super) service_keys: Map<String, Vec<u8>>,
     /// Scheduled shows by id, and their destinations' keys and scripts apart from them.
     pub(super) shows: Map<Uuid, hosting_domain::show::Show>,
-    pub(super) show_inputs: Map<Uuid, (StreamKeys, Option<String>)>,
+    pub(super) show_inputs: Map<Uuid, (SealedStreamKeys, Option<String>)>,
     /// Each show's due moments (its start, its reminder), as the DynamoDB store's due index
     /// holds them.
     pub(super) shows_due: BTreeSet<(DateTime<Utc>, Uuid)>,

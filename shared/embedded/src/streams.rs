@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use hosting_domain::analytics::{
     AnalyticsStream, Figures, MAX_LISTED_STREAMS, Window, next_whole_minute,
 };
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::ports::*;
 use hosting_domain::room_cleanup::RoomCleanup;
 use hosting_domain::stream::Transition;
@@ -135,7 +135,7 @@ impl StreamStore for EmbeddedStore {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
         events: &[StreamEvent],
-        added_key: Option<(&str, &str)>,
+        added_key: Option<(&str, &hosting_domain::sealed::StoredSecret)>,
     ) -> StoreResult<Outcome<Stream>> {
         let mut state = self.lock()?;
         let Some(stored) = state.streams.get(&current.id) else {
@@ -168,7 +168,7 @@ impl StreamStore for EmbeddedStore {
                 .entry(stored.id)
                 .or_default()
                 .0
-                .push((destination_id.to_owned(), key.to_owned()));
+                .push((destination_id.to_owned(), key.clone()));
         }
         if !events.is_empty() {
             for event in events {
@@ -210,7 +210,7 @@ impl StreamStore for EmbeddedStore {
 
 #[async_trait]
 impl StreamKeyStore for EmbeddedStore {
-    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<SealedStreamKeys> {
         Ok(self
             .read()?
             .stream_keys

@@ -23,13 +23,17 @@ use tokio::sync::Semaphore;
 
 use hosting_app::app::{App, AppParts};
 use hosting_app::delivery::{Deliverer, parking, relay, worker};
+use hosting_app::secrets::LocalKeyVault;
 use hosting_app::service;
 use hosting_aws::dynamodb::DynamoStore;
+use hosting_aws::kms::KmsKeyVault;
 use hosting_aws::s3::S3Recordings;
 use hosting_aws::scheduler::{SchedulerTimers, TimerQueue};
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::Clock;
-use hosting_domain::ports::{DeliveryQueue, RecordingStorage, RoomProvider, Store, Timers};
+use hosting_domain::ports::{
+    DeliveryQueue, KeyVault, RecordingStorage, RoomProvider, Store, Timers,
+};
 use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers, FolderRecordings};
 use hosting_support::config::{ApiSecret, Config, RECORDING_UPLOAD_KEY_PARAMETER, StoreKind};
 
@@ -81,6 +85,9 @@ pub struct Parts {
     pub scheduler: Option<SchedulerTimers>,
     /// `None`: the folder of `RECORDINGS_DIR`, served by the local server.
     pub recordings: Option<Arc<dyn RecordingStorage>>,
+    /// The stack's key for secrets at rest; `None`: a key of the process
+    /// ([`hosting_app::secrets::LocalKeyVault`]), for the embedded store.
+    pub vault: Option<Arc<dyn KeyVault>>,
 }
 
 impl Runtime {
@@ -101,6 +108,7 @@ impl Runtime {
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
                 scheduler: None,
                 recordings: None,
+                vault: None,
             },
         )
     }
@@ -125,6 +133,9 @@ impl Runtime {
         let recordings = parts.recordings.unwrap_or_else(|| {
             Arc::new(folder_recordings(&config, clock.clone())) as Arc<dyn RecordingStorage>
         });
+        let vault = parts
+            .vault
+            .unwrap_or_else(|| Arc::new(LocalKeyVault::new()) as Arc<dyn KeyVault>);
         let app = App::new(AppParts {
             config,
             clock,
@@ -133,6 +144,7 @@ impl Runtime {
             queue,
             rooms,
             recordings,
+            vault,
         });
         Self {
             app,
@@ -168,6 +180,14 @@ impl Runtime {
             .table_name
             .clone()
             .ok_or("TABLE_NAME is required with STORE=dynamodb")?;
+        let vault = KmsKeyVault::new(
+            hosting_aws::kms::client(&sdk),
+            config
+                .secrets_key_id
+                .clone()
+                .unwrap_or_else(|| hosting_aws::kms::default_alias(&table)),
+            table.clone(),
+        );
         let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
         let queue = match (&config.delivery_queue_url, &config.delivery_dlq_url) {
             (Some(queue), Some(dlq)) => LocalQueue::Sqs(SqsQueue::new(
@@ -231,6 +251,7 @@ impl Runtime {
                 queue,
                 scheduler,
                 recordings,
+                vault: Some(Arc::new(vault)),
             },
         ))
     }

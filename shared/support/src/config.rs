@@ -120,6 +120,9 @@ pub struct Config {
     /// The SQS queue a Scheduler timer is handed to for its last seconds (docs/lifecycle.md,
     /// "Timers on AWS").
     pub timer_queue_url: Option<String>,
+    /// The KMS key that seals stored secrets on DynamoDB (docs/security.md, "Secrets at
+    /// rest"); unset locally: the alias `alias/<TABLE_NAME>-secrets`.
+    pub secrets_key_id: Option<String>,
     /// `None` when `LIVEKIT_URL` is unset: live-key starts then fail with `502 launch_failed`.
     pub livekit: Option<LiveKitConfig>,
     pub preparing_timeout: Duration,
@@ -361,6 +364,7 @@ impl Config {
             scheduler_role_arn: get("SCHEDULER_ROLE_ARN"),
             scheduler_dlq_arn: get("SCHEDULER_DLQ_ARN"),
             timer_queue_url: get("TIMER_QUEUE_URL"),
+            secrets_key_id: get("SECRETS_KEY_ID"),
             livekit,
             preparing_timeout,
             dispatch_retry,

@@ -78,6 +78,7 @@ async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
                 queue: LocalQueue::Embedded(hosting_embedded::EmbeddedQueue::new()),
                 scheduler: None,
                 recordings: None,
+                vault: None,
             },
         );
         // The window's streams, one every 20 minutes back from now, and history before it.

@@ -30,6 +30,8 @@ pub struct TestApp {
     pub(super) background: Vec<tokio::task::JoinHandle<()>>,
     pub(super) store_log: store_log::StoreLog,
     pub(super) queue_log: store_log::QueueLog,
+    /// KMS's requests, on DynamoDB.
+    pub(super) key_log: Option<store_log::Recorder>,
     /// The fake LiveKit the app was built with, whose rooms the drop check reads.
     pub(super) livekit: Option<fake_livekit::FakeLiveKit>,
     /// Whether dropping it checks the invariants (`invariants.rs`); off once a test breaks the
@@ -72,6 +74,7 @@ impl Drop for TestApp {
             (Some(embedded), _, LocalQueue::Embedded(queue)) => invariants::Backend::Embedded {
                 store: embedded.clone(),
                 queue: queue.clone(),
+                vault: self.runtime.app.vault.clone(),
             },
             (None, Some(dynamo), LocalQueue::Sqs(queue)) => invariants::Backend::DynamoDb {
                 table: dynamo.table().to_owned(),
@@ -135,7 +138,7 @@ impl TestApp {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = hosting_livekit::rooms_from_config(&config);
-        let (mut parts, dynamo, store_log, queue_log) =
+        let (mut parts, dynamo, store_log, queue_log, key_log) =
             backend::parts_logged(viewer_partitions).await;
         if let Some(bucket) = config
             .recordings
@@ -165,6 +168,7 @@ impl TestApp {
             background,
             store_log,
             queue_log,
+            key_log,
             livekit,
             check_invariants: std::sync::atomic::AtomicBool::new(true),
             in_outage: std::sync::atomic::AtomicBool::new(false),
@@ -192,6 +196,14 @@ impl TestApp {
     /// The store requests the app made since the last call (seeding's included).
     pub fn store_requests(&self) -> store_log::StoreRequests {
         self.store_log.take()
+    }
+
+    /// The KMS requests the app made since the last call (none on the embedded backend).
+    pub fn key_requests(&self) -> Vec<store_log::Call> {
+        self.key_log
+            .as_ref()
+            .map(store_log::Recorder::take)
+            .unwrap_or_default()
     }
 
     /// The delivery queue requests that carried work since the last call
@@ -236,6 +248,7 @@ impl TestApp {
     pub fn another_instance(&self) -> local_api::ApiService {
         let app = &self.runtime.app;
         local_api::service(hosting_app::App::new(hosting_app::app::AppParts {
+            vault: app.vault.clone(),
             config: app.config.clone(),
             clock: app.clock.clone(),
             store: app.store.clone(),

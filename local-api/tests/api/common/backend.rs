@@ -63,15 +63,23 @@ pub async fn own_recordings_bucket(name: &str) -> S3Recordings {
 
 /// The parts of a fresh backend, and the DynamoDB store when that is the backend.
 pub async fn parts() -> (Parts, Option<DynamoStore>) {
-    let (parts, dynamo, _, _) = parts_logged(None).await;
+    let (parts, dynamo, _, _, _) = parts_logged(None).await;
     (parts, dynamo)
 }
 
-/// [`parts`], and the logs of the store and queue requests made through them; on DynamoDB
-/// with a live stream's viewer shards under `viewer_partitions` partition keys when given.
+/// [`parts`], and the logs of the store, queue and (on DynamoDB) KMS requests made through
+/// them; on DynamoDB with a live stream's viewer shards under `viewer_partitions` partition
+/// keys when given. On DynamoDB, secrets are sealed with a KMS key of the test's table, made
+/// as `admin create-table` makes it.
 pub async fn parts_logged(
     viewer_partitions: Option<u32>,
-) -> (Parts, Option<DynamoStore>, StoreLog, QueueLog) {
+) -> (
+    Parts,
+    Option<DynamoStore>,
+    StoreLog,
+    QueueLog,
+    Option<Recorder>,
+) {
     if !is_dynamodb() {
         let store = EmbeddedStore::new();
         let log = StoreLog::Embedded {
@@ -85,8 +93,9 @@ pub async fn parts_logged(
             queue: LocalQueue::Embedded(queue.clone()),
             scheduler: None,
             recordings: None,
+            vault: None,
         };
-        return (parts, None, log, QueueLog::Embedded(queue));
+        return (parts, None, log, QueueLog::Embedded(queue), None);
     }
     let sdk = sdk().await;
     let name = format!("test-{}", uuid::Uuid::new_v4().simple());
@@ -102,6 +111,7 @@ pub async fn parts_logged(
     }
     store.create_table().await.expect("create table");
     let queue_recorder = Recorder::default();
+    let key_recorder = Recorder::default();
     let sqs = aws_sdk_sqs::Client::from_conf(
         aws_sdk_sqs::config::Builder::from(&sdk)
             .interceptor(queue_recorder.clone())
@@ -123,12 +133,36 @@ pub async fn parts_logged(
         queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
         scheduler: None,
         recordings: Some(Arc::new(recordings_bucket(&sdk).await)),
+        vault: Some(Arc::new(kms_vault(&sdk, &name, key_recorder.clone()).await)),
     };
     (
         parts,
         Some(store),
         StoreLog::Dynamo(recorder),
         QueueLog::Sqs(queue_recorder),
+        Some(key_recorder),
+    )
+}
+
+/// The vault of `table`'s secrets: its key made (and found by its alias) as `admin
+/// create-table` makes it, the client's requests recorded by `recorder`.
+pub async fn kms_vault(
+    sdk: &aws_config::SdkConfig,
+    table: &str,
+    recorder: Recorder,
+) -> hosting_aws::kms::KmsKeyVault {
+    let client = aws_sdk_kms::Client::from_conf(
+        aws_sdk_kms::config::Builder::from(sdk)
+            .interceptor(recorder)
+            .build(),
+    );
+    hosting_aws::kms::ensure_table_key(&client, table)
+        .await
+        .expect("the table's secrets key");
+    hosting_aws::kms::KmsKeyVault::new(
+        client,
+        hosting_aws::kms::default_alias(table),
+        table.to_owned(),
     )
 }
 

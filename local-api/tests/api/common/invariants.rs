@@ -36,7 +36,8 @@ use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::sqs::SqsQueue;
 use hosting_domain::clock::ManualClock;
 use hosting_domain::ports::{
-    DeliveryQueue, Outbox, RoomCleanupStore, Store, StreamKeyStore, StreamListStore, StreamStore,
+    DeliveryQueue, KeyVault, Outbox, RoomCleanupStore, Store, StreamKeyStore, StreamListStore,
+    StreamStore,
 };
 use hosting_domain::{EventType, Stream, StreamEvent, StreamStatus};
 use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers};
@@ -60,6 +61,8 @@ pub(super) enum Backend {
     Embedded {
         store: EmbeddedStore,
         queue: EmbeddedQueue,
+        /// The app's own: a key of the process.
+        vault: Arc<dyn KeyVault>,
     },
     DynamoDb {
         table: String,
@@ -95,6 +98,16 @@ pub(super) fn violations(subject: Subject) -> Vec<String> {
     .unwrap_or_else(|_| vec!["the invariant check itself panicked".into()])
 }
 
+/// What the check reads from a backend: its store, queue and vault, the events it holds and
+/// each brand's count of active streams.
+type Read = (
+    Arc<dyn Store>,
+    Arc<dyn DeliveryQueue>,
+    Arc<dyn KeyVault>,
+    Vec<StreamEvent>,
+    BTreeMap<String, u32>,
+);
+
 async fn check(subject: Subject) -> Vec<String> {
     let Subject {
         backend,
@@ -104,46 +117,60 @@ async fn check(subject: Subject) -> Vec<String> {
         outbox_must_drain,
         seeded_streams,
     } = subject;
-    let (store, queue, events, active): (Arc<dyn Store>, Arc<dyn DeliveryQueue>, _, _) =
-        match backend {
-            Backend::Embedded { store, queue } => {
-                let events = store.emitted_events();
-                let active: BTreeMap<String, u32> = brands(&events)
-                    .into_iter()
-                    .map(|brand| {
-                        let count = store.active_streams(&brand);
-                        (brand, count)
-                    })
-                    .collect();
-                (Arc::new(store), Arc::new(queue), events, active)
+    let (store, queue, vault, events, active): Read = match backend {
+        Backend::Embedded {
+            store,
+            queue,
+            vault,
+        } => {
+            let events = store.emitted_events();
+            let active: BTreeMap<String, u32> = brands(&events)
+                .into_iter()
+                .map(|brand| {
+                    let count = store.active_streams(&brand);
+                    (brand, count)
+                })
+                .collect();
+            (Arc::new(store), Arc::new(queue), vault, events, active)
+        }
+        Backend::DynamoDb {
+            table,
+            queue_url,
+            dlq_url,
+        } => {
+            // Fault rules a test left for its table must not fail the check's own requests.
+            if std::env::var_os("FAULT_PROXY_URL").is_some() {
+                faults::clear(&table).await;
             }
-            Backend::DynamoDb {
-                table,
-                queue_url,
-                dlq_url,
-            } => {
-                // Fault rules a test left for its table must not fail the check's own requests.
-                if std::env::var_os("FAULT_PROXY_URL").is_some() {
-                    faults::clear(&table).await;
-                }
-                let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
-                let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
-                let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), queue_url, dlq_url);
-                let events = backend::scan_events(&store).await;
-                let mut active = BTreeMap::new();
-                for brand in brands(&events) {
-                    let counters = store.brand_counters(&brand).await.unwrap_or_default();
-                    let count = match counters.get("active") {
-                        Some(AttributeValue::N(n)) => n.parse().unwrap_or(u32::MAX),
-                        _ => 0,
-                    };
-                    active.insert(brand, count);
-                }
-                (Arc::new(store), Arc::new(queue), events, active)
+            let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
+            let vault = hosting_aws::kms::KmsKeyVault::new(
+                hosting_aws::kms::client(&sdk),
+                hosting_aws::kms::default_alias(&table),
+                table.clone(),
+            );
+            let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);
+            let queue = SqsQueue::new(aws_sdk_sqs::Client::new(&sdk), queue_url, dlq_url);
+            let events = backend::scan_events(&store).await;
+            let mut active = BTreeMap::new();
+            for brand in brands(&events) {
+                let counters = store.brand_counters(&brand).await.unwrap_or_default();
+                let count = match counters.get("active") {
+                    Some(AttributeValue::N(n)) => n.parse().unwrap_or(u32::MAX),
+                    _ => 0,
+                };
+                active.insert(brand, count);
             }
-        };
+            (
+                Arc::new(store),
+                Arc::new(queue),
+                Arc::new(vault),
+                events,
+                active,
+            )
+        }
+    };
     let at = drain_time(test_now);
-    let mut violations = drain(&app_at(config, store.clone(), queue, at)).await;
+    let mut violations = drain(&app_at(config, store.clone(), queue, vault, at)).await;
     if outbox_must_drain {
         violations.extend(undrained(&*store, at).await);
     }
@@ -169,6 +196,7 @@ pub fn app_at(
     config: Config,
     store: Arc<dyn Store>,
     queue: Arc<dyn DeliveryQueue>,
+    vault: Arc<dyn KeyVault>,
     at: DateTime<Utc>,
 ) -> App {
     let rooms = hosting_livekit::rooms_from_config(&config);
@@ -182,6 +210,7 @@ pub fn app_at(
         queue,
         rooms,
         recordings,
+        vault,
     })
 }
 

@@ -24,6 +24,8 @@ pub struct Call {
     /// The `sk` of every key the request names (`POS` for a stream's position copy, `DAY`
     /// for a day's first position, `RATE` for the rate-limit count, ...).
     pub sort_keys: Vec<String>,
+    /// The partition key of every key the request names, and a query's (`pk = :v`).
+    pub partition_keys: Vec<String>,
     pub start: Instant,
     pub end: Option<Instant>,
     /// What IAM must allow for it, as a role's policy names it: `dynamodb:GetItem`, one per
@@ -63,7 +65,7 @@ fn iam_actions(operation: &str, body: &Value) -> Vec<String> {
     }
 }
 
-/// Records every request of the client it is installed on (DynamoDB's or SQS's).
+/// Records every request of the client it is installed on (DynamoDB's, SQS's or KMS's).
 #[derive(Debug, Clone, Default)]
 pub struct Recorder(Arc<Mutex<Calls>>);
 
@@ -92,6 +94,30 @@ fn sort_keys(body: &Value) -> Vec<String> {
                 found.extend(sk(key));
             }
         }
+    }
+    found
+}
+
+/// The `pk` of every key named in a request body, and the `pk` a query's condition names.
+fn partition_keys(body: &Value) -> Vec<String> {
+    let pk = |key: &Value| key["pk"]["S"].as_str().map(str::to_owned);
+    let mut found: Vec<String> = body.get("Key").and_then(pk).into_iter().collect();
+    if let Some(tables) = body["RequestItems"].as_object() {
+        for table in tables.values() {
+            for key in table["Keys"].as_array().into_iter().flatten() {
+                found.extend(pk(key));
+            }
+        }
+    }
+    if let Some(condition) = body["KeyConditionExpression"].as_str()
+        && let Some(rest) = condition.strip_prefix("pk = ")
+    {
+        let name = rest.split_whitespace().next().unwrap_or_default();
+        found.extend(
+            body["ExpressionAttributeValues"][name]["S"]
+                .as_str()
+                .map(str::to_owned),
+        );
     }
     found
 }
@@ -125,13 +151,23 @@ impl Intercept for Recorder {
         cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
         let (operation, body) = operation_and_body(context);
+        let kms = context
+            .request()
+            .headers()
+            .get("x-amz-target")
+            .is_some_and(|target| target.starts_with("TrentService."));
         let mut recorded = self.0.lock().unwrap();
         let generation = recorded.generation;
         let calls = &mut recorded.calls;
         calls.push(Call {
-            iam_actions: iam_actions(&operation, &body),
+            iam_actions: if kms {
+                vec![format!("kms:{operation}")]
+            } else {
+                iam_actions(&operation, &body)
+            },
             operation,
             sort_keys: sort_keys(&body),
+            partition_keys: partition_keys(&body),
             limit: body["Limit"].as_u64(),
             start: Instant::now(),
             end: None,

@@ -72,7 +72,9 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
         brand_id: "brand_a".into(),
         url: format!("https://127.0.0.1:{}/hook", receiver.port()),
         events: vec![hosting_domain::EventType::StreamStarted],
-        secret: hosting_domain::webhook::generate_secret(),
+        secret: hosting_domain::sealed::StoredSecret::Plain(
+            hosting_domain::webhook::generate_secret(),
+        ),
         active: true,
         created_at: api.now(),
         previous_secret: None,
@@ -80,6 +82,7 @@ async fn a_private_literal_stored_before_the_rules_is_refused_at_delivery() {
         secret_rotated_at: None,
         signing_key: None,
         previous_signing_key: None,
+        public_key: None,
         failing_since: None,
         disabled_reason: None,
     };

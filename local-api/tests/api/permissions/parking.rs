@@ -10,7 +10,7 @@ use hosting_domain::EventType;
 use hosting_domain::ports::Delivery;
 use serde_json::json;
 
-use super::{actions_since, allowed_actions, missing, template};
+use super::{actions_since, allowed_actions, forget_requests, missing, template};
 use crate::common::receiver::{Behaviour, Receiver};
 use crate::common::*;
 
@@ -64,7 +64,7 @@ async fn dynamodb_only_parking_is_allowed_to_every_function_that_parks_or_wakes(
     )
     .await
     .unwrap();
-    api.store_requests();
+    forget_requests(&api);
     parking::queue_or_park(app, "brand_a", vec![delivery(2)])
         .await
         .unwrap();
@@ -99,7 +99,7 @@ async fn dynamodb_only_parking_is_allowed_to_every_function_that_parks_or_wakes(
     // Due a moment ago (the app's clock stands still here).
     let due = api.now() - chrono::Duration::seconds(1);
     store.set_parked_wake("brand_a", due).await.unwrap();
-    api.store_requests();
+    forget_requests(&api);
     assert_eq!(parking::sweep(app).await.unwrap(), 2);
     let called = actions_since(&api);
     assert!(called.contains("dynamodb:Query@index/due"), "{called:?}");
@@ -116,7 +116,7 @@ async fn dynamodb_only_parking_is_allowed_to_every_function_that_parks_or_wakes(
         .await
         .unwrap();
     store.set_parked_wake("brand_a", api.now()).await.unwrap();
-    api.store_requests();
+    forget_requests(&api);
     let deliverer = Deliverer::new(Duration::from_secs(5), true).unwrap();
     worker::process(app, &deliverer, delivery(4)).await.unwrap();
     let called = actions_since(&api);

@@ -57,6 +57,7 @@ pub(super) async fn on_scheduler_with(
         queue: app.queue.clone(),
         rooms: app.rooms.clone(),
         recordings: app.recordings.clone(),
+        vault: app.vault.clone(),
     });
     (app, client, group, queue)
 }

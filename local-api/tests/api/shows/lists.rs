@@ -2,7 +2,7 @@
 //! `GET /streams` takes them, `total` of the filter, only the brand's own shows, and a page
 //! that reads what it shows plus the shows it skips inside one hour, whatever the count.
 
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::show::{Show, ShowStatus};
 
 use super::*;
@@ -245,7 +245,7 @@ async fn pages_over_months_and_years_of_shows_start_at_their_offset() {
                 api.now() + TimeDelta::days(days) + TimeDelta::minutes(i),
             );
             store
-                .create_show(&show, &StreamKeys::default(), None, None)
+                .create_show(&show, &SealedStreamKeys::default(), None, None)
                 .await
                 .unwrap();
             made.push((show.starts_at, show.public_id()));

@@ -16,6 +16,7 @@ mod public_key;
 mod redeliver;
 mod register;
 mod rotate;
+mod secrets_at_rest;
 
 use std::time::Duration;
 

@@ -94,6 +94,24 @@ pub enum AttemptOutcome {
     NotAttempted,
 }
 
+/// What signs one delivery: the webhook's secrets and private keys that sign at its moment,
+/// opened for the attempt alone (docs/security.md, "Secrets at rest"), current first.
+pub struct Signing {
+    pub secrets: Vec<String>,
+    pub keys: Vec<String>,
+}
+
+impl std::fmt::Debug for Signing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Signing(<{} secrets, {} keys redacted>)",
+            self.secrets.len(),
+            self.keys.len()
+        )
+    }
+}
+
 /// The log's `error` of a delivery that ended failed, unattempted, on a disabled webhook.
 pub const NOT_ATTEMPTED: &str = "webhook disabled: not attempted";
 
@@ -158,10 +176,11 @@ impl Deliverer {
         })
     }
 
-    /// One attempt of `delivery` to `webhook`, signed as of `now`.
+    /// One attempt of `delivery` to `webhook`, signed with `signing` as of `now`.
     pub async fn attempt(
         &self,
         webhook: &Webhook,
+        signing: &Signing,
         delivery: &Delivery,
         now: DateTime<Utc>,
     ) -> AttemptOutcome {
@@ -184,7 +203,8 @@ impl Deliverer {
         }
 
         let timestamp = now.timestamp();
-        let secrets = webhook.signing_secrets(now);
+        let secrets: Vec<&str> = signing.secrets.iter().map(String::as_str).collect();
+        let keys: Vec<&str> = signing.keys.iter().map(String::as_str).collect();
         let mut headers = HeaderMap::new();
         let mut put = |name: &'static str, value: String| {
             if let Ok(value) = value.parse() {
@@ -202,12 +222,7 @@ impl Deliverer {
         put("webhook-timestamp", timestamp.to_string());
         let signatures = [
             signing::standard_signature(&secrets, &delivery.event_id, timestamp, &delivery.body),
-            signing::asymmetric_signature(
-                &webhook.signing_keys(now),
-                &delivery.event_id,
-                timestamp,
-                &delivery.body,
-            ),
+            signing::asymmetric_signature(&keys, &delivery.event_id, timestamp, &delivery.body),
         ];
         let signatures: Vec<String> = signatures.into_iter().flatten().collect();
         if !signatures.is_empty() {

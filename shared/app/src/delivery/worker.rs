@@ -9,11 +9,12 @@ use crate::app::App;
 use crate::metrics::{self, Metric};
 use hosting_domain::delivery_log::{DeliveredEvent, DeliveryAttempt};
 use hosting_domain::error::StoreError;
-use hosting_domain::ports::{DeadLetter, Delivery, ParkedClaim, WebhookDisable};
+use hosting_domain::ports::{DeadLetter, Delivery, ParkedClaim, StoreResult, WebhookDisable};
+use hosting_domain::sealed::SecretScope;
 use hosting_domain::webhook::DisabledReason;
 use hosting_domain::{StreamEvent, Webhook};
 
-use super::client::{AttemptOutcome, Deliverer};
+use super::client::{AttemptOutcome, Deliverer, Signing};
 use super::parking;
 use super::retry;
 
@@ -301,7 +302,7 @@ async fn deliver(
         }
         None => return Ok(Processed::Skipped),
     };
-    let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, delivery).await;
+    let (outcome, attempted_at, duration_ms) = attempt(app, deliverer, &webhook, delivery).await?;
     let (processed, next_attempt_at) = match &outcome {
         AttemptOutcome::Delivered { .. } => {
             // A healthy webhook costs no write here.
@@ -448,18 +449,42 @@ fn count(processed: &Processed) {
     }
 }
 
+/// The secrets and private keys that sign for `webhook` at `at`, opened. A failure (the
+/// stack's key unavailable) fails the delivery's processing, which is retried like any store
+/// failure; nothing is sent unsigned.
+pub async fn signing(app: &App, webhook: &Webhook, at: DateTime<Utc>) -> StoreResult<Signing> {
+    let secrets = app.secrets();
+    Ok(Signing {
+        secrets: secrets
+            .open_all(
+                &SecretScope::WebhookSecret(&webhook.id),
+                &webhook.signing_secrets(at),
+            )
+            .await?,
+        keys: secrets
+            .open_all(
+                &SecretScope::WebhookSigningKey(&webhook.id),
+                &webhook.signing_keys(at),
+            )
+            .await?,
+    })
+}
+
 /// One attempt, timed.
 pub async fn attempt(
     app: &App,
     deliverer: &Deliverer,
     webhook: &Webhook,
     delivery: &Delivery,
-) -> (AttemptOutcome, DateTime<Utc>, u64) {
+) -> StoreResult<(AttemptOutcome, DateTime<Utc>, u64)> {
     let attempted_at = app.clock.now();
+    let signing = signing(app, webhook, attempted_at).await?;
     let started = Instant::now();
-    let outcome = deliverer.attempt(webhook, delivery, attempted_at).await;
+    let outcome = deliverer
+        .attempt(webhook, &signing, delivery, attempted_at)
+        .await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    (outcome, attempted_at, duration_ms)
+    Ok((outcome, attempted_at, duration_ms))
 }
 
 /// Adds the attempt to the webhook's delivery log. A log write that fails is reported, not

@@ -12,6 +12,7 @@ use hosting_domain::Caller;
 use hosting_domain::error::{ApiError, ApiResult};
 use hosting_domain::idempotency::{self, Endpoint, StoredAnswer};
 use hosting_domain::ports::{IdempotencyBinding, KeyHold};
+use hosting_domain::sealed::SecretScope;
 use hosting_support::admission;
 
 /// How long a request holds its key before another may take it over, when it created nothing:
@@ -53,6 +54,17 @@ impl Held {
             answer,
             at: app.clock.now(),
         }
+    }
+
+    /// `answer` with its body sealed to this key (docs/security.md, "Secrets at rest"): for an
+    /// answer that shows a secret.
+    pub async fn sealed(&self, app: &App, answer: &StoredAnswer) -> ApiResult<StoredAnswer> {
+        let scope = SecretScope::IdempotentAnswer(&self.key_id);
+        Ok(StoredAnswer {
+            body: String::new(),
+            sealed_body: Some(app.secrets().seal(&scope, &answer.body).await?),
+            ..answer.clone()
+        })
     }
 }
 
@@ -112,7 +124,7 @@ pub async fn begin(
             answer,
         } if bound == fingerprint => Ok(match answer {
             Some(stored) => Begin::Replay(Answer {
-                stored,
+                stored: opened(app, &key_id, stored).await?,
                 replayed: true,
             }),
             None => Begin::Rebuild {
@@ -122,6 +134,22 @@ pub async fn begin(
         }),
         KeyHold::Held { .. } | KeyHold::Bound { .. } => Err(ApiError::IdempotencyKeyMismatch),
     }
+}
+
+/// A recorded answer as sent: its body opened when it was sealed.
+async fn opened(app: &App, key_id: &str, stored: StoredAnswer) -> ApiResult<StoredAnswer> {
+    let Some(sealed) = &stored.sealed_body else {
+        return Ok(stored);
+    };
+    let body = app
+        .secrets()
+        .open(&SecretScope::IdempotentAnswer(key_id), sealed)
+        .await?;
+    Ok(StoredAnswer {
+        body,
+        sealed_body: None,
+        ..stored
+    })
 }
 
 /// After the create: an answer that created something is recorded for replays (a binding that
@@ -160,6 +188,7 @@ pub fn error_answer(err: &ApiError) -> StoredAnswer {
         status: err.status(),
         body: err.body(),
         location: None,
+        sealed_body: None,
     }
 }
 

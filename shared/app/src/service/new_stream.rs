@@ -48,7 +48,7 @@ pub(crate) struct NewStream {
     pub test: bool,
     pub request: StartStreamRequest,
     pub destinations: Vec<hosting_domain::destination::Destination>,
-    pub stream_keys: hosting_domain::destination::StreamKeys,
+    pub stream_keys: hosting_domain::destination::SealedStreamKeys,
     pub record: bool,
 }
 

@@ -88,13 +88,16 @@ pub async fn change(
     if present(body, "creator_id").is_some() && !creators::exists(app, &request.creator_id).await? {
         return Err(ApiError::InvalidCreator);
     }
-    let (destinations, new_keys) = match present(body, "destinations") {
+    let (destinations, sealed_keys) = match present(body, "destinations") {
         Some(value) => {
             let parsed = parse_destinations(Some(value), |platform| {
                 platform_permitted(vertical, platform)
             })?;
             let (destinations, keys) = new_destinations(parsed);
-            (destinations, Some(keys))
+            (
+                destinations,
+                Some(app.secrets().seal_stream_keys(&keys).await?),
+            )
         }
         None => (
             serde_json::from_value(show.stream.get("destinations").cloned().unwrap_or_default())
@@ -120,7 +123,7 @@ pub async fn change(
     let script_change = present(body, "script").map(|_| request.script.as_deref());
     match app
         .shows()
-        .update_scheduled_show(&changed, new_keys.as_ref(), script_change)
+        .update_scheduled_show(&changed, sealed_keys.as_ref(), script_change)
         .await?
     {
         ShowChange::Changed(stored) => {

@@ -86,6 +86,7 @@ async fn create(
         platform_permitted(vertical, platform)
     })?;
     let (destinations, keys) = new_destinations(destinations);
+    let keys = app.secrets().seal_stream_keys(&keys).await?;
     let record = parse_record(request.record.as_ref())?;
     let mut show = Show {
         id: Uuid::new_v4(),
@@ -107,6 +108,7 @@ async fn create(
         status: 201,
         body: serde_json::to_string(&ShowView::from(&show)).unwrap_or_default(),
         location: Some(format!("{API_PREFIX}/shows/{}", show.public_id())),
+        sealed_body: None,
     };
     let binding = held.map(|held| held.binding(app, Some(answer.clone())));
     match app

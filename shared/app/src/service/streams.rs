@@ -64,6 +64,7 @@ fn created_answer(stream: &Stream, created: &StreamCreated) -> StoredAnswer {
         status: 201,
         body: serde_json::to_string(created).unwrap_or_default(),
         location: Some(format!("{API_PREFIX}/streams/{}", stream.id)),
+        sealed_body: None,
     }
 }
 
@@ -130,6 +131,7 @@ async fn start_new(
         platform_permitted(brand_vertical, platform)
     })?;
     let (destinations, stream_keys) = new_destinations(destinations);
+    let stream_keys = app.secrets().seal_stream_keys(&stream_keys).await?;
     let record = parse_record(request.record.as_ref())?;
     let stream = new_stream(
         app,

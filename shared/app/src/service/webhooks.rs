@@ -21,11 +21,12 @@ use hosting_domain::error::{ApiError, ApiResult, StoreError};
 use hosting_domain::event::{EventType, new_event_id};
 use hosting_domain::idempotency::{Endpoint, StoredAnswer};
 use hosting_domain::ports::{CreateWebhookOutcome, Delivery, WebhookUpdate};
+use hosting_domain::sealed::SecretScope;
 use hosting_domain::validation::present;
 use hosting_domain::webhook::{
     MAX_SECRET_OVERLAP_SECS, MAX_WEBHOOKS_PER_BRAND, RegisterWebhookRequest, SecretRotated,
-    WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem, WebhookRegistered,
-    generate_secret, public_key,
+    SecretRotation, WebhookChanges, WebhookDeleted, WebhookDetail, WebhookList, WebhookListItem,
+    WebhookRegistered, generate_secret, public_key,
 };
 use hosting_domain::webhook_url;
 
@@ -73,19 +74,31 @@ async fn create(
     request: RegisterWebhookRequest,
     held: Option<&Held>,
 ) -> ApiResult<Answer> {
+    let id = Uuid::new_v4();
+    let secret = generate_secret();
+    let signing_key = generate_signing_key();
+    let public_key = public_key(&signing_key).unwrap_or_default();
+    let secrets = app.secrets();
     let webhook = Webhook {
-        id: Uuid::new_v4(),
+        id,
         brand_id: caller.brand.id.clone(),
         url: request.url,
         events: request.events,
-        secret: generate_secret(),
+        secret: secrets
+            .seal(&SecretScope::WebhookSecret(&id), &secret)
+            .await?,
         active: true,
         created_at: app.clock.now(),
         previous_secret: None,
         previous_secret_expires_at: None,
         secret_rotated_at: None,
-        signing_key: Some(generate_signing_key()),
+        signing_key: Some(
+            secrets
+                .seal(&SecretScope::WebhookSigningKey(&id), &signing_key)
+                .await?,
+        ),
         previous_signing_key: None,
+        public_key: Some(public_key.clone()),
         failing_since: None,
         disabled_reason: None,
     };
@@ -93,16 +106,21 @@ async fn create(
         webhook_id: webhook.id,
         url: webhook.url.clone(),
         events: webhook.events.clone(),
-        secret: webhook.secret.clone(),
+        secret,
         active: webhook.active,
-        public_key: webhook.public_key().unwrap_or_default(),
+        public_key,
     };
     let answer = StoredAnswer {
         status: 201,
         body: serde_json::to_string(&registered).unwrap_or_default(),
         location: None,
+        sealed_body: None,
     };
-    let binding = held.map(|held| held.binding(app, Some(answer.clone())));
+    // The answer shows the secret: its key's record keeps it sealed.
+    let binding = match held {
+        Some(held) => Some(held.binding(app, Some(held.sealed(app, &answer).await?))),
+        None => None,
+    };
     match app
         .webhooks()
         .create_webhook(&webhook, MAX_WEBHOOKS_PER_BRAND, binding.as_ref())
@@ -253,12 +271,27 @@ pub async fn rotate_secret(
         let Some(webhook) = app.webhooks().get_webhook(&caller.brand.id, id).await? else {
             return Err(ApiError::NotFound);
         };
-        let rotation = webhook.rotation(
-            generate_secret(),
-            generate_signing_key(),
-            overlap,
-            app.clock.now(),
-        );
+        let secret = generate_secret();
+        let signing_key = generate_signing_key();
+        let now = app.clock.now();
+        let secrets = app.secrets();
+        let secret_scope = SecretScope::WebhookSecret(&id);
+        let key_scope = SecretScope::WebhookSigningKey(&id);
+        // A secret or key stored plain before sealing is sealed as it moves to `previous`.
+        let previous_signing_key = match &webhook.signing_key {
+            Some(key) => Some(secrets.sealed(&key_scope, key).await?),
+            None => None,
+        };
+        let rotation = SecretRotation {
+            secret: secrets.seal(&secret_scope, &secret).await?,
+            signing_key: secrets.seal(&key_scope, &signing_key).await?,
+            public_key: public_key(&signing_key).unwrap_or_default(),
+            previous: secrets.sealed(&secret_scope, &webhook.secret).await?,
+            replaced: webhook.secret,
+            previous_signing_key,
+            replaced_expires_at: now + overlap,
+            rotated_at: now,
+        };
         let changes = WebhookChanges {
             rotation: Some(rotation.clone()),
             ..WebhookChanges::default()
@@ -270,9 +303,9 @@ pub async fn rotate_secret(
         {
             WebhookUpdate::Updated(_) => {
                 return Ok(SecretRotated {
-                    public_key: public_key(&rotation.signing_key).unwrap_or_default(),
+                    public_key: rotation.public_key,
                     webhook_id: id,
-                    secret: rotation.secret,
+                    secret,
                     previous_secret_expires_at: rotation.replaced_expires_at,
                 });
             }
@@ -315,7 +348,7 @@ pub async fn send_test(app: &App, caller: &Caller, id: Uuid) -> ApiResult<TestDe
     )
     .map_err(|err| ApiError::Db(StoreError::Backend(err.to_string())))?;
     let (outcome, attempted_at, duration_ms) =
-        worker::attempt(app, &deliverer, &webhook, &delivery).await;
+        worker::attempt(app, &deliverer, &webhook, &delivery).await?;
     worker::record(app, &delivery, &outcome, attempted_at, duration_ms, None).await;
     Ok(TestDelivery {
         event_id,

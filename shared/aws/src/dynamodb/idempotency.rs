@@ -9,25 +9,36 @@ use uuid::Uuid;
 
 use super::DynamoStore;
 use super::Item;
-use super::items::{ItemExt, n, s};
+use super::items::{ItemExt, n, s, secret_value};
 use super::keys::{self, sortable};
 use super::requests::{UpdateSpec, applied, backend, condition_failed, retrying, update};
 use super::table::TTL_ATTRIBUTE;
 use hosting_domain::idempotency::{RETENTION, StoredAnswer};
 use hosting_domain::ports::{IdempotencyBinding, IdempotencyStore, KeyHold, StoreResult};
+use hosting_domain::sealed::StoredSecret;
 
+/// A sealed body is a binary `answer_body`, a plain one a string.
 fn answer_of(item: &Item) -> Option<StoredAnswer> {
+    let (body, sealed_body) = match item.opt_secret("answer_body")? {
+        StoredSecret::Plain(body) => (body, None),
+        sealed => (String::new(), Some(sealed)),
+    };
     Some(StoredAnswer {
         status: u16::try_from(item.opt_number("answer_status")?).ok()?,
-        body: item.opt_string("answer_body")?,
+        body,
         location: item.opt_string("answer_location"),
+        sealed_body,
     })
 }
 
 fn answer_values(
     answer: &StoredAnswer,
 ) -> Vec<(&'static str, aws_sdk_dynamodb::types::AttributeValue)> {
-    let mut values = vec![(":status", n(answer.status)), (":body", s(&answer.body))];
+    let body = match &answer.sealed_body {
+        Some(sealed) => secret_value(sealed),
+        None => s(&answer.body),
+    };
+    let mut values = vec![(":status", n(answer.status)), (":body", body)];
     if let Some(location) = &answer.location {
         values.push((":location", s(location)));
     }

@@ -1,15 +1,17 @@
 //! Item mapping: each record to its item and back, and reading attributes with clear errors
 //! for malformed items.
 
+use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::Item;
 use super::keys::{self, sortable};
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::error::StoreError;
 use hosting_domain::event::EventType;
+use hosting_domain::sealed::StoredSecret;
 use hosting_domain::webhook::DisabledReason;
 use hosting_domain::{
     ApiKey, Creator, EndReason, KeyEnvironment, Scope, Stream, StreamEvent, StreamStatus, Webhook,
@@ -27,6 +29,23 @@ pub(super) fn n(value: impl ToString) -> AttributeValue {
     AttributeValue::N(value.to_string())
 }
 
+/// A stored secret: a sealed one is a binary attribute, a plain one (written before sealing)
+/// a string, so the two never mix up whatever a plain secret holds.
+pub(crate) fn secret_value(secret: &StoredSecret) -> AttributeValue {
+    match secret {
+        StoredSecret::Sealed(bytes) => AttributeValue::B(Blob::new(bytes.clone())),
+        StoredSecret::Plain(plain) => s(plain),
+    }
+}
+
+pub(crate) fn secret_of(value: &AttributeValue) -> Option<StoredSecret> {
+    match value {
+        AttributeValue::B(bytes) => Some(StoredSecret::Sealed(bytes.clone().into_inner())),
+        AttributeValue::S(plain) => Some(StoredSecret::Plain(plain.clone())),
+        _ => None,
+    }
+}
+
 pub(super) trait ItemExt {
     fn string(&self, name: &str) -> Result<String, StoreError>;
     fn opt_string(&self, name: &str) -> Option<String>;
@@ -36,9 +55,14 @@ pub(super) trait ItemExt {
     fn time(&self, name: &str) -> Result<DateTime<Utc>, StoreError>;
     fn opt_time(&self, name: &str) -> Result<Option<DateTime<Utc>>, StoreError>;
     fn strings(&self, name: &str) -> Option<Vec<String>>;
+    fn opt_secret(&self, name: &str) -> Option<StoredSecret>;
 }
 
 impl ItemExt for Item {
+    fn opt_secret(&self, name: &str) -> Option<StoredSecret> {
+        self.get(name).and_then(secret_of)
+    }
+
     fn string(&self, name: &str) -> Result<String, StoreError> {
         self.opt_string(name)
             .ok_or_else(|| corrupt(format!("missing string attribute `{name}`")))
@@ -172,19 +196,19 @@ pub(super) fn agents_value(agents: &[String]) -> AttributeValue {
 
 /// The stream's destination keys, on an item of their own (see [`keys::stream_keys_key`]): one
 /// attribute per destination, named by its id, so a destination added later is one `SET`.
-pub(super) fn stream_keys_item(stream_id: Uuid, stream_keys: &StreamKeys) -> Item {
+pub(super) fn stream_keys_item(stream_id: Uuid, stream_keys: &SealedStreamKeys) -> Item {
     let mut item = keys::stream_keys_key(stream_id);
     for (destination_id, key) in &stream_keys.0 {
-        item.insert(destination_id.clone(), s(key));
+        item.insert(destination_id.clone(), secret_value(key));
     }
     item
 }
 
-pub(super) fn stream_keys_of(item: &Item) -> StreamKeys {
-    StreamKeys(
+pub(super) fn stream_keys_of(item: &Item) -> SealedStreamKeys {
+    SealedStreamKeys(
         item.iter()
             .filter(|(name, _)| name.starts_with("dst_"))
-            .filter_map(|(name, value)| Some((name.clone(), value.as_s().ok()?.clone())))
+            .filter_map(|(name, value)| Some((name.clone(), secret_of(value)?)))
             .collect(),
     )
 }
@@ -347,7 +371,7 @@ pub(super) fn webhook_item(webhook: &Webhook) -> Item {
         "events".into(),
         AttributeValue::L(webhook.events.iter().map(|e| s(e.as_str())).collect()),
     );
-    item.insert("secret".into(), s(&webhook.secret));
+    item.insert("secret".into(), secret_value(&webhook.secret));
     item.insert("active".into(), AttributeValue::Bool(webhook.active));
     item.insert("created_at".into(), s(sortable(webhook.created_at)));
     for (name, value) in [
@@ -356,8 +380,11 @@ pub(super) fn webhook_item(webhook: &Webhook) -> Item {
         ("previous_signing_key", &webhook.previous_signing_key),
     ] {
         if let Some(value) = value {
-            item.insert(name.into(), s(value));
+            item.insert(name.into(), secret_value(value));
         }
+    }
+    if let Some(public_key) = &webhook.public_key {
+        item.insert("public_key".into(), s(public_key));
     }
     if let Some(reason) = webhook.disabled_reason {
         item.insert("disabled_reason".into(), s(reason.as_str()));
@@ -389,14 +416,17 @@ pub(super) fn webhook_from_item(item: &Item) -> Result<Webhook, StoreError> {
         brand_id: item.string("brand_id")?,
         url: item.string("url")?,
         events,
-        secret: item.string("secret")?,
+        secret: item
+            .opt_secret("secret")
+            .ok_or_else(|| corrupt("missing webhook secret"))?,
         active: item.boolean("active"),
         created_at: item.time("created_at")?,
-        previous_secret: item.opt_string("previous_secret"),
+        previous_secret: item.opt_secret("previous_secret"),
         previous_secret_expires_at: item.opt_time("previous_secret_expires_at")?,
         secret_rotated_at: item.opt_time("secret_rotated_at")?,
-        signing_key: item.opt_string("signing_key"),
-        previous_signing_key: item.opt_string("previous_signing_key"),
+        signing_key: item.opt_secret("signing_key"),
+        previous_signing_key: item.opt_secret("previous_signing_key"),
+        public_key: item.opt_string("public_key"),
         failing_since: item.opt_time("failing_since")?,
         disabled_reason: item
             .opt_string("disabled_reason")

@@ -66,6 +66,7 @@ mod items;
 mod keys;
 mod outbox;
 mod parked_deliveries;
+mod plain_secrets;
 mod positions;
 mod requests;
 mod room_cleanups;
@@ -81,6 +82,7 @@ mod viewers;
 mod webhooks;
 
 pub use items::{event_from_item, event_from_stream_image};
+pub use plain_secrets::{PlainSecret, PlainSecretKind};
 
 type Item = HashMap<String, AttributeValue>;
 

@@ -11,7 +11,7 @@ use super::items::{ItemExt, corrupt, n, s, stream_keys_item};
 use super::keys::{self, key, sortable};
 use super::requests::{backend, delete, put};
 use super::show_counts::{Hour, count_writes, hour_of};
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::ports::StoreResult;
 use hosting_domain::show::{Show, ShowStatus};
 
@@ -78,7 +78,7 @@ pub(super) fn rekeyed(mut item: Item, key: Item) -> Item {
     item
 }
 
-pub(super) fn keys_item(show_id: Uuid, stream_keys: &StreamKeys) -> Item {
+pub(super) fn keys_item(show_id: Uuid, stream_keys: &SealedStreamKeys) -> Item {
     rekeyed(
         stream_keys_item(show_id, stream_keys),
         keys::show_keys_key(show_id),

@@ -26,7 +26,7 @@ use super::keys::{self, sortable};
 use super::requests::{backend, condition_failed_at, delete, put};
 use super::show_items::*;
 use super::streams::Creation;
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::ports::*;
 use hosting_domain::show::{Show, ShowError, ShowStatus};
 use hosting_domain::{EventType, Stream, StreamEvent};
@@ -81,7 +81,7 @@ impl ShowStore for DynamoStore {
     async fn create_show(
         &self,
         show: &Show,
-        keys: &StreamKeys,
+        keys: &SealedStreamKeys,
         script: Option<&str>,
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateShowOutcome> {
@@ -160,7 +160,7 @@ impl ShowStore for DynamoStore {
     async fn update_scheduled_show(
         &self,
         changed: &Show,
-        keys: Option<&StreamKeys>,
+        keys: Option<&SealedStreamKeys>,
         script: Option<Option<&str>>,
     ) -> StoreResult<ShowChange> {
         for _ in 0..CHANGE_ATTEMPTS {
@@ -249,14 +249,14 @@ impl ShowStartStore for DynamoStore {
         Ok(self.write_show(writes).await?.then_some(claimed))
     }
 
-    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(StreamKeys, Option<String>)> {
+    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(SealedStreamKeys, Option<String>)> {
         let items = self
             .batch_get(vec![
                 keys::show_keys_key(show_id),
                 keys::show_script_key(show_id),
             ])
             .await?;
-        let mut inputs = (StreamKeys::default(), None);
+        let mut inputs = (SealedStreamKeys::default(), None);
         for item in items {
             match item.opt_string("sk").as_deref() {
                 Some("SCRIPT") => inputs.1 = item.opt_string("script"),

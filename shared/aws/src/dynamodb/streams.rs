@@ -18,7 +18,7 @@ use super::requests::{backend, condition_failed_at, condition_failed_from, put};
 use super::table::TTL_ATTRIBUTE;
 use super::{DynamoStore, Item};
 use hosting_domain::analytics::{Figures, Window};
-use hosting_domain::destination::StreamKeys;
+use hosting_domain::destination::SealedStreamKeys;
 use hosting_domain::error::StoreError;
 use hosting_domain::event::EventType;
 use hosting_domain::ports::{
@@ -244,7 +244,7 @@ impl StreamStore for DynamoStore {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
         events: &[StreamEvent],
-        added_key: Option<(&str, &str)>,
+        added_key: Option<(&str, &hosting_domain::sealed::StoredSecret)>,
     ) -> StoreResult<Outcome<Stream>> {
         self.host_change(current, updated, at, dedupe, events, added_key)
             .await
@@ -266,7 +266,7 @@ impl StreamStore for DynamoStore {
 
 #[async_trait]
 impl StreamKeyStore for DynamoStore {
-    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys> {
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<SealedStreamKeys> {
         Ok(self
             .get(keys::stream_keys_key(stream_id))
             .await?

@@ -310,7 +310,7 @@ impl DynamoStore {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
         events: &[StreamEvent],
-        added_key: Option<(&str, &str)>,
+        added_key: Option<(&str, &hosting_domain::sealed::StoredSecret)>,
     ) -> StoreResult<Outcome<Stream>> {
         // Only the stream item: lists and analytics show none of this.
         let mut sets = vec!["dispatches = :dispatches"];
@@ -367,7 +367,7 @@ impl DynamoStore {
                     expression: "SET #destination = :key",
                     condition: None,
                     names: vec![("#destination", destination_id.to_owned())],
-                    values: vec![(":key", s(key))],
+                    values: vec![(":key", super::items::secret_value(key))],
                 },
             )?);
         }

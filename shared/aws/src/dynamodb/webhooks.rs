@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::DynamoStore;
 use super::idempotency::binding_item;
-use super::items::{event_item, n, webhook_from_item, webhook_item};
+use super::items::{event_item, n, secret_value, webhook_from_item, webhook_item};
 use super::keys::sortable;
 use super::keys::{self, WEBHOOK_SK_PREFIX};
 use super::requests::{
@@ -234,28 +234,31 @@ impl WebhookStore for DynamoStore {
         if let Some(rotation) = &changes.rotation {
             sets.extend([
                 "secret = :secret",
-                "previous_secret = :replaced",
+                "previous_secret = :previous",
                 "previous_secret_expires_at = :expires",
                 "secret_rotated_at = :rotated",
+                "signing_key = :signing_key",
+                "public_key = :public_key",
             ]);
             values.extend([
-                (":secret", AttributeValue::S(rotation.secret.clone())),
-                (":replaced", AttributeValue::S(rotation.replaced.clone())),
+                (":secret", secret_value(&rotation.secret)),
+                (":replaced", secret_value(&rotation.replaced)),
+                (":previous", secret_value(&rotation.previous)),
                 (
                     ":expires",
                     AttributeValue::S(sortable(rotation.replaced_expires_at)),
                 ),
                 (":rotated", AttributeValue::S(sortable(rotation.rotated_at))),
+                (":signing_key", secret_value(&rotation.signing_key)),
+                (
+                    ":public_key",
+                    AttributeValue::S(rotation.public_key.clone()),
+                ),
             ]);
-            sets.push("signing_key = :signing_key");
-            values.push((
-                ":signing_key",
-                AttributeValue::S(rotation.signing_key.clone()),
-            ));
-            match &rotation.replaced_signing_key {
-                Some(replaced) => {
-                    sets.push("previous_signing_key = :replaced_signing_key");
-                    values.push((":replaced_signing_key", AttributeValue::S(replaced.clone())));
+            match &rotation.previous_signing_key {
+                Some(previous) => {
+                    sets.push("previous_signing_key = :previous_signing_key");
+                    values.push((":previous_signing_key", secret_value(previous)));
                 }
                 None => removes.push("previous_signing_key"),
             }

@@ -173,11 +173,27 @@ pub fn output_url(ingest_url: &str, stream_key: &str) -> String {
     format!("{ingest_url}/{stream_key}")
 }
 
-/// The stream keys of a stream's destinations, by destination id: kept on an item of their own,
-/// read only to talk to the egress, and erased once the stream has ended and its egress is
-/// stopped. Never printed.
-#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The stream keys of a stream's destinations in the clear, by destination id: opened from
+/// [`SealedStreamKeys`] only to talk to the egress, and never stored, printed or sent back.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct StreamKeys(pub Vec<(String, String)>);
+
+/// The stream keys as stored, each sealed (docs/security.md, "Secrets at rest"): kept on an
+/// item of their own, and erased once the stream has ended and its egress is stopped.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SealedStreamKeys(pub Vec<(String, crate::sealed::StoredSecret)>);
+
+impl SealedStreamKeys {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for SealedStreamKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SealedStreamKeys(<{}>)", self.0.len())
+    }
+}
 
 impl std::fmt::Debug for StreamKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -241,3 +241,16 @@ pub trait DeliveryQueue: Send + Sync {
     }
     async fn dead_letter(&self, dead: DeadLetter) -> StoreResult<()>;
 }
+
+/// The stack's key for secrets at rest (docs/security.md, "Secrets at rest"): KMS on AWS, a
+/// key of the process on the embedded backend. It only makes and unwraps data keys; the
+/// envelope around each secret is `hosting_app::secrets`.
+#[async_trait]
+pub trait KeyVault: Send + Sync {
+    /// A fresh data key, and the same wrapped by the stack's key. A failure is
+    /// [`crate::error::StoreError::Backend`], naming no key material.
+    async fn new_data_key(&self) -> StoreResult<crate::sealed::DataKey>;
+    /// The data key `wrapped` holds; [`crate::error::StoreError::Corrupt`] when the stack's
+    /// key refuses it (not its wrapping, or tampered), `Backend` when the key service failed.
+    async fn unwrap_data_key(&self, wrapped: &[u8]) -> StoreResult<[u8; 32]>;
+}

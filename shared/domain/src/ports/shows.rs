@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::destination::StreamKeys;
+use crate::destination::SealedStreamKeys;
 use crate::show::{Show, ShowError, ShowStatus};
 use crate::{EventType, Stream, StreamEvent};
 
@@ -55,7 +55,7 @@ pub trait ShowStore: Send + Sync {
     async fn create_show(
         &self,
         show: &Show,
-        keys: &StreamKeys,
+        keys: &SealedStreamKeys,
         script: Option<&str>,
         binding: Option<&IdempotencyBinding>,
     ) -> StoreResult<CreateShowOutcome>;
@@ -78,7 +78,7 @@ pub trait ShowStore: Send + Sync {
     async fn update_scheduled_show(
         &self,
         changed: &Show,
-        keys: Option<&StreamKeys>,
+        keys: Option<&SealedStreamKeys>,
         script: Option<Option<&str>>,
     ) -> StoreResult<ShowChange>;
 
@@ -101,7 +101,7 @@ pub trait ShowStartStore: Send + Sync {
     ) -> StoreResult<Option<Show>>;
 
     /// The show's destinations' keys and script, for its start.
-    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(StreamKeys, Option<String>)>;
+    async fn show_inputs(&self, show_id: Uuid) -> StoreResult<(SealedStreamKeys, Option<String>)>;
 
     /// Creates `stream` for the claimed `show` (taking one of its brand's `max_active` slots),
     /// records its id on the show, and erases the show's keys, in one atomic step; with

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::destination::StreamKeys;
+use crate::destination::SealedStreamKeys;
 use crate::room_cleanup::RoomCleanup;
 use crate::stream::Transition;
 use crate::{EventType, Stream, StreamEvent, StreamStatus};
@@ -108,7 +108,7 @@ pub trait StreamStore: Send + Sync {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
         events: &[StreamEvent],
-        added_key: Option<(&str, &str)>,
+        added_key: Option<(&str, &crate::sealed::StoredSecret)>,
     ) -> StoreResult<Outcome<Stream>>;
 
     /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
@@ -131,7 +131,7 @@ pub trait StreamStore: Send + Sync {
 pub trait StreamKeyStore: Send + Sync {
     /// The stream keys of the stream's destinations, kept apart from the stream: only the
     /// egress requests need them.
-    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<StreamKeys>;
+    async fn stream_keys(&self, stream_id: Uuid) -> StoreResult<SealedStreamKeys>;
 
     /// Erases the stream's keys: its egress is stopped and it has ended.
     async fn erase_stream_keys(&self, stream_id: Uuid) -> StoreResult<()>;

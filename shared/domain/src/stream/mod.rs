@@ -318,7 +318,7 @@ pub struct Stream {
     /// The stream keys of a new stream's destinations, written with it to an item of their
     /// own; never read back onto the stream.
     #[serde(skip)]
-    pub stream_keys: crate::destination::StreamKeys,
+    pub stream_keys: crate::destination::SealedStreamKeys,
 }
 
 impl Stream {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use crate::telemetry;
 use hosting_app::app::{App, AppParts};
 use hosting_aws::dynamodb::DynamoStore;
+use hosting_aws::kms::KmsKeyVault;
 use hosting_aws::scheduler::{SchedulerTimers, TimerQueue};
 use hosting_aws::sqs::SqsQueue;
 use hosting_support::config::{ApiSecret, Config, ConfigError, SecretArrival, StoreKind};
@@ -75,7 +76,8 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     let configured = started.elapsed();
     let sdk = hosting_aws::lambda_sdk_config().inspect_err(|err| report(err))?;
     let sdk_loaded = started.elapsed();
-    let (store, queue, timers) = build_clients(&config, &sdk).inspect_err(|err| report(err))?;
+    let (store, queue, timers, vault) =
+        build_clients(&config, &sdk).inspect_err(|err| report(err))?;
     // The secrets' round trips to SSM run while the instance starts serving: only what signs
     // or verifies with them (LiveKit's calls and tokens, its webhooks, an egress's upload)
     // waits for them.
@@ -128,6 +130,7 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         queue: Arc::new(queue.clone()),
         rooms,
         recordings: Arc::new(recordings),
+        vault: Arc::new(vault),
     });
     Ok(LambdaRuntime { app, queue })
 }
@@ -217,7 +220,7 @@ fn lower_to_idle_priority() {
 fn build_clients(
     config: &Config,
     sdk: &hosting_aws::SdkConfig,
-) -> Result<(DynamoStore, SqsQueue, SchedulerTimers), ConfigError> {
+) -> Result<(DynamoStore, SqsQueue, SchedulerTimers, KmsKeyVault), ConfigError> {
     let required = |name| config.required(name).map(str::to_owned);
     // Each client is built on its first use (hosting_aws::LazyClient): most requests of most
     // functions neither queue nor schedule, and some answers need no store at all.
@@ -246,7 +249,13 @@ fn build_clients(
             Arc::new(hosting_domain::clock::SystemClock),
         ),
     );
-    Ok((store, queue, timers))
+    let kms_config = sdk.clone();
+    let vault = KmsKeyVault::new(
+        hosting_aws::LazyClient::new(move || hosting_aws::kms::client(&kms_config)),
+        required("SECRETS_KEY_ID")?,
+        required("TABLE_NAME")?,
+    );
+    Ok((store, queue, timers, vault))
 }
 
 const LIVEKIT_API_SECRET: &str = "LIVEKIT_API_SECRET";

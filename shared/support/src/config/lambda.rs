@@ -4,7 +4,7 @@
 use super::{Config, ConfigError, StoreKind, error};
 
 /// What every function needs in Lambda, where nothing falls back to an in-process backend.
-pub const LAMBDA_REQUIRED: [&str; 10] = [
+pub const LAMBDA_REQUIRED: [&str; 11] = [
     "TABLE_NAME",
     "DELIVERY_QUEUE_URL",
     "DELIVERY_DLQ_URL",
@@ -15,6 +15,7 @@ pub const LAMBDA_REQUIRED: [&str; 10] = [
     "TIMER_QUEUE_URL",
     "RECORDINGS_BUCKET",
     "RECORDING_DOWNLOAD_ROLE_ARN",
+    "SECRETS_KEY_ID",
 ];
 
 impl Config {
@@ -31,6 +32,7 @@ impl Config {
             "TIMER_QUEUE_URL" => &self.timer_queue_url,
             "RECORDINGS_BUCKET" => &self.recordings.bucket,
             "RECORDING_DOWNLOAD_ROLE_ARN" => &self.recordings.download_role,
+            "SECRETS_KEY_ID" => &self.secrets_key_id,
             _ => &None,
         };
         value.as_deref().ok_or_else(|| {

@@ -19,6 +19,16 @@ use hosting_domain::recording::NO_FILE;
 use hosting_domain::stream::{EGRESS_CALL_TIMEOUT, EgressKind};
 use hosting_domain::{Stream, StreamEvent, StreamStatus, TimerKind};
 
+/// The stream's destination keys in the clear: the egress requests and LiveKit's reports on
+/// them need them (docs/security.md, "Secrets at rest").
+pub(crate) async fn opened_stream_keys(
+    app: &App,
+    stream_id: uuid::Uuid,
+) -> Result<StreamKeys, StoreError> {
+    let sealed = app.stream_keys().stream_keys(stream_id).await?;
+    app.secrets().open_stream_keys(&sealed).await
+}
+
 /// Attempts at a change whose stream keeps changing under it.
 const UPDATE_ATTEMPTS: usize = 8;
 
@@ -29,7 +39,7 @@ pub(crate) async fn change(
     app: &App,
     stream: &Stream,
     dedupe: Option<&str>,
-    added_key: Option<(&str, &str)>,
+    added_key: Option<(&str, &hosting_domain::sealed::StoredSecret)>,
     change: impl Fn(&Stream) -> Option<Stream>,
 ) -> Result<Outcome<(Stream, Stream)>, StoreError> {
     let mut current = stream.clone();
@@ -93,7 +103,7 @@ pub async fn start_owed(app: &App, stream: &Stream) -> Result<bool, StoreError> 
     // Should this process die in the attempt, the claim lapses and the timer or the sweep
     // makes the next one.
     streams::schedule_kinds(app, &claimed, &[TimerKind::EgressStart]).await;
-    let keys = app.stream_keys().stream_keys(claimed.id).await?;
+    let keys = opened_stream_keys(app, claimed.id).await?;
     let (sent, urls): (Vec<String>, Vec<String>) = if claimed.egress.id.is_none() {
         claimed
             .destinations
@@ -253,7 +263,7 @@ async fn reconcile_outputs(
     else {
         return Ok(());
     };
-    let keys = app.stream_keys().stream_keys(stream.id).await?;
+    let keys = opened_stream_keys(app, stream.id).await?;
     let urls = |list: &[&Destination]| -> Vec<String> {
         list.iter().filter_map(|d| keys.output_url(d)).collect()
     };
@@ -322,7 +332,7 @@ pub async fn apply_report(
     if stream.destinations.is_empty() && stream.egress.recording.is_none() {
         return Ok(Outcome::Stale);
     }
-    let keys = app.stream_keys().stream_keys(stream.id).await?;
+    let keys = opened_stream_keys(app, stream.id).await?;
     let now = app.clock.now();
     let outcome = change(app, stream, dedupe, None, |s| {
         reported(s, report, &keys, now)

@@ -14,6 +14,7 @@ use hosting_domain::destination::{
 };
 use hosting_domain::error::{ApiError, ApiResult};
 use hosting_domain::ports::{EgressError, Outcome};
+use hosting_domain::sealed::SecretScope;
 use hosting_domain::stream::EGRESS_CALL_TIMEOUT;
 use hosting_domain::{Stream, StreamStatus, TimerKind};
 
@@ -49,7 +50,7 @@ pub async fn add(
     let keys = if stream.destinations.is_empty() {
         StreamKeys::default()
     } else {
-        app.stream_keys().stream_keys(stream.id).await?
+        super::opened_stream_keys(app, stream.id).await?
     };
     let existing: Vec<(String, String)> = stream
         .destinations
@@ -69,8 +70,12 @@ pub async fn add(
     let (mut created, new_keys) = new_destinations(vec![checked]);
     let mut destination = created.remove(0);
     let (destination_id, key) = new_keys.0[0].clone();
+    let sealed = app
+        .secrets()
+        .seal(&SecretScope::StreamKey(&destination_id), &key)
+        .await?;
     let now = app.clock.now();
-    let outcome = change(app, &stream, None, Some((&destination_id, &key)), |s| {
+    let outcome = change(app, &stream, None, Some((&destination_id, &sealed)), |s| {
         if !s.status.is_active() || s.counted_destinations() >= MAX_DESTINATIONS {
             return None;
         }
@@ -202,7 +207,7 @@ pub async fn remove(
         && !stream.test
         && let (Some(egress_id), Some(rooms)) = (&stream.egress.id, &app.rooms)
     {
-        let keys = app.stream_keys().stream_keys(stream.id).await?;
+        let keys = super::opened_stream_keys(app, stream.id).await?;
         if let Some(url) = keys.output_url(&destination) {
             let removed = tokio::time::timeout(
                 EGRESS_CALL_TIMEOUT,
