@@ -173,6 +173,8 @@ def environment(port, livekit):
         "TIMER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/bench-timers",
         "RECORDINGS_BUCKET": "bench-recordings",
         "RECORDING_DOWNLOAD_ROLE_ARN": "arn:aws:iam::123456789012:role/bench-recording-downloads",
+        # Made by `admin create-table` beside the table.
+        "SECRETS_KEY_ID": "alias/bench-secrets",
         "LOG_LEVEL": "warn",
     })
     if livekit:

@@ -12,8 +12,8 @@ behaviours, so the tests can prove the product survives them.
 Usage:
     python scripts/aws/fault_proxy.py --port LISTEN_PORT --upstream http://127.0.0.1:MOTO_PORT [--seed N]
 
-Requests are identified by their X-Amz-Target header (DynamoDB_20120810.<Op>, AmazonSQS.<Op> or
-AmazonSSM.<Op>), and S3's by their SigV4 scope (`/s3/aws4_request`, in the Authorization header
+Requests are identified by their X-Amz-Target header (DynamoDB_20120810.<Op>, AmazonSQS.<Op>,
+AmazonSSM.<Op> or KMS's TrentService.<Op>), and S3's by their SigV4 scope (`/s3/aws4_request`, in the Authorization header
 or a presigned URL's query) and path-style path (`/<bucket>/<key>`: PutObject, GetObject,
 HeadObject, CreateBucket), and EventBridge Scheduler's by their REST path (`/schedules/<name>`:
 CreateSchedule, UpdateSchedule, DeleteSchedule, GetSchedule); everything else (/moto-api/, ...)
@@ -23,7 +23,8 @@ Fault rules are registered per scope string; a rule applies to a DynamoDB reques
 scope is a substring of one of its table names, to an SQS request when it is a substring of its
 QueueUrl, to an SSM request when it is a substring of the parameter's Name, to an S3 request
 when it is a substring of its bucket's name, and to a Scheduler request when it is a substring of
-its schedule group's name. Control API on the same port (never forwarded):
+its schedule group's name, and to a KMS request when it is a substring of its encryption
+context's `table` (the product's) or of the key it names. Control API on the same port (never forwarded):
 
     PUT    /__faults/<scope>   body: JSON rules; replaces the scope's rules, resets its stats
     DELETE /__faults/<scope>   removes the scope's rules and stats
@@ -33,11 +34,13 @@ its schedule group's name. Control API on the same port (never forwarded):
 
 Rules (all optional; probabilities between 0 and 1, drawn per request):
     fail_ops: [op, ...]          those operations answer the service's internal error
+    denied_ops: [op, ...]        KMS: those operations answer 400 AccessDeniedException, as to a
+                                 role its policy does not grant them
     slow_ops: {op: ms, ...}      those operations are forwarded after waiting ms (a slow service)
-    throttling                   DynamoDB and SSM: 400 ThrottlingException; Scheduler: 429
+    throttling                   DynamoDB, SSM and KMS: 400 ThrottlingException; Scheduler: 429
     provisioned_throughput       DynamoDB: 400 ProvisionedThroughputExceededException
     internal_error               DynamoDB and SSM: 500 InternalServerError; Scheduler: 500
-                                 InternalServerException
+                                 InternalServerException; KMS: 500 KMSInternalException
     transaction_conflict         PutItem/UpdateItem/DeleteItem: 400 TransactionConflictException
     transaction_throttled        TransactWriteItems: TransactionCanceledException, ThrottlingError
     lost_response                writes are applied, then the connection drops without an answer
@@ -121,6 +124,12 @@ from http import HTTPStatus
 DYNAMODB_TARGET = "DynamoDB_20120810."
 SQS_TARGET = "AmazonSQS."
 SSM_TARGET = "AmazonSSM."
+KMS_TARGET = "TrentService."
+KMS_ERRORS = {
+    "internal_error": (500, "KMSInternalException", "An internal error occurred."),
+    "throttling": (400, "ThrottlingException", "Rate exceeded"),
+    "denied_ops": (400, "AccessDeniedException", "The caller is not authorized to perform this operation."),
+}
 CONTROL_PREFIX = "/__faults"
 TOTALS_PATH = "/__totals"
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -162,6 +171,7 @@ RULE_KEYS = frozenset(
     {
         "partition_write_units",
         "fail_ops",
+        "denied_ops",
         "slow_ops",
         "table_creating_ms",
         "refuse_bodies_containing",
@@ -182,6 +192,7 @@ WRITES = {
     "sqs": frozenset({"SendMessage", "SendMessageBatch", "DeleteMessage"}),
     # Only reads are faulted: the product reads its secret, tests write it.
     "ssm": frozenset(),
+    "kms": frozenset(),
     "s3": frozenset({"PutObject"}),
     "scheduler": frozenset({"CreateSchedule", "UpdateSchedule", "DeleteSchedule"}),
 }
@@ -303,6 +314,11 @@ def ssm_error(status, code, message):
     return json_response(status, {"__type": code, "message": message})
 
 
+def kms_error(status, code, message):
+    # KMS's JSON 1.1 protocol: the same shape as SSM's.
+    return json_response(status, {"__type": code, "message": message})
+
+
 def sqs_error(status, code, message):
     # The SQS JSON protocol keeps the query protocol's error codes in x-amzn-query-error.
     fault = "Sender" if status < 500 else "Receiver"
@@ -359,13 +375,18 @@ def table_names(payload):
 def resource_names(service, payload):
     if service == "dynamodb":
         return table_names(payload)
+    if service == "kms":
+        context = payload.get("EncryptionContext")
+        names = [context.get("table")] if isinstance(context, dict) else []
+        names += [payload.get(k) for k in ("KeyId", "TargetKeyId", "AliasName")]
+        return [n for n in names if isinstance(n, str)]
     name = payload.get({"sqs": "QueueUrl", "s3": "Bucket", "scheduler": "GroupName"}.get(service, "Name"))
     return [name] if isinstance(name, str) else []
 
 
 def fault_applies(kind, service, op, payload):
     if kind in ("throttling", "internal_error"):
-        return service in ("dynamodb", "ssm", "scheduler")
+        return service in ("dynamodb", "ssm", "scheduler", "kms")
     if kind == "provisioned_throughput":
         return service == "dynamodb"
     if kind == "transaction_conflict":
@@ -558,9 +579,10 @@ def validate_rules(rules):
     unknown = sorted(set(rules) - RULE_KEYS)
     if unknown:
         return f"unknown rules: {', '.join(unknown)}"
-    ops = rules.get("fail_ops", [])
-    if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
-        return "fail_ops must be a list of operation names"
+    for name in ("fail_ops", "denied_ops"):
+        ops = rules.get(name, [])
+        if not isinstance(ops, list) or not all(isinstance(op, str) for op in ops):
+            return f"{name} must be a list of operation names"
     slow = rules.get("slow_ops", {})
     if not isinstance(slow, dict) or not all(
         isinstance(ms, int) and not isinstance(ms, bool) and 0 <= ms <= 60_000 for ms in slow.values()
@@ -663,6 +685,8 @@ class Faults:
         with self._lock:
             if op in scope.rules.get("fail_ops", ()):
                 return "fail_ops"
+            if service == "kms" and op in scope.rules.get("denied_ops", ()):
+                return "denied_ops"
             for kind in PROBABILISTIC:
                 p = scope.rules.get(kind, 0)
                 if p > 0 and fault_applies(kind, service, op, payload) and self._rng.random() < p:
@@ -810,7 +834,12 @@ class Request:
         self.service = self.op = None
         self.payload = None
         target = next((v for k, v in headers if k.lower() == "x-amz-target"), "")
-        for prefix, service in ((DYNAMODB_TARGET, "dynamodb"), (SQS_TARGET, "sqs"), (SSM_TARGET, "ssm")):
+        for prefix, service in (
+            (DYNAMODB_TARGET, "dynamodb"),
+            (SQS_TARGET, "sqs"),
+            (SSM_TARGET, "ssm"),
+            (KMS_TARGET, "kms"),
+        ):
             if target.startswith(prefix):
                 self.service, self.op = service, target[len(prefix) :]
         split = urllib.parse.urlsplit(path)
@@ -1060,6 +1089,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if kind in S3_ERRORS or (kind == "fail_ops" and service == "s3"):
             self._inject(scope, kind, request)
             return s3_error(*S3_ERRORS.get(kind, S3_ERRORS["s3_500"]))
+        if service == "kms" and kind in ("fail_ops", *KMS_ERRORS):
+            self._inject(scope, kind, request)
+            status, code, message = KMS_ERRORS.get(kind, KMS_ERRORS["internal_error"])
+            return kms_error(status, code, message)
         if service == "scheduler" and kind in ("fail_ops", *SCHEDULER_ERRORS):
             self._inject(scope, kind, request)
             status, code, message = SCHEDULER_ERRORS.get(kind, SCHEDULER_ERRORS["internal_error"])

@@ -472,6 +472,33 @@ def ssm_reads():
 
 
 @check
+def kms_faults():
+    kms = client("kms")
+    key = kms.create_key()["KeyMetadata"]["KeyId"]
+    table, other = new_name(), new_name()
+
+    def data_key(name):
+        return kms.generate_data_key(KeyId=key, KeySpec="AES_256", EncryptionContext={"table": name})
+
+    wrapped = data_key(table)["CiphertextBlob"]
+
+    def decrypt():
+        return kms.decrypt(CiphertextBlob=wrapped, KeyId=key, EncryptionContext={"table": table})
+
+    set_rules(table, {"denied_ops": ["Decrypt"]})
+    expect_error(decrypt, "AccessDeniedException", 400)
+    assert data_key(table)["Plaintext"], "only the denied operation is refused"
+    set_rules(table, {"fail_ops": ["GenerateDataKey"]})
+    expect_error(lambda: data_key(table), "KMSInternalException", 500)
+    assert data_key(other)["Plaintext"], "another table's requests pass"
+    set_rules(table, {"throttling": 1.0})
+    expect_error(decrypt, "ThrottlingException", 400)
+    assert stats(table)["injected"] == {"throttling": 1}, stats(table)
+    clear_rules(table)
+    assert len(decrypt()["Plaintext"]) == 32
+
+
+@check
 def totals_outlive_their_scopes():
     before = http_request(servers.port, "GET", "/__totals")[1]
     ddb = client("dynamodb")

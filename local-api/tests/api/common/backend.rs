@@ -144,8 +144,14 @@ pub async fn parts_logged(
     )
 }
 
-/// The vault of `table`'s secrets: its key made (and found by its alias) as `admin
-/// create-table` makes it, the client's requests recorded by `recorder`.
+/// The tables' secrets key of the DynamoDB backend, shared by every test (a key per table would
+/// be four more KMS requests per test on the one moto server): made once, as `admin
+/// create-table` makes a table's, under the alias of a table named `hosting-test`. Each
+/// table's data keys still carry its own name in their encryption context.
+pub const TEST_SECRETS_KEY: &str = "alias/hosting-test-secrets";
+
+/// The vault of `table`'s secrets under [`TEST_SECRETS_KEY`], the client's requests recorded
+/// by `recorder`.
 pub async fn kms_vault(
     sdk: &aws_config::SdkConfig,
     table: &str,
@@ -156,14 +162,15 @@ pub async fn kms_vault(
             .interceptor(recorder)
             .build(),
     );
-    hosting_aws::kms::ensure_table_key(&client, table)
-        .await
-        .expect("the table's secrets key");
-    hosting_aws::kms::KmsKeyVault::new(
-        client,
-        hosting_aws::kms::default_alias(table),
-        table.to_owned(),
-    )
+    static MADE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    MADE.get_or_init(|| async {
+        let plain = hosting_aws::kms::client(sdk);
+        hosting_aws::kms::ensure_table_key(&plain, "hosting-test")
+            .await
+            .expect("the tests' secrets key");
+    })
+    .await;
+    hosting_aws::kms::KmsKeyVault::new(client, TEST_SECRETS_KEY.to_owned(), table.to_owned())
 }
 
 pub async fn emitted_events(runtime: &Runtime, dynamo: Option<&DynamoStore>) -> Vec<StreamEvent> {

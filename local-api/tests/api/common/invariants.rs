@@ -145,7 +145,7 @@ async fn check(subject: Subject) -> Vec<String> {
             let sdk = hosting_aws::sdk_config().await.expect("SDK configuration");
             let vault = hosting_aws::kms::KmsKeyVault::new(
                 hosting_aws::kms::client(&sdk),
-                hosting_aws::kms::default_alias(&table),
+                backend::TEST_SECRETS_KEY.to_owned(),
                 table.clone(),
             );
             let store = DynamoStore::new(hosting_aws::dynamodb_client(&sdk), table);

@@ -37,6 +37,10 @@ async fn dynamodb_only_the_upload_key_pair_is_read_from_ssm_and_sent_only_to_the
     let mut envs: Vec<(String, String)> = vec![
         ("STORE".into(), "dynamodb".into()),
         ("TABLE_NAME".into(), dynamo.table().into()),
+        (
+            "SECRETS_KEY_ID".into(),
+            crate::common::backend::TEST_SECRETS_KEY.into(),
+        ),
         ("DELIVERY_QUEUE_URL".into(), queue.queue_url().into()),
         ("DELIVERY_DLQ_URL".into(), queue.dlq_url().into()),
         (

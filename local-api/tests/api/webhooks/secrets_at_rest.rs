@@ -361,3 +361,47 @@ async fn a_webhook_stored_plain_still_signs_and_its_rotation_seals_what_it_keeps
     let r = send_test(&api, &id.to_string()).await;
     assert_eq!(r.body["delivered"], true, "{}", r.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs DynamoDB and KMS behind the fault proxy: scripts/test.sh runs it"]
+async fn dynamodb_only_when_kms_fails_nothing_is_stored_and_nothing_goes_unsigned() {
+    let api = TestApp::builder().with_private_webhook_urls().await;
+    let table = api
+        .dynamo()
+        .expect("the DynamoDB backend")
+        .table()
+        .to_owned();
+    let receiver = Receiver::start(Behaviour::Ok).await;
+    let secrets = api.runtime.app.secrets();
+
+    // No data key: the registration stores nothing, and its error names no key material.
+    secrets.forget_cached_keys();
+    crate::common::faults::set(&table, json!({"fail_ops": ["GenerateDataKey"]})).await;
+    let r = api
+        .post(
+            "/webhooks",
+            &Keys::test_a(),
+            json!({"url": receiver.url(), "events": ["stream.ended"]}),
+        )
+        .await;
+    r.assert_error(500, "db_error");
+    let listed = api.get("/webhooks", &Keys::test_a()).await;
+    assert!(
+        !listed.body.to_string().contains(&receiver.url()),
+        "{}",
+        listed.body
+    );
+    crate::common::faults::clear(&table).await;
+
+    let (id, secret) = register(&api, &Keys::test_a(), &receiver.url()).await;
+    // An instance whose role may not decrypt (or whose KMS fails): the test event is not sent.
+    secrets.forget_cached_keys();
+    crate::common::faults::set(&table, json!({"denied_ops": ["Decrypt"]})).await;
+    send_test(&api, &id).await.assert_error(500, "db_error");
+    assert!(receiver.hits().is_empty(), "nothing is sent unsigned");
+    crate::common::faults::clear(&table).await;
+    let r = send_test(&api, &id).await;
+    assert_eq!(r.body["delivered"], true, "{}", r.body);
+    let hit = receiver.wait_for(1, WAIT).await;
+    assert_eq!(signers(&hit[0], &[&secret]), [secret.as_str()]);
+}

@@ -251,6 +251,10 @@ fn lambda_environment(
         ),
         ("RECORDINGS_BUCKET", "hosting-test-recordings".into()),
         ("RECORDING_DOWNLOAD_ROLE_ARN", DOWNLOAD_ROLE.into()),
+        (
+            "SECRETS_KEY_ID",
+            crate::common::backend::TEST_SECRETS_KEY.into(),
+        ),
         ("LIVEKIT_URL", livekit_url.to_owned()),
         ("LIVEKIT_API_KEY", API_KEY.into()),
     ]

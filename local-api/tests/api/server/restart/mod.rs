@@ -53,6 +53,10 @@ async fn environment(livekit: &FakeLiveKit) -> Environment {
     let mut vars: Vec<(String, String)> = vec![
         ("STORE".into(), "dynamodb".into()),
         ("TABLE_NAME".into(), dynamo.table().into()),
+        (
+            "SECRETS_KEY_ID".into(),
+            crate::common::backend::TEST_SECRETS_KEY.into(),
+        ),
         ("DELIVERY_QUEUE_URL".into(), queue.queue_url().into()),
         ("DELIVERY_DLQ_URL".into(), queue.dlq_url().into()),
         (
