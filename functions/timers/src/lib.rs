@@ -134,9 +134,10 @@ pub async fn handle_within(
             changed
         }
         Invocation::Handed(messages) => {
-            // All at once; one that fails fails the batch, which SQS hands over again after
-            // its visibility timeout (a timer fired twice changes its stream once). A body
-            // that is no timer cannot become one: it is left out.
+            // All at once, each waiting out the fraction of a second it arrived early; one
+            // that fails fails the batch, which SQS hands over again after its visibility
+            // timeout (a timer fired twice changes its stream once). A body that is no timer
+            // cannot become one: it is left out.
             let timers: Vec<Timer> = messages
                 .records
                 .iter()
@@ -145,7 +146,7 @@ pub async fn handle_within(
             let fired = futures_util::future::join_all(
                 timers
                     .iter()
-                    .map(|timer| hosting_app::service::timers::fire(app, timer)),
+                    .map(|timer| hosting_app::service::timers::fire_handed(app, timer)),
             )
             .await;
             let mut changed = 0;

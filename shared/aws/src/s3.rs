@@ -27,9 +27,50 @@ pub struct S3Recordings {
     /// [`refresh_ahead`]: a URL signed with temporary credentials stops working when they do,
     /// so its `url_expires_at` is never later than theirs.
     signing: Arc<Mutex<Option<Credentials>>>,
-    /// Where those credentials come from: the SDK configuration's provider, the one the client
-    /// signs with (the client's configuration no longer exposes it).
-    provider: Option<SharedCredentialsProvider>,
+    /// Where those credentials come from.
+    provider: Option<Signer>,
+}
+
+/// The source of the signing credentials.
+#[derive(Clone)]
+enum Signer {
+    /// The SDK configuration's provider, the one the client signs with (the client's
+    /// configuration no longer exposes it).
+    Provider(SharedCredentialsProvider),
+    /// Sessions of a role. Its provider, and the STS client inside it, is built when the first
+    /// URL is signed: building an STS client parses the SDK's endpoint partitions, about a
+    /// quarter of a function's set-up instructions (BENCHMARKS.md, "Cold start"), and most
+    /// instances never sign a URL.
+    Role {
+        sdk: Box<crate::SdkConfig>,
+        role_arn: String,
+        provider: Arc<tokio::sync::OnceCell<SharedCredentialsProvider>>,
+    },
+}
+
+impl Signer {
+    async fn provider(&self) -> SharedCredentialsProvider {
+        match self {
+            Signer::Provider(provider) => provider.clone(),
+            Signer::Role {
+                sdk,
+                role_arn,
+                provider,
+            } => provider
+                .get_or_init(|| async {
+                    SharedCredentialsProvider::new(
+                        aws_config::sts::AssumeRoleProvider::builder(role_arn.as_str())
+                            .session_name("recording-downloads")
+                            .session_length(DOWNLOAD_SESSION)
+                            .configure(sdk)
+                            .build()
+                            .await,
+                    )
+                })
+                .await
+                .clone(),
+        }
+    }
 }
 
 /// The download role's session: an hour, the longest STS grants a session assumed with a
@@ -67,20 +108,18 @@ impl S3Recordings {
 
     /// URLs signed with `sdk`'s credentials, each valid no longer than they are.
     pub fn signing_with(mut self, sdk: &crate::SdkConfig) -> Self {
-        self.provider = sdk.credentials_provider();
+        self.provider = sdk.credentials_provider().map(Signer::Provider);
         self
     }
 
     /// URLs signed with sessions of `role_arn` (docs/recordings.md, "Downloads"), assumed with
     /// `sdk`'s credentials when the first URL is signed, each [`DOWNLOAD_SESSION`] long.
-    pub async fn signing_as(mut self, sdk: &crate::SdkConfig, role_arn: &str) -> Self {
-        let provider = aws_config::sts::AssumeRoleProvider::builder(role_arn)
-            .session_name("recording-downloads")
-            .session_length(DOWNLOAD_SESSION)
-            .configure(sdk)
-            .build()
-            .await;
-        self.provider = Some(SharedCredentialsProvider::new(provider));
+    pub fn signing_as(mut self, sdk: &crate::SdkConfig, role_arn: &str) -> Self {
+        self.provider = Some(Signer::Role {
+            sdk: Box::new(sdk.clone()),
+            role_arn: role_arn.to_owned(),
+            provider: Arc::default(),
+        });
         self
     }
 
@@ -91,7 +130,7 @@ impl S3Recordings {
         now: SystemTime,
         valid_for: Duration,
     ) -> StoreResult<Option<Credentials>> {
-        let Some(provider) = &self.provider else {
+        let Some(signer) = &self.provider else {
             return Ok(None);
         };
         let ahead = refresh_ahead(valid_for);
@@ -103,6 +142,7 @@ impl S3Recordings {
         }
         // A read waits this long at most for STS; past it the URL is left out of the answer
         // and the next read tries again.
+        let provider = signer.provider().await;
         let fresh = tokio::time::timeout(CREDENTIALS_TIMEOUT, provider.provide_credentials())
             .await
             .map_err(|_| StoreError::Backend("signing credentials: no answer in time".into()))?

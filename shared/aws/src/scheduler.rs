@@ -4,9 +4,10 @@
 //! - Scheduler's one-time `at()` schedules run anywhere in the minute they name ("60 second
 //!   precision"). So a timer is scheduled at the whole minute at least 60 s before its moment,
 //!   which always runs before it; that invocation finds the timer early, and arms it again,
-//!   which hands it to the timer queue: an SQS message delayed by the seconds that remain
-//!   (whole seconds, rounded up, so never early). A timer due within about two minutes goes to
-//!   the queue at once. The timers function receives the queue's messages and fires them.
+//!   which hands it to the timer queue: an SQS message delayed by the whole seconds that
+//!   remain, rounded down, so it arrives less than a second early and the receiver waits out
+//!   the rest (the timers service's `fire_handed`). A timer due within about two minutes goes
+//!   to the queue at once. The timers function receives the queue's messages and fires them.
 //! - Schedules invoke the timers function with the [`Timer`] as input and delete themselves
 //!   after running. Names derive from the stream and the timer kind, so scheduling again
 //!   replaces the timer. A message already on the queue cannot be taken back: a timer moved or
@@ -77,14 +78,14 @@ impl TimerQueue {
         &self.client
     }
 
-    /// Sends `timer` to arrive at its moment: delayed by the whole seconds that remain, rounded
-    /// up (SQS delays by at most 15 minutes; the hand-over is never more than about two).
+    /// Sends `timer` to arrive just before its moment: delayed by the whole seconds that
+    /// remain, rounded down, so the receiver waits out the fraction left and acts on the
+    /// millisecond rather than up to a second late (SQS delays by whole seconds, at most 15
+    /// minutes; the hand-over is never more than about two).
     async fn send(&self, timer: &Timer) -> StoreResult<()> {
         let body = crate::sqs::message_body(timer)?;
         let remaining = (timer.due_at - self.clock.now()).num_milliseconds().max(0) as u64;
-        let delay_secs = remaining
-            .div_ceil(1000)
-            .min(crate::sqs::MAX_DELAY.as_secs());
+        let delay_secs = (remaining / 1000).min(crate::sqs::MAX_DELAY.as_secs());
         self.client
             .send_message()
             .queue_url(&self.url)

@@ -234,7 +234,7 @@ impl Runtime {
             Some(bucket) => {
                 let recordings = S3Recordings::new(hosting_aws::s3::client(&sdk), bucket);
                 let recordings = match &config.recordings.download_role {
-                    Some(role) => recordings.signing_as(&sdk, role).await,
+                    Some(role) => recordings.signing_as(&sdk, role),
                     None => recordings.signing_with(&sdk),
                 };
                 Some(Arc::new(recordings) as Arc<dyn RecordingStorage>)

@@ -191,7 +191,7 @@ pub async fn run_timer_queue(app: App, client: aws_sdk_sqs::Client, url: String)
             let (app, client, url) = (app.clone(), client.clone(), url.clone());
             tokio::spawn(async move {
                 let fired = match message.body().map(serde_json::from_str::<Timer>) {
-                    Some(Ok(timer)) => service::timers::fire(&app, &timer).await.map(drop),
+                    Some(Ok(timer)) => service::timers::fire_handed(&app, &timer).await.map(drop),
                     // Nothing can read it: dropped rather than received forever.
                     _ => Ok(()),
                 };

@@ -23,6 +23,22 @@ const SWEEP_BATCH: usize = 100;
 /// one after another (BENCHMARKS.md, "Egress read-back").
 const SWEEP_CONCURRENCY: usize = 8;
 
+/// How early a timer handed over by the timer queue may arrive: its delay is the whole seconds
+/// that remained, rounded down (docs/lifecycle.md, "Timers on AWS").
+pub const HANDED_EARLY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Fires a timer the timer queue handed over: one that arrived less than [`HANDED_EARLY`]
+/// before its moment waits for it on the app's clock, then fires; one earlier than that is
+/// armed again, as [`fire`] does.
+pub async fn fire_handed(app: &App, timer: &Timer) -> Result<bool, StoreError> {
+    if let Ok(wait) = (timer.due_at - app.clock.now()).to_std()
+        && wait <= HANDED_EARLY
+    {
+        tokio::time::sleep(wait).await;
+    }
+    fire(app, timer).await
+}
+
 /// Applies a timer; `true` when it changed the stream. A timer that fires before its due
 /// time changes nothing and is armed again for its due time: on AWS that is every Scheduler
 /// run, which hands the timer to the timer queue for its last seconds (docs/lifecycle.md,

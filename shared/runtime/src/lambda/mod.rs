@@ -111,8 +111,7 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         config
             .required("RECORDING_DOWNLOAD_ROLE_ARN")
             .inspect_err(|err| report(err))?,
-    )
-    .await;
+    );
     // LiveKit's client is built on its first call (hosting_livekit::LiveKitRooms).
     let rooms = hosting_livekit::rooms_from_config(&config);
     // Where an instance's set-up time goes, for sizing and for cold-start work.
