@@ -95,29 +95,52 @@ stage "DynamoDB and SQS (moto server behind the fault proxy): every test of the 
 moto="$(scripts/lib/venv.sh moto)"
 "$moto/bin/python" scripts/aws/fault_proxy_selftest.py
 
-# Starts a moto server and a fault proxy in front of it, logs named after $1; prints the
-# proxy's URL.
+# Starts a moto server and a fault proxy in front of it, logs named after $1, and sets
+# `proxy_url` to the proxy's URL.
 start_moto() {
     local moto_port proxy_port
     moto_port=$(free_port)
     "$moto/bin/python" scripts/aws/moto_server.py -H 127.0.0.1 -p "$moto_port" > "$run_dir/$1-moto.log" 2>&1 &
     pids+=($!)
-    wait_for "http://127.0.0.1:$moto_port/moto-api/" >&2
+    wait_for "http://127.0.0.1:$moto_port/moto-api/"
     proxy_port=$(free_port)
     "$moto/bin/python" scripts/aws/fault_proxy.py --port "$proxy_port" --upstream "http://127.0.0.1:$moto_port" \
         > "$run_dir/$1-fault-proxy.log" 2>&1 &
     pids+=($!)
-    wait_for "http://127.0.0.1:$proxy_port/__faults" >&2
-    echo "http://127.0.0.1:$proxy_port"
+    wait_for "http://127.0.0.1:$proxy_port/__faults"
+    proxy_url="http://127.0.0.1:$proxy_port"
+    proxies+=("$proxy_url")
 }
+proxies=()
 export AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing
 
-# The timers' on-time test holds its shows to 2 s on the wall clock: it runs beside the pass on
-# a moto server of its own, so the pass's requests do not queue ahead of its timers. It mostly
-# waits (4 minutes for shows two minutes ahead), so it costs the pass next to nothing. Its test
-# binary is the one the embedded stage built, run directly (its output joins the log after).
-on_time_test=shows::on_time::dynamodb_only_starts_reminders_and_deadlines_fire_within_2_s_of_their_moment
-api_tests=$(cargo test --workspace --locked "$@" --no-run --message-format=json 2>/dev/null | python3 -c '
+# Runs the HTTP-level suite's tests named by the arguments after $1 (its test binary, built by
+# the embedded stage) in the background, exactly those, on a moto server of its own; its
+# output goes to $run_dir/$1.log and its process id to `part_pid`.
+run_part() {
+    local name=$1
+    shift
+    start_moto "$name"
+    (cd local-api && AWS_ENDPOINT_URL="$proxy_url" FAULT_PROXY_URL="$proxy_url" TEST_BACKEND=dynamodb \
+        "$api_tests" --include-ignored --exact --test-threads "$TEST_THREADS" "$@") > "$run_dir/$name.log" 2>&1 &
+    part_pid=$!
+    pids+=("$part_pid")
+}
+
+# Waits for the part named $1 (its process id $2); its output then joins the log.
+join_part() {
+    wait "$2" || { cat "$run_dir/$1.log"; exit 1; }
+    progress < "$run_dir/$1.log"
+}
+
+start_moto main
+export AWS_ENDPOINT_URL="$proxy_url" FAULT_PROXY_URL="$proxy_url"
+if [ $# -gt 0 ]; then
+    # A run narrowed by arguments (a package, a test binary, a filter) is one pass, as given.
+    TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" -- --include-ignored --skip popular_show_ \
+        --skip delivery::fair:: --test-threads "$TEST_THREADS" 2>&1 | progress
+else
+    api_tests=$(cargo test --workspace --locked --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     message = json.loads(line)
@@ -125,32 +148,36 @@ for line in sys.stdin:
     if message.get("executable") and target.get("name") == "api" and "local-api" in message["package_id"]:
         print(message["executable"])
 ')
-[ -n "$api_tests" ] || { echo "no test binary for local-api's tests/api" >&2; exit 1; }
-on_time_proxy=$(start_moto on-time)
-(cd local-api && AWS_ENDPOINT_URL="$on_time_proxy" FAULT_PROXY_URL="$on_time_proxy" TEST_BACKEND=dynamodb \
-    "$api_tests" --include-ignored --exact "$on_time_test") > "$run_dir/on-time.log" 2>&1 &
-on_time_pid=$!
-pids+=("$on_time_pid")
-
-AWS_ENDPOINT_URL=$(start_moto main)
-export AWS_ENDPOINT_URL
-export FAULT_PROXY_URL="$AWS_ENDPOINT_URL"
-TEST_BACKEND=dynamodb cargo test --workspace --locked "$@" -- --include-ignored --skip popular_show_ \
-    --skip delivery::fair:: --skip "$on_time_test" --test-threads "$TEST_THREADS" 2>&1 | progress
-stage "DynamoDB: the timers' on-time test, on its own moto server (started with the pass)"
-wait "$on_time_pid" || { cat "$run_dir/on-time.log"; exit 1; }
-progress < "$run_dir/on-time.log"
+    [ -n "$api_tests" ] || { echo "no test binary for local-api's tests/api" >&2; exit 1; }
+    # The timers' on-time test holds its shows to 2 s on the wall clock: it runs beside the
+    # pass on a moto server of its own, so the pass's requests never queue ahead of its
+    # timers. It mostly waits (4 minutes for shows two minutes ahead). The pass itself stays
+    # on one server: split over two, it saved about a minute of ten and starved the machine's
+    # two cores, which made the tests that measure concurrency flaky (BENCHMARKS.md, "The
+    # test suite").
+    on_time_test=shows::on_time::dynamodb_only_starts_reminders_and_deadlines_fire_within_2_s_of_their_moment
+    run_part on-time "$on_time_test"
+    on_time_pid=$part_pid
+    TEST_BACKEND=dynamodb cargo test --workspace --locked -- --include-ignored --skip popular_show_ \
+        --skip delivery::fair:: --skip "$on_time_test" --test-threads "$TEST_THREADS" 2>&1 | progress
+    stage "DynamoDB: the timers' on-time test (started with the pass, on its own moto server)"
+    join_part on-time "$on_time_pid"
+fi
 stage "DynamoDB: the popular show, alone"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --test-threads 1 popular_show_ 2>&1 | progress
 stage "DynamoDB: fair delivery, one test at a time"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --test-threads 1 delivery::fair:: 2>&1 | progress
-python3 - "$FAULT_PROXY_URL" <<'PY'
-import json, sys, urllib.request
-totals = json.load(urllib.request.urlopen(sys.argv[1] + "/__totals"))
-faults = ", ".join(f"{k} {v}" for k, v in sorted(totals["injected"].items()))
-print(f"fault proxy: {totals['requests']} requests under fault rules; injected: {faults}")
+python3 - "${proxies[@]}" <<'PY'
+import collections, json, sys, urllib.request
+requests, injected = 0, collections.Counter()
+for proxy in sys.argv[1:]:
+    totals = json.load(urllib.request.urlopen(proxy + "/__totals"))
+    requests += totals["requests"]
+    injected.update(totals["injected"])
+faults = ", ".join(f"{k} {v}" for k, v in sorted(injected.items()))
+print(f"fault proxies: {requests} requests under fault rules; injected: {faults}")
 PY
 
 stage "scripts/dev-aws.sh: the local server on moto in one command"

@@ -168,13 +168,17 @@ async fn an_end_that_overtook_its_starts_answer_is_applied_by_the_read_back() {
     let (id, room) = start_with(&api, two_destinations()).await;
     agent_joins(&api, &room, "EV_join").await;
     for restart in 1..=4 {
-        // LiveKit answers the start slowly; the egress ends, and says so, before the answer
-        // is recorded.
-        fake.delay(START_EGRESS, std::time::Duration::from_millis(400));
+        // LiveKit answers the start slowly (2 s, ample for one webhook however busy the
+        // store); the egress ends, and says so, once LiveKit has the call and before the
+        // answer is recorded.
+        fake.delay(START_EGRESS, std::time::Duration::from_secs(2));
         let egress = format!("EG_{restart}");
         let fire = api.runtime.fire_due_timers();
         let early = async {
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let called = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while fake.count(START_EGRESS) < restart && std::time::Instant::now() < called {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
             egress_says(
                 &api,
                 "egress_ended",

@@ -288,10 +288,16 @@ async fn changes_made_while_the_start_is_in_flight_reach_the_egress_once_it_runs
     let (api, fake) = app_with_livekit().await;
     let (id, room) = start_with(&api, two_destinations()).await;
     agent_joins(&api, &room, "EV_join").await;
-    fake.delay(START_EGRESS, std::time::Duration::from_millis(600));
+    // The start stays in flight for 3 s: the changes below, each a few store round trips,
+    // are made once LiveKit has its call and well before it answers, however busy the store.
+    fake.delay(START_EGRESS, std::time::Duration::from_secs(3));
     let twitch = output("rtmp://live.twitch.tv/app", "tw-key-SECRET-0003");
     let changes = async {
-        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        let called = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while fake.count(START_EGRESS) == 0 && std::time::Instant::now() < called {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(fake.count(START_EGRESS), 1, "the start is in flight");
         let added = api
             .post(
                 &format!("/streams/{id}/destinations"),

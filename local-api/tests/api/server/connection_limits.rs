@@ -149,6 +149,33 @@ fn nothing_earlier_on_a_connection_switches_the_guard_off() {
         .expect("an answer")
         .assert_answer(400, Some("missing_fields"));
 
+    // An unknown key's chunked request whose chunk-size line runs to 5,001 bytes: its `401`,
+    // then the guard's envelope closing the connection, so a 20 KB request line sent after it
+    // on the same connection gets no bare answer from hyper.
+    let mut connection = RawConnection::open(&server.base);
+    connection.send(
+        format!(
+            "POST /api/v1/streams HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer svc_test_x\r\n\
+             Transfer-Encoding: chunked\r\n\r\n1;{}\r\n",
+            "e".repeat(4_999)
+        )
+        .as_bytes(),
+    );
+    connection
+        .response()
+        .expect("an answer")
+        .assert_answer(401, Some("unauthorized"));
+    let refusal = connection.response().expect("the guard's refusal");
+    refusal.assert_answer(400, Some("invalid_fields"));
+    assert_eq!(refusal.header("connection"), Some("close"));
+    let long_line = format!(
+        "GET /api/v1/{} HTTP/1.1\r\nHost: t\r\n\r\n",
+        "a".repeat(20 * 1024)
+    );
+    // The write itself may meet the closed connection.
+    let _ = connection.try_send(long_line.as_bytes());
+    assert!(connection.response().is_none());
+
     let mut connection = RawConnection::open(&server.base);
     connection.send(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
     connection

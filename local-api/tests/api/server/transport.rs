@@ -18,7 +18,7 @@ pub(super) struct RawResponse {
 }
 
 impl RawResponse {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -60,8 +60,13 @@ impl RawConnection {
     }
 
     pub(super) fn send(&mut self, bytes: &[u8]) {
+        self.try_send(bytes).unwrap();
+    }
+
+    /// Sends what may meet a connection the server closed already.
+    pub(super) fn try_send(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         use std::io::Write;
-        self.0.write_all(bytes).unwrap();
+        self.0.write_all(bytes)
     }
 
     /// The next response, or `None` when the server closed the connection first.

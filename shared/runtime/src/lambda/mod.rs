@@ -156,11 +156,13 @@ fn read_secrets_aside(
             let ssm = hosting_aws::ssm::client(&sdk)?;
             for (parameter, arrival) in reads {
                 let secret = hosting_aws::ssm::read_secure_string(&ssm, &parameter).await?;
+                // Logged before it is handed over, so the line precedes whatever waited for
+                // it, even when this idle-priority thread gets no CPU for a while after.
+                tracing::info!(parameter = %parameter, secret_ms = ms(started.elapsed()), "secret read");
                 arrival.deliver(secret);
             }
             Ok::<_, SecretReadError>(())
         })?;
-        tracing::info!(secret_ms = ms(started.elapsed()), "secrets read");
         Ok(())
     };
     std::thread::Builder::new()

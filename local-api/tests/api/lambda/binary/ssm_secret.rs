@@ -122,7 +122,7 @@ async fn dynamodb_only_a_request_needing_no_secret_is_answered_while_the_secret_
             .unwrap_or_else(|| panic!("no line with {needles:?}:\n{logs}"))
     };
     let listed = position(&["\"method\":\"GET\"", "\"route\":\"/api/v1/streams\""]);
-    assert!(listed < position(&["secrets read"]), "{logs}");
+    assert!(listed < position(&["secret read"]), "{logs}");
     assert_eq!(
         (replies[1].kind, status(&replies[1])),
         ("response", Some(201)),
