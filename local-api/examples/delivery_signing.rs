@@ -14,23 +14,17 @@
 //!
 //!   cargo run --release -p local-api --example delivery_signing [DELIVERIES] [ROUNDS] [RECEIVER_MS]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "common/delivery_rate.rs"]
+mod delivery_rate;
+
 use std::time::{Duration, Instant};
 
-use axum::Router;
+use delivery_rate::{BRANDS, counting_receiver, delivery_round, embedded_runtime, median, webhook};
+use hosting_app::delivery::signing;
 use hosting_app::delivery::signing::generate_signing_key;
-use hosting_app::delivery::{Deliverer, signing};
 use hosting_domain::Webhook;
-use hosting_domain::clock::{Clock, SystemClock};
-use hosting_domain::event::EventType;
-use hosting_domain::ports::Delivery;
 use hosting_domain::sealed::StoredSecret;
 use hosting_domain::webhook::generate_secret;
-use hosting_runtime::Runtime;
-use hosting_support::config::{Config, StoreKind};
-
-const BRANDS: usize = 10;
 
 /// A `stream.started` body of the usual size (about 1.2 KB).
 fn body() -> String {
@@ -57,10 +51,7 @@ fn per_signature(n: u32, sign: impl Fn() -> Option<String>) -> Duration {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let deliveries: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(5_000);
-    let rounds: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(10);
-    let receiver_ms: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let (deliveries, rounds, receiver_ms) = delivery_rate::arguments();
 
     let body = body();
     let secret = generate_secret();
@@ -88,54 +79,15 @@ fn main() {
 }
 
 async fn throughput(body: &str, deliveries: usize, rounds: usize, receiver_ms: u64) {
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let receiver = Router::new().fallback(move || {
-        let counter = counter.clone();
-        async move {
-            if receiver_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(receiver_ms)).await;
-            }
-            counter.fetch_add(1, Ordering::Relaxed);
-            axum::http::StatusCode::NO_CONTENT
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
-
-    let config = Config::from_lookup(StoreKind::Embedded, |name| {
-        (name == "WEBHOOK_ALLOW_PRIVATE_URLS").then(|| "true".to_owned())
-    })
-    .unwrap();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let runtime = Runtime::embedded(config.clone(), clock.clone(), None);
+    let (url, received) = counting_receiver(receiver_ms).await;
+    let runtime = embedded_runtime();
     let store = runtime.app.store.clone();
     let mut webhooks = Vec::new();
     for brand in 0..BRANDS {
-        let webhook = Webhook {
-            id: uuid::Uuid::new_v4(),
-            brand_id: format!("brand_{brand}"),
-            url: url.clone(),
-            events: vec![EventType::StreamStarted],
-            secret: StoredSecret::Plain(generate_secret()),
-            active: true,
-            created_at: clock.now(),
-            previous_secret: None,
-            previous_secret_expires_at: None,
-            secret_rotated_at: None,
-            signing_key: None,
-            previous_signing_key: None,
-            public_key: None,
-            failing_since: None,
-            disabled_reason: None,
-        };
+        let webhook = webhook(brand, &url, StoredSecret::Plain(generate_secret()));
         store.create_webhook(&webhook, 25, None).await.unwrap();
         webhooks.push(webhook);
     }
-    let _background = runtime.spawn_background(
-        Deliverer::new(config.webhook_timeout, config.webhook_allow_private_urls).unwrap(),
-    );
 
     let mut with_key = Vec::new();
     let mut without_key = Vec::new();
@@ -152,26 +104,8 @@ async fn throughput(body: &str, deliveries: usize, rounds: usize, receiver_ms: u
                 .unwrap();
             store.create_webhook(webhook, 25, None).await.unwrap();
         }
-        let before = received.load(Ordering::Relaxed);
-        let batch: Vec<Delivery> = (0..deliveries)
-            .map(|n| {
-                let webhook = &webhooks[n % BRANDS];
-                Delivery {
-                    event_id: format!("evt_{n:032x}"),
-                    event_type: EventType::StreamStarted,
-                    brand_id: webhook.brand_id.clone(),
-                    webhook_id: webhook.id,
-                    attempt: 1,
-                    body: body.to_owned(),
-                }
-            })
-            .collect();
-        let started = Instant::now();
-        runtime.app.queue.enqueue_now(batch).await.unwrap();
-        while received.load(Ordering::Relaxed) < before + deliveries {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        let rate = deliveries as f64 / started.elapsed().as_secs_f64();
+        let targets: Vec<&Webhook> = webhooks.iter().collect();
+        let rate = delivery_round(&runtime, &targets, deliveries, body, &received).await;
         if round < 2 {
             continue;
         }
@@ -181,11 +115,7 @@ async fn throughput(body: &str, deliveries: usize, rounds: usize, receiver_ms: u
             without_key.push(rate);
         }
     }
-    let median = |rates: &mut Vec<f64>| {
-        rates.sort_by(f64::total_cmp);
-        rates[rates.len() / 2]
-    };
-    let (with_key, without_key) = (median(&mut with_key), median(&mut without_key));
+    let (with_key, without_key) = (median(with_key), median(without_key));
     println!(
         "local worker, receiver answering in {receiver_ms} ms, {deliveries} deliveries per round, median of {rounds}: {:.0}/s with v1a, {:.0}/s without (ratio {:.3})",
         with_key,

@@ -14,30 +14,18 @@
 //!
 //!   cargo run --release -p local-api --example secrets_at_rest [DELIVERIES] [ROUNDS] [RECEIVER_MS]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+#[path = "common/delivery_rate.rs"]
+mod delivery_rate;
 
-use axum::Router;
-use hosting_app::delivery::Deliverer;
+use delivery_rate::{BRANDS, counting_receiver, delivery_round, embedded_runtime, median, webhook};
 use hosting_app::delivery::signing::generate_signing_key;
 use hosting_app::secrets::Secrets;
 use hosting_domain::Webhook;
-use hosting_domain::clock::{Clock, SystemClock};
-use hosting_domain::event::EventType;
-use hosting_domain::ports::Delivery;
 use hosting_domain::sealed::{SecretScope, StoredSecret};
 use hosting_domain::webhook::generate_secret;
-use hosting_runtime::Runtime;
-use hosting_support::config::{Config, StoreKind};
-
-const BRANDS: usize = 10;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let deliveries: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(5_000);
-    let rounds: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(10);
-    let receiver_ms: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let (deliveries, rounds, receiver_ms) = delivery_rate::arguments();
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -70,56 +58,18 @@ async fn stored(webhook: &mut Webhook, secret: &str, key: &str, sealer: Option<&
 }
 
 async fn measure(deliveries: usize, rounds: usize, receiver_ms: u64) {
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let receiver = Router::new().fallback(move || {
-        let counter = counter.clone();
-        async move {
-            if receiver_ms > 0 {
-                tokio::time::sleep(Duration::from_millis(receiver_ms)).await;
-            }
-            counter.fetch_add(1, Ordering::Relaxed);
-            axum::http::StatusCode::NO_CONTENT
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
-
-    let config = Config::from_lookup(StoreKind::Embedded, |name| {
-        (name == "WEBHOOK_ALLOW_PRIVATE_URLS").then(|| "true".to_owned())
-    })
-    .unwrap();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let runtime = Runtime::embedded(config.clone(), clock.clone(), None);
+    let (url, received) = counting_receiver(receiver_ms).await;
+    let runtime = embedded_runtime();
     let app = runtime.app.clone();
     // Another instance's envelopes: the same vault, its own data key.
     let registering = Secrets::new(app.vault.clone());
     let store = app.store.clone();
-    let mut webhooks = Vec::new();
-    for brand in 0..BRANDS {
-        let webhook = Webhook {
-            id: uuid::Uuid::new_v4(),
-            brand_id: format!("brand_{brand}"),
-            url: url.clone(),
-            events: vec![EventType::StreamStarted],
-            secret: StoredSecret::Plain(String::new()),
-            active: true,
-            created_at: clock.now(),
-            previous_secret: None,
-            previous_secret_expires_at: None,
-            secret_rotated_at: None,
-            signing_key: None,
-            previous_signing_key: None,
-            public_key: None,
-            failing_since: None,
-            disabled_reason: None,
-        };
-        webhooks.push((webhook, generate_secret(), generate_signing_key()));
-    }
-    let _background = runtime.spawn_background(
-        Deliverer::new(config.webhook_timeout, config.webhook_allow_private_urls).unwrap(),
-    );
+    let mut webhooks: Vec<_> = (0..BRANDS)
+        .map(|brand| {
+            let webhook = webhook(brand, &url, StoredSecret::Plain(String::new()));
+            (webhook, generate_secret(), generate_signing_key())
+        })
+        .collect();
 
     let body =
         serde_json::json!({"type": "stream.started", "data": {"stream": {"status": "live"}}})
@@ -139,29 +89,9 @@ async fn measure(deliveries: usize, rounds: usize, receiver_ms: u64) {
         // Each sealed round's envelopes are new to the delivering instance, as a fresh
         // registration's would be: its calls are counted from the start of the round.
         app.secrets().forget_cached_keys();
-        let (before, calls_before) = (
-            received.load(Ordering::Relaxed),
-            app.secrets().vault_calls(),
-        );
-        let batch: Vec<Delivery> = (0..deliveries)
-            .map(|n| {
-                let (webhook, _, _) = &webhooks[n % BRANDS];
-                Delivery {
-                    event_id: format!("evt_{n:032x}"),
-                    event_type: EventType::StreamStarted,
-                    brand_id: webhook.brand_id.clone(),
-                    webhook_id: webhook.id,
-                    attempt: 1,
-                    body: body.clone(),
-                }
-            })
-            .collect();
-        let started = Instant::now();
-        app.queue.enqueue_now(batch).await.unwrap();
-        while received.load(Ordering::Relaxed) < before + deliveries {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-        let rate = deliveries as f64 / started.elapsed().as_secs_f64();
+        let calls_before = app.secrets().vault_calls();
+        let targets: Vec<&Webhook> = webhooks.iter().map(|(webhook, _, _)| webhook).collect();
+        let rate = delivery_round(&runtime, &targets, deliveries, &body, &received).await;
         let calls = app.secrets().vault_calls() - calls_before;
         if round < 2 {
             continue;
@@ -175,11 +105,7 @@ async fn measure(deliveries: usize, rounds: usize, receiver_ms: u64) {
             plain_rates.push(rate);
         }
     }
-    let median = |rates: &mut Vec<f64>| {
-        rates.sort_by(f64::total_cmp);
-        rates[rates.len() / 2]
-    };
-    let (sealed, plain) = (median(&mut sealed_rates), median(&mut plain_rates));
+    let (sealed, plain) = (median(sealed_rates), median(plain_rates));
     println!(
         "calls to the stack's key: {steady_calls} in {steady_deliveries} deliveries ({:.3} per 1,000), each sealed round starting cold",
         steady_calls as f64 * 1000.0 / steady_deliveries as f64

@@ -28,7 +28,7 @@ pub struct S3Recordings {
     /// so its `url_expires_at` is never later than theirs.
     signing: Arc<Mutex<Option<Credentials>>>,
     /// Where those credentials come from.
-    provider: Option<Signer>,
+    signer: Option<Signer>,
 }
 
 /// The source of the signing credentials.
@@ -102,20 +102,20 @@ impl S3Recordings {
             client: client.into(),
             bucket,
             signing: Arc::default(),
-            provider: None,
+            signer: None,
         }
     }
 
     /// URLs signed with `sdk`'s credentials, each valid no longer than they are.
     pub fn signing_with(mut self, sdk: &crate::SdkConfig) -> Self {
-        self.provider = sdk.credentials_provider().map(Signer::Provider);
+        self.signer = sdk.credentials_provider().map(Signer::Provider);
         self
     }
 
     /// URLs signed with sessions of `role_arn` (docs/recordings.md, "Downloads"), assumed with
     /// `sdk`'s credentials when the first URL is signed, each [`DOWNLOAD_SESSION`] long.
     pub fn signing_as(mut self, sdk: &crate::SdkConfig, role_arn: &str) -> Self {
-        self.provider = Some(Signer::Role {
+        self.signer = Some(Signer::Role {
             sdk: Box::new(sdk.clone()),
             role_arn: role_arn.to_owned(),
             provider: Arc::default(),
@@ -130,7 +130,7 @@ impl S3Recordings {
         now: SystemTime,
         valid_for: Duration,
     ) -> StoreResult<Option<Credentials>> {
-        let Some(signer) = &self.provider else {
+        let Some(signer) = &self.signer else {
             return Ok(None);
         };
         let ahead = refresh_ahead(valid_for);
