@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests and the HTTP-level suite on the embedded backends, then the same
 # HTTP-level suite on DynamoDB and SQS served by moto behind the fault-injecting proxy
-# (scripts/aws/fault_proxy.py: the AWS behaviours moto lacks), then schemathesis against the
-# local server and its OpenAPI document, then the generated clients, the reference page (in
-# headless Chromium) and the example receivers against the local server. Also checks that
-# scripts/dev-aws.sh starts the local server on moto in one command.
-# Installs what it needs (Python virtualenvs under ~/.cache),
-# starts the moto servers and their proxies and stops them on exit. Extra arguments go to both cargo test runs
-# (before their `--`).
+# (scripts/aws/fault_proxy.py: the AWS behaviours moto lacks). Beside that DynamoDB pass, at the
+# lowest CPU priority: schemathesis against the local server and its OpenAPI document, the
+# generated clients, the reference page (in headless Chromium) and the example receivers
+# against the local server, and the check that scripts/dev-aws.sh starts the local server on
+# moto in one command. Installs what it needs (Python virtualenvs under ~/.cache, made beside
+# the first build), starts the moto servers and their proxies and stops them on exit. Extra
+# arguments go to every cargo test run (before their `--`).
 #
 # Tests that need something a plain `cargo test` lacks are `#[ignore]`d with the reason, and
 # run here: those needing the signature verifiers in both stages, those named `dynamodb_only_`
@@ -40,9 +40,16 @@ run_dir=$(mktemp -d "${TMPDIR:-/tmp}/live-stream-hosting-api-test.XXXXXX")
 log="$run_dir/tests.log"
 pids=()
 started=$SECONDS
+# A background process and everything it started (a stage's local server, a browser, a test
+# binary), children first.
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
 cleanup() {
     local status=$?
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do kill_tree "$pid"; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     if [ "$status" = 0 ]; then
         rm -rf "$run_dir"
@@ -78,6 +85,34 @@ wait_for() {
     return 1
 }
 
+# Runs "$@" in the background at the lowest CPU priority (nice 19): it takes only the time the
+# foreground work leaves idle, so the passes it runs beside (and their bounds on the wall clock)
+# are not slowed. Its output goes to $run_dir/$1.log; its process id to `background_pid`.
+in_background() {
+    local name=$1
+    shift
+    (renice -n 19 -p "$BASHPID" > /dev/null; "$@") > "$run_dir/$name.log" 2>&1 &
+    background_pid=$!
+    pids+=("$background_pid")
+}
+
+# Waits for the background work named $1 (process id $2) and adds its output to the run's.
+join_background() {
+    wait "$2" || { cat "$run_dir/$1.log"; echo "$1 failed" >&2; exit 1; }
+    tee -a "$log" < "$run_dir/$1.log"
+}
+
+# The virtualenvs the later stages use, made while the first build runs (from an empty cache,
+# a minute and more of downloads and installs): joined before the first stage that needs one.
+prepare_virtualenvs() {
+    for name in moto schemathesis clients client-tests receiver-python; do
+        scripts/lib/venv.sh "$name" > /dev/null
+    done
+    echo "virtualenvs ready ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
+}
+in_background virtualenvs prepare_virtualenvs
+virtualenvs_pid=$background_pid
+
 # Tests named `popular_show_` measure a rate, and those of `delivery::fair::` a latency, which
 # the rest of the suite sharing the machine (and moto) would distort: each stage runs them after
 # the rest, the fair-delivery ones one at a time.
@@ -90,6 +125,31 @@ TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --incl
 stage "embedded backends: fair delivery, one test at a time (they measure latencies)"
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | progress
+
+stage "the virtualenvs made beside the build"
+join_background virtualenvs "$virtualenvs_pid"
+
+# The stages against the local server on the embedded backends mostly wait (on the server, on
+# receivers, on downloads and installs from an empty cache), so they run beside the DynamoDB
+# pass, which is bound by moto's one core and leaves the other partly idle; at the lowest
+# priority, they take none of the pass's time. Joined before the stages that measure rates.
+local_server_stages() {
+    stage "scripts/dev-aws.sh: the local server on moto in one command"
+    scripts/test-dev-aws.sh
+    stage "schemathesis against the local server and its OpenAPI document"
+    scripts/checks/schemathesis.sh
+    stage "generated clients (Python, TypeScript, Rust) against the local server"
+    scripts/checks/test-clients.sh
+    stage "the reference page in headless Chromium"
+    scripts/checks/test-docs-page.sh
+    stage "the quickstart and the example webhook receivers against the local server"
+    scripts/checks/test-examples.sh
+    stage "the local server's stages done"
+}
+echo "-- beside the DynamoDB stage, at the lowest priority: dev-aws.sh, schemathesis, the generated"
+echo "   clients, the reference page and the examples (their output follows that stage's pass)"
+in_background local-server-stages local_server_stages
+local_server_stages_pid=$background_pid
 
 stage "DynamoDB and SQS (moto server behind the fault proxy): every test of the workspace"
 moto="$(scripts/lib/venv.sh moto)"
@@ -163,6 +223,9 @@ for line in sys.stdin:
     stage "DynamoDB: the timers' on-time test (started with the pass, on its own moto server)"
     join_part on-time "$on_time_pid"
 fi
+stage "the local server's stages (run beside the DynamoDB pass)"
+join_background local-server-stages "$local_server_stages_pid"
+
 stage "DynamoDB: the popular show, alone"
 TEST_BACKEND=dynamodb cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --test-threads 1 popular_show_ 2>&1 | progress
@@ -179,21 +242,6 @@ for proxy in sys.argv[1:]:
 faults = ", ".join(f"{k} {v}" for k, v in sorted(injected.items()))
 print(f"fault proxies: {requests} requests under fault rules; injected: {faults}")
 PY
-
-stage "scripts/dev-aws.sh: the local server on moto in one command"
-scripts/test-dev-aws.sh
-
-stage "schemathesis against the local server and its OpenAPI document"
-scripts/checks/schemathesis.sh
-
-stage "generated clients (Python, TypeScript, Rust) against the local server"
-scripts/checks/test-clients.sh
-
-stage "the reference page in headless Chromium"
-scripts/checks/test-docs-page.sh
-
-stage "the quickstart and the example webhook receivers against the local server"
-scripts/checks/test-examples.sh
 
 # One closing line over both cargo passes.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

@@ -47,7 +47,7 @@ for which in python node; do
         node) env "${env_keys[@]}" node examples/receivers/node/receiver.mjs --port "$rport" > "$work/$which.log" 2>&1 & ;;
         esac
         receiver=$!
-        for _ in $(seq 1 100); do grep -q listening "$work/$which.log" && break; sleep 0.1; done
+        for _ in $(seq 1 100); do grep -qs listening "$work/$which.log" && break; sleep 0.1; done
         echo -n "$which ($keys): "
         "$venv/bin/python" scripts/checks/check_receiver.py "http://127.0.0.1:$rport/" "${check_keys[@]}"
         kill "$receiver"; wait "$receiver" 2>/dev/null || true
