@@ -50,16 +50,11 @@ clients/typescript/node_modules/.bin/openapi-typescript "$work/openapi.json" \
     --output "$work/schema.d.ts" > "$work/typescript.log" 2>&1 || { cat "$work/typescript.log" >&2; exit 1; }
 fail_on_warnings openapi-typescript "$work/typescript.log"
 
-# Rust: oas3-gen, pinned to the version of the support crate clients/rust depends on.
-oas3_version=0.29.0
-tools="${XDG_CACHE_HOME:-$HOME/.cache}/live-stream-hosting-api/tools/oas3-gen-$oas3_version"
-if [ ! -x "$tools/bin/oas3-gen" ]; then
-    echo "installing oas3-gen $oas3_version under $tools (once)" >&2
-    # A debug build: it runs for a second on one document, and builds in about half the time.
-    cargo install --quiet --locked --debug --root "$tools" --version "$oas3_version" oas3-gen
-fi
+# Rust: oas3-gen (scripts/lib/client-tools.sh).
+. scripts/lib/client-tools.sh
+oas3_gen=$(oas3_gen)
 # Run from the work directory: the files name their source as given.
-(cd "$work" && "$tools/bin/oas3-gen" generate client-mod -i openapi.json -o rust \
+(cd "$work" && "$oas3_gen" generate client-mod -i openapi.json -o rust \
     --all-schemas -q --color never > rust.log 2>&1) || { cat "$work/rust.log" >&2; exit 1; }
 fail_on_warnings oas3-gen "$work/rust.log"
 

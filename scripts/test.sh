@@ -30,10 +30,6 @@ need openssl openssl "the AWS clients' TLS test"
 need npm npm "the TypeScript client's tests (Node.js 18+)"
 need chromium chromium "the reference page's test in a headless browser"
 
-# The Stripe and Standard Webhooks libraries that receivers use to verify signatures.
-WEBHOOK_VERIFIER_PYTHON="$(scripts/lib/venv.sh verifiers)/bin/python"
-export WEBHOOK_VERIFIER_PYTHON
-
 # Every log of the run (the tests' output, moto's, the proxy's) goes to one folder: removed
 # when the run passes, kept and named when it fails.
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/live-stream-hosting-api-test.XXXXXX")
@@ -87,13 +83,26 @@ wait_for() {
 
 # Runs "$@" in the background at the lowest CPU priority (nice 19): it takes only the time the
 # foreground work leaves idle, so the passes it runs beside (and their bounds on the wall clock)
-# are not slowed. Its output goes to $run_dir/$1.log; its process id to `background_pid`.
+# are not slowed. Its output goes to $run_dir/$1.log, its exit status to $run_dir/$1.status
+# when it ends; its process id to `background_pid`.
 in_background() {
     local name=$1
     shift
-    (renice -n 19 -p "$BASHPID" > /dev/null; "$@") > "$run_dir/$name.log" 2>&1 &
+    (
+        trap 'echo $? > "$run_dir/$name.status"' EXIT
+        renice -n 19 -p "$BASHPID" > /dev/null
+        "$@"
+    ) > "$run_dir/$name.log" 2>&1 &
     background_pid=$!
     pids+=("$background_pid")
+}
+
+# Waits for the background work named $1 from any shell (another background job's too, which
+# cannot `wait` for it), and adds its output to the run's.
+await_background() {
+    until [ -e "$run_dir/$1.status" ]; do sleep 1; done
+    [ "$(cat "$run_dir/$1.status")" = 0 ] || { cat "$run_dir/$1.log"; echo "$1 failed" >&2; exit 1; }
+    tee -a "$log" < "$run_dir/$1.log"
 }
 
 # Waits for the background work named $1 (process id $2) and adds its output to the run's.
@@ -102,10 +111,10 @@ join_background() {
     tee -a "$log" < "$run_dir/$1.log"
 }
 
-# The virtualenvs the later stages use, made while the first build runs (from an empty cache,
-# a minute and more of downloads and installs): joined before the first stage that needs one.
+# The virtualenvs the tests use, made while the first build runs (from an empty cache, a minute
+# and more of downloads and installs): joined once it is built, before any test runs.
 prepare_virtualenvs() {
-    for name in moto schemathesis clients client-tests receiver-python; do
+    for name in verifiers media moto schemathesis clients client-tests receiver-python; do
         scripts/lib/venv.sh "$name" > /dev/null
     done
     echo "virtualenvs ready ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
@@ -113,10 +122,32 @@ prepare_virtualenvs() {
 in_background virtualenvs prepare_virtualenvs
 virtualenvs_pid=$background_pid
 
+# The generated clients' generator and the Rust client, built beside the workspace in build
+# directories of their own (scripts/lib/client-tools.sh): from an empty cache about 3 minutes
+# of compiling that would otherwise come after the DynamoDB pass. Joined with the stages that
+# use them.
+build_client_tools() {
+    . scripts/lib/client-tools.sh
+    oas3_gen > /dev/null
+    rust_client_cargo clippy --quiet --locked --manifest-path clients/rust/Cargo.toml --all-targets
+    rust_client_cargo build --quiet --locked --manifest-path clients/rust/Cargo.toml --example smoke
+    echo "client tools built ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
+}
+in_background client-tools build_client_tools
+
 # Tests named `popular_show_` measure a rate, and those of `delivery::fair::` a latency, which
 # the rest of the suite sharing the machine (and moto) would distort: each stage runs them after
 # the rest, the fair-delivery ones one at a time.
-stage "embedded backends: every test of the workspace (built first)"
+stage "every test of the workspace built (the virtualenvs made beside it)"
+cargo test --workspace --locked --no-run "$@" 2>&1 | progress
+join_background virtualenvs "$virtualenvs_pid"
+# The Stripe and Standard Webhooks libraries that receivers use to verify signatures; FFmpeg's
+# libraries (PyAV) that read the clips back.
+WEBHOOK_VERIFIER_PYTHON="$(scripts/lib/venv.sh verifiers)/bin/python"
+MEDIA_PYTHON="$(scripts/lib/venv.sh media)/bin/python"
+export WEBHOOK_VERIFIER_PYTHON MEDIA_PYTHON
+
+stage "embedded backends: every test of the workspace"
 TEST_BACKEND=embedded cargo test --workspace --locked "$@" -- --include-ignored --skip dynamodb_only_ \
     --skip popular_show_ --skip delivery::fair:: --test-threads "$TEST_THREADS" 2>&1 | progress
 stage "embedded backends: the popular show, alone (it measures a rate)"
@@ -126,14 +157,12 @@ stage "embedded backends: fair delivery, one test at a time (they measure latenc
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | progress
 
-stage "the virtualenvs made beside the build"
-join_background virtualenvs "$virtualenvs_pid"
-
 # The stages against the local server on the embedded backends mostly wait (on the server, on
 # receivers, on downloads and installs from an empty cache), so they run beside the DynamoDB
 # pass, which is bound by moto's one core and leaves the other partly idle; at the lowest
 # priority, they take none of the pass's time. Joined before the stages that measure rates.
 local_server_stages() {
+    await_background client-tools
     stage "scripts/dev-aws.sh: the local server on moto in one command"
     scripts/test-dev-aws.sh
     stage "schemathesis against the local server and its OpenAPI document"

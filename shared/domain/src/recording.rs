@@ -23,9 +23,13 @@ pub const RECORDINGS_PREFIX: &str = "recordings/";
 pub const NEVER_LIVE: &str = "the stream never went live";
 /// A file's `error` when its egress ended without writing it.
 pub const NO_FILE: &str = "the egress ended without a file";
-/// The short MP4 a test stream's recording is (2 s, 160x90, with sound), written under the
-/// stream's own key so the whole download path works with test keys.
+/// The MP4 a test stream's recording is (62 s of 160x90 H.264 with a keyframe every 2 s, and
+/// AAC sound; made by scripts/media/make-test-recording.py), written under the stream's own key
+/// so the whole download path, and cutting clips, work with test keys.
 pub const TEST_RECORDING_MP4: &[u8] = include_bytes!("../assets/test-recording.mp4");
+/// That file's length, which a test recording reports as its `duration_seconds` (hosting-media's
+/// tests read it from the file).
+pub const TEST_RECORDING_SECONDS: u64 = 62;
 /// The content type every recording is served with.
 pub const MP4_CONTENT_TYPE: &str = "video/mp4";
 

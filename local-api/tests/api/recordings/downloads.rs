@@ -48,7 +48,11 @@ async fn a_test_streams_recording_is_ready_only_once_its_file_downloads() {
     assert_eq!(shown["status"], "ready");
     let (status, _) = download(&api, shown["url"].as_str().unwrap()).await;
     assert_eq!(status, 200);
-    assert_eq!(shown["duration_seconds"], 95, "its live seconds");
+    assert_eq!(
+        shown["duration_seconds"],
+        hosting_domain::recording::TEST_RECORDING_SECONDS,
+        "the shipped file's length, not its live seconds"
+    );
     assert_eq!(shown["size_bytes"], SHIPPED_MP4.len());
     let mut events = api.events_of(&id).await;
     events.sort();
@@ -133,7 +137,10 @@ async fn a_recording_past_the_retention_is_expired_without_a_url() {
     let shown = detail(&api, &Keys::test_a(), &id).await["recording"].clone();
     assert_eq!(shown["status"], "expired");
     assert!(shown["url"].is_null() && shown["url_expires_at"].is_null());
-    assert_eq!(shown["duration_seconds"], 30);
+    assert_eq!(
+        shown["duration_seconds"],
+        hosting_domain::recording::TEST_RECORDING_SECONDS
+    );
 }
 
 #[tokio::test]

@@ -70,21 +70,17 @@ impl Stream {
     }
 
     /// A finished test stream's recording once its file (the shipped MP4) is written: `ready`,
-    /// as long as its live seconds. `None` when it is not waiting for that.
+    /// described as that file is (its length and size). `None` when it is not waiting for that.
     pub fn with_test_recording_written(&self, at: DateTime<Utc>) -> Option<Stream> {
         if !self.test || self.status.is_active() {
             return None;
         }
-        let seconds = match (self.started_at, self.ended_at) {
-            (Some(started), Some(ended)) => (ended - started).num_seconds().max(0) as u64,
-            _ => 0,
-        };
         let mut next = self.clone();
         let file = next.egress.recording.as_mut()?.files.first_mut()?;
         if file.status != RecordingStatus::Processing {
             return None;
         }
-        file.complete(TEST_RECORDING_MP4.len() as u64, seconds, at);
+        file.complete(TEST_RECORDING_MP4.len() as u64, TEST_RECORDING_SECONDS, at);
         next.revision += 1;
         Some(next)
     }
