@@ -81,16 +81,17 @@ wait_for() {
     return 1
 }
 
-# Runs "$@" in the background at the lowest CPU priority (nice 19): it takes only the time the
-# foreground work leaves idle, so the passes it runs beside (and their bounds on the wall clock)
-# are not slowed. Its output goes to $run_dir/$1.log, its exit status to $run_dir/$1.status
-# when it ends; its process id to `background_pid`.
+# Runs "$@" in the background at CPU priority $2: `nice` (the lowest, 19), which takes only the
+# time the foreground work leaves idle, so the passes it runs beside (and their bounds on the
+# wall clock) are not slowed; or `normal`, for work that mostly waits on downloads and disks
+# and must be done soon. Its output goes to $run_dir/$1.log, its exit status to
+# $run_dir/$1.status when it ends; its process id to `background_pid`.
 in_background() {
-    local name=$1
-    shift
+    local name=$1 priority=$2 status="$run_dir/$1.status"
+    shift 2
     (
-        trap 'echo $? > "$run_dir/$name.status"' EXIT
-        renice -n 19 -p "$BASHPID" > /dev/null
+        trap 'echo $? > "'"$status"'"' EXIT
+        [ "$priority" = normal ] || renice -n 19 -p "$BASHPID" > /dev/null
         "$@"
     ) > "$run_dir/$name.log" 2>&1 &
     background_pid=$!
@@ -112,14 +113,16 @@ join_background() {
 }
 
 # The virtualenvs the tests use, made while the first build runs (from an empty cache, a minute
-# and more of downloads and installs): joined once it is built, before any test runs.
+# and more of downloads and installs, mostly waiting): at normal priority, so they are ready
+# when the build is (a niced install waits for the build's end). Joined before any test runs.
 prepare_virtualenvs() {
-    for name in verifiers media moto schemathesis clients client-tests receiver-python; do
-        scripts/lib/venv.sh "$name" > /dev/null
+    local venv
+    for venv in verifiers media moto schemathesis clients client-tests receiver-python; do
+        scripts/lib/venv.sh "$venv" > /dev/null
     done
     echo "virtualenvs ready ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
 }
-in_background virtualenvs prepare_virtualenvs
+in_background virtualenvs normal prepare_virtualenvs
 virtualenvs_pid=$background_pid
 
 # The generated clients' generator and the Rust client, built beside the workspace in build
@@ -133,7 +136,7 @@ build_client_tools() {
     rust_client_cargo build --quiet --locked --manifest-path clients/rust/Cargo.toml --example smoke
     echo "client tools built ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
 }
-in_background client-tools build_client_tools
+in_background client-tools nice build_client_tools
 
 # Tests named `popular_show_` measure a rate, and those of `delivery::fair::` a latency, which
 # the rest of the suite sharing the machine (and moto) would distort: each stage runs them after
@@ -177,7 +180,7 @@ local_server_stages() {
 }
 echo "-- beside the DynamoDB stage, at the lowest priority: dev-aws.sh, schemathesis, the generated"
 echo "   clients, the reference page and the examples (their output follows that stage's pass)"
-in_background local-server-stages local_server_stages
+in_background local-server-stages nice local_server_stages
 local_server_stages_pid=$background_pid
 
 stage "DynamoDB and SQS (moto server behind the fault proxy): every test of the workspace"
