@@ -112,17 +112,20 @@ join_background() {
     tee -a "$log" < "$run_dir/$1.log"
 }
 
-# The virtualenvs the tests use, made while the first build runs (from an empty cache, a minute
-# and more of downloads and installs, mostly waiting): at normal priority, so they are ready
-# when the build is (a niced install waits for the build's end). Joined before any test runs.
+# The virtualenvs, made while the first build runs (from an empty cache, minutes of downloads
+# and installs, which take CPU from the build): the two the first tests need (the signature
+# verifiers, FFmpeg's libraries) at normal priority, joined before any test runs; the rest at
+# the lowest, done while the first tests run, joined before the DynamoDB stage.
 prepare_virtualenvs() {
     local venv
-    for venv in verifiers media moto schemathesis clients client-tests receiver-python; do
+    for venv in "$@"; do
         scripts/lib/venv.sh "$venv" > /dev/null
     done
-    echo "virtualenvs ready ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
+    echo "virtualenvs $* ready ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
 }
-in_background virtualenvs normal prepare_virtualenvs
+in_background first-virtualenvs normal prepare_virtualenvs verifiers media
+first_virtualenvs_pid=$background_pid
+in_background virtualenvs nice prepare_virtualenvs moto schemathesis clients client-tests receiver-python
 virtualenvs_pid=$background_pid
 
 # The generated clients' generator and the Rust client, built beside the workspace in build
@@ -143,7 +146,7 @@ in_background client-tools nice build_client_tools
 # the rest, the fair-delivery ones one at a time.
 stage "every test of the workspace built (the virtualenvs made beside it)"
 cargo test --workspace --locked --no-run "$@" 2>&1 | progress
-join_background virtualenvs "$virtualenvs_pid"
+join_background first-virtualenvs "$first_virtualenvs_pid"
 # The Stripe and Standard Webhooks libraries that receivers use to verify signatures; FFmpeg's
 # libraries (PyAV) that read the clips back.
 WEBHOOK_VERIFIER_PYTHON="$(scripts/lib/venv.sh verifiers)/bin/python"
@@ -160,16 +163,19 @@ stage "embedded backends: fair delivery, one test at a time (they measure latenc
 TEST_BACKEND=embedded cargo test -p local-api --test api --locked "$@" -- --include-ignored \
     --skip dynamodb_only_ --test-threads 1 delivery::fair:: 2>&1 | progress
 
+stage "the other virtualenvs (made beside the first tests)"
+join_background virtualenvs "$virtualenvs_pid"
+
 # The stages against the local server on the embedded backends mostly wait (on the server, on
 # receivers, on downloads and installs from an empty cache), so they run beside the DynamoDB
 # pass, which is bound by moto's one core and leaves the other partly idle; at the lowest
 # priority, they take none of the pass's time. Joined before the stages that measure rates.
 local_server_stages() {
-    await_background client-tools
     stage "scripts/dev-aws.sh: the local server on moto in one command"
     scripts/test-dev-aws.sh
     stage "schemathesis against the local server and its OpenAPI document"
     scripts/checks/schemathesis.sh
+    await_background client-tools
     stage "generated clients (Python, TypeScript, Rust) against the local server"
     scripts/checks/test-clients.sh
     stage "the reference page in headless Chromium"
