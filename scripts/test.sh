@@ -84,26 +84,17 @@ wait_for() {
 # Runs "$@" in the background at CPU priority $2: `nice` (the lowest, 19), which takes only the
 # time the foreground work leaves idle, so the passes it runs beside (and their bounds on the
 # wall clock) are not slowed; or `normal`, for work that mostly waits on downloads and disks
-# and must be done soon. Its output goes to $run_dir/$1.log, its exit status to
-# $run_dir/$1.status when it ends; its process id to `background_pid`.
+# and must be done soon. Its output goes to $run_dir/$1.log; its process id to
+# `background_pid`.
 in_background() {
-    local name=$1 priority=$2 status="$run_dir/$1.status"
+    local name=$1 priority=$2
     shift 2
     (
-        trap 'echo $? > "'"$status"'"' EXIT
         [ "$priority" = normal ] || renice -n 19 -p "$BASHPID" > /dev/null
         "$@"
     ) > "$run_dir/$name.log" 2>&1 &
     background_pid=$!
     pids+=("$background_pid")
-}
-
-# Waits for the background work named $1 from any shell (another background job's too, which
-# cannot `wait` for it), and adds its output to the run's.
-await_background() {
-    until [ -e "$run_dir/$1.status" ]; do sleep 1; done
-    [ "$(cat "$run_dir/$1.status")" = 0 ] || { cat "$run_dir/$1.log"; echo "$1 failed" >&2; exit 1; }
-    tee -a "$log" < "$run_dir/$1.log"
 }
 
 # Waits for the background work named $1 (process id $2) and adds its output to the run's.
@@ -127,19 +118,6 @@ in_background first-virtualenvs normal prepare_virtualenvs verifiers media
 first_virtualenvs_pid=$background_pid
 in_background virtualenvs nice prepare_virtualenvs moto schemathesis clients client-tests receiver-python
 virtualenvs_pid=$background_pid
-
-# The generated clients' generator and the Rust client, built beside the workspace in build
-# directories of their own (scripts/lib/client-tools.sh): from an empty cache about 3 minutes
-# of compiling that would otherwise come after the DynamoDB pass. Joined with the stages that
-# use them.
-build_client_tools() {
-    . scripts/lib/client-tools.sh
-    oas3_gen > /dev/null
-    rust_client_cargo clippy --quiet --locked --manifest-path clients/rust/Cargo.toml --all-targets
-    rust_client_cargo build --quiet --locked --manifest-path clients/rust/Cargo.toml --example smoke
-    echo "client tools built ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s into the run)"
-}
-in_background client-tools nice build_client_tools
 
 # Tests named `popular_show_` measure a rate, and those of `delivery::fair::` a latency, which
 # the rest of the suite sharing the machine (and moto) would distort: each stage runs them after
@@ -175,7 +153,6 @@ local_server_stages() {
     scripts/test-dev-aws.sh
     stage "schemathesis against the local server and its OpenAPI document"
     scripts/checks/schemathesis.sh
-    await_background client-tools
     stage "generated clients (Python, TypeScript, Rust) against the local server"
     scripts/checks/test-clients.sh
     stage "the reference page in headless Chromium"

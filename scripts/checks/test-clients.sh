@@ -27,6 +27,5 @@ echo "== typescript client"
 node clients/typescript/dist/test/smoke.js "$base" "$key"
 
 echo "== rust client"
-. scripts/lib/client-tools.sh
-rust_client_cargo clippy --quiet --locked --manifest-path clients/rust/Cargo.toml --all-targets -- -D warnings
-rust_client_cargo run --quiet --locked --manifest-path clients/rust/Cargo.toml --example smoke -- "$base" "$key"
+cargo clippy --quiet --locked --manifest-path clients/rust/Cargo.toml --all-targets -- -D warnings
+cargo run --quiet --locked --manifest-path clients/rust/Cargo.toml --example smoke -- "$base" "$key"
