@@ -89,6 +89,12 @@ pub async fn cut(
     let mut reader = locate::CountingReader::new(source, source_len);
     let tracks = locate::read_tracks(&mut reader, range).await?;
     let plan = plan::plan(tracks, range)?;
+    // A sample past the file's end is a corrupt index, not a read to try again.
+    if plan.copies.iter().any(|copy| copy.end > source_len) {
+        return Err(CutError::Unreadable(
+            "a sample lies past the file's end".into(),
+        ));
+    }
     let index_bytes = reader.bytes;
     copy::copy(&mut reader, &plan, sink).await?;
     let cost = ReadCost {

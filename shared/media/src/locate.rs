@@ -18,6 +18,9 @@ const HEAD: u64 = 64 * 1024;
 const HEADER: u64 = BoxHeader::MAX_SIZE as u64;
 /// No index over this size is read (a 3-hour recording's `moov` is about 5 MiB).
 const MAX_INDEX: u64 = 64 * 1024 * 1024;
+/// Top-level boxes walked to find the index, at most: a recorder writes a handful (`ftyp`,
+/// `free`, `mdat`, `moov`); a file of many tiny boxes is refused rather than read box by box.
+const MAX_TOP_BOXES: usize = 1024;
 /// Seconds of fragments read before the clip's start, for a keyframe and the audio covering it.
 const LEAD_SECONDS: f64 = 10.0;
 
@@ -155,7 +158,14 @@ pub(crate) async fn read_tracks(
     let mut moov = None;
     let mut first_fragment = None;
     let mut sidx = None;
+    let mut walked = 0;
     while offset < reader.len {
+        walked += 1;
+        if walked > MAX_TOP_BOXES {
+            return Err(CutError::unreadable(
+                "no moov among the file's first 1,024 boxes",
+            ));
+        }
         let top = box_at(reader, &mut window, offset, HEADER).await?;
         match &top.kind {
             b"moov" => moov = Some(top),

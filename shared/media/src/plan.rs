@@ -52,7 +52,8 @@ pub(crate) fn plan(tracks: Vec<Track>, range: ClipRange) -> Result<Plan, CutErro
     if !keyframe.sync || (start > asked_start && !video.from_first) {
         return Err(CutError::NoKeyframe);
     }
-    // The last sample presented at or before the asked end: the one covering it.
+    // The last sample presented at or before the asked end: the one covering it. None when
+    // the video's first frame comes after the asked end.
     let (last, covering) = video
         .samples
         .iter()
@@ -60,7 +61,7 @@ pub(crate) fn plan(tracks: Vec<Track>, range: ClipRange) -> Result<Plan, CutErro
         .filter(|(_, s)| video.pts(s) <= asked_end)
         .max_by_key(|(_, s)| video.pts(s))
         .map(|(i, s)| (i, *s))
-        .expect("the keyframe is presented before the end");
+        .ok_or(CutError::OutOfRange)?;
     let end = video.pts(&covering) + covering.duration as i64;
     if end <= asked_start {
         return Err(CutError::OutOfRange);

@@ -259,6 +259,14 @@ async fn a_range_past_the_end_and_a_file_that_is_not_an_mp4_fail_for_good_and_a_
     let len = SHIPPED.len() as u64;
     let outcome = cut(&source, len, range(70.0, 71.0), &mut VecSink::default()).await;
     assert_eq!(outcome.unwrap_err(), CutError::OutOfRange);
+    // Cut short after its index: its samples lie past the end, for good.
+    let error = cut(&source, 40_000, range(0.0, 1.0), &mut VecSink::default())
+        .await
+        .unwrap_err();
+    assert!(
+        error.is_permanent() && matches!(error, CutError::Unreadable(_)),
+        "{error:?}"
+    );
     let garbage = Memory(vec![7u8; 4096]);
     let error = cut(&garbage, 4096, range(0.0, 1.0), &mut VecSink::default())
         .await

@@ -147,5 +147,13 @@ async fn clips_of_every_layout_start_on_a_keyframe_at_0_and_last_as_asked() {
             assert!(cost.media_bytes <= clip.media_bytes + 1024 * 1024, "{case}");
         }
     }
+    // A range that ends before the fragmented source's first frame (0.2 s) has nothing to cut.
+    let file = File(std::fs::read(dir.join("fragmented.mp4")).expect("the source"));
+    let asked = ClipRange {
+        start_seconds: 0.0,
+        end_seconds: 0.1,
+    };
+    let outcome = cut(&file, file.0.len() as u64, asked, &mut VecSink::default()).await;
+    assert_eq!(outcome.unwrap_err(), hosting_media::CutError::OutOfRange);
     std::fs::remove_dir_all(&dir).ok();
 }
