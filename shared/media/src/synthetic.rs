@@ -15,7 +15,7 @@ use shiguredo_mp4::boxes::{
 };
 use shiguredo_mp4::{Decode, Either, Encode, SampleFlags};
 
-use crate::RangeSource;
+use crate::{ClipSink, RangeSource};
 
 /// The recording shipped for test streams: its tracks' sample entries are the synthetic
 /// sources' (H.264 and AAC).
@@ -516,5 +516,29 @@ impl Source {
 impl RangeSource for Source {
     async fn read(&self, range: Range<u64>) -> Result<Bytes, String> {
         Ok(self.bytes(range))
+    }
+}
+
+/// A whole file held in memory, read by ranges: a short real recording in the tests.
+pub struct InMemory(pub Vec<u8>);
+
+#[async_trait]
+impl RangeSource for InMemory {
+    async fn read(&self, range: Range<u64>) -> Result<Bytes, String> {
+        Ok(Bytes::copy_from_slice(
+            &self.0[range.start as usize..range.end as usize],
+        ))
+    }
+}
+
+/// A clip's bytes, collected.
+#[derive(Default)]
+pub struct VecSink(pub Vec<u8>);
+
+#[async_trait]
+impl ClipSink for VecSink {
+    async fn write(&mut self, bytes: Bytes) -> Result<(), String> {
+        self.0.extend_from_slice(&bytes);
+        Ok(())
     }
 }

@@ -7,21 +7,12 @@ use shiguredo_mp4::boxes::{HdlrBox, MoovBox};
 use shiguredo_mp4::{BoxHeader, BoxType, Decode};
 
 use crate::copy::{READ_WINDOW, Read, windows};
-use crate::synthetic::{AUDIO_TRACK, Layout, Source, Spec, VIDEO_TRACK, sample_name};
-use crate::{ClipRange, ClipSink, CutError, RangeSource, cut};
+use crate::synthetic::{
+    AUDIO_TRACK, InMemory, Layout, Source, Spec, VIDEO_TRACK, VecSink, sample_name,
+};
+use crate::{ClipRange, CutError, RangeSource, cut};
 
 const SHIPPED: &[u8] = include_bytes!("../../domain/assets/test-recording.mp4");
-
-struct Memory(Vec<u8>);
-
-#[async_trait]
-impl RangeSource for Memory {
-    async fn read(&self, range: Range<u64>) -> Result<Bytes, String> {
-        Ok(Bytes::copy_from_slice(
-            &self.0[range.start as usize..range.end as usize],
-        ))
-    }
-}
 
 struct Failing;
 
@@ -29,17 +20,6 @@ struct Failing;
 impl RangeSource for Failing {
     async fn read(&self, _: Range<u64>) -> Result<Bytes, String> {
         Err("503 Slow Down".into())
-    }
-}
-
-#[derive(Default)]
-struct VecSink(Vec<u8>);
-
-#[async_trait]
-impl ClipSink for VecSink {
-    async fn write(&mut self, bytes: Bytes) -> Result<(), String> {
-        self.0.extend_from_slice(&bytes);
-        Ok(())
     }
 }
 
@@ -210,7 +190,7 @@ async fn every_layout_gives_the_keyframe_before_the_start_through_the_frame_cove
 
 #[tokio::test]
 async fn the_shipped_recording_with_b_frames_and_edit_lists_is_cut() {
-    let source = Memory(SHIPPED.to_vec());
+    let source = InMemory(SHIPPED.to_vec());
     let mut sink = VecSink::default();
     let (clip, _) = cut(&source, SHIPPED.len() as u64, range(3.5, 5.5), &mut sink)
         .await
@@ -255,7 +235,7 @@ fn the_shipped_recording_lasts_62_s_with_a_keyframe_every_2_s() {
 #[tokio::test]
 async fn a_range_past_the_end_and_a_file_that_is_not_an_mp4_fail_for_good_and_a_failed_read_does_not()
  {
-    let source = Memory(SHIPPED.to_vec());
+    let source = InMemory(SHIPPED.to_vec());
     let len = SHIPPED.len() as u64;
     let outcome = cut(&source, len, range(70.0, 71.0), &mut VecSink::default()).await;
     assert_eq!(outcome.unwrap_err(), CutError::OutOfRange);
@@ -267,7 +247,7 @@ async fn a_range_past_the_end_and_a_file_that_is_not_an_mp4_fail_for_good_and_a_
         error.is_permanent() && matches!(error, CutError::Unreadable(_)),
         "{error:?}"
     );
-    let garbage = Memory(vec![7u8; 4096]);
+    let garbage = InMemory(vec![7u8; 4096]);
     let error = cut(&garbage, 4096, range(0.0, 1.0), &mut VecSink::default())
         .await
         .unwrap_err();

@@ -3,13 +3,11 @@
 //! a keyframe, both tracks presented from 0, `moov` before `mdat`, as long as asked to the frame,
 //! every packet decoding.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use async_trait::async_trait;
-use bytes::Bytes;
-use hosting_media::{ClipRange, ClipSink, RangeSource, cut};
+use hosting_media::synthetic::{InMemory, VecSink};
+use hosting_media::{ClipRange, cut};
 
 const RECORDING: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -19,28 +17,6 @@ const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/media"
 /// The recording's frame rate and audio frame (AAC, 1024 samples at 22,050 Hz).
 const FRAME: f64 = 0.1;
 const AUDIO_FRAME: f64 = 1024.0 / 22_050.0;
-
-struct File(Vec<u8>);
-
-#[async_trait]
-impl RangeSource for File {
-    async fn read(&self, range: Range<u64>) -> Result<Bytes, String> {
-        Ok(Bytes::copy_from_slice(
-            &self.0[range.start as usize..range.end as usize],
-        ))
-    }
-}
-
-#[derive(Default)]
-struct VecSink(Vec<u8>);
-
-#[async_trait]
-impl ClipSink for VecSink {
-    async fn write(&mut self, bytes: Bytes) -> Result<(), String> {
-        self.0.extend_from_slice(&bytes);
-        Ok(())
-    }
-}
 
 fn python() -> String {
     std::env::var("MEDIA_PYTHON")
@@ -81,7 +57,7 @@ async fn clips_of_every_layout_start_on_a_keyframe_at_0_and_last_as_asked() {
         "fragmented",
         "fragmented-no-mfra",
     ] {
-        let file = File(std::fs::read(dir.join(format!("{layout}.mp4"))).expect("the source"));
+        let file = InMemory(std::fs::read(dir.join(format!("{layout}.mp4"))).expect("the source"));
         for (start, end) in [(0.0, 5.0), (10.5, 20.25), (31.0, 61.5)] {
             let asked = ClipRange {
                 start_seconds: start,
@@ -148,7 +124,7 @@ async fn clips_of_every_layout_start_on_a_keyframe_at_0_and_last_as_asked() {
         }
     }
     // A range that ends before the fragmented source's first frame (0.2 s) has nothing to cut.
-    let file = File(std::fs::read(dir.join("fragmented.mp4")).expect("the source"));
+    let file = InMemory(std::fs::read(dir.join("fragmented.mp4")).expect("the source"));
     let asked = ClipRange {
         start_seconds: 0.0,
         end_seconds: 0.1,
