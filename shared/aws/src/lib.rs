@@ -9,6 +9,7 @@ pub mod dynamodb;
 pub mod kms;
 pub mod lambda_config;
 pub mod s3;
+mod s3_objects;
 pub mod scheduler;
 pub mod sqs;
 pub mod ssm;

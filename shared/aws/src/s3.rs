@@ -16,7 +16,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::describe;
 use hosting_domain::error::StoreError;
-use hosting_domain::ports::{RecordingStorage, StoreResult};
+use hosting_domain::ports::{ObjectWriter, RecordingStorage, StoreResult};
 use hosting_domain::recording::{DownloadUrl, MP4_CONTENT_TYPE};
 
 #[derive(Clone)]
@@ -207,6 +207,23 @@ impl RecordingStorage for S3Recordings {
             .await
             .map(drop)
             .map_err(|err| StoreError::Backend(describe(&err)))
+    }
+
+    async fn size_of(&self, key: &str) -> StoreResult<Option<u64>> {
+        crate::s3_objects::size_of(&self.client, &self.bucket, key).await
+    }
+
+    async fn read_range(&self, key: &str, range: std::ops::Range<u64>) -> StoreResult<Vec<u8>> {
+        crate::s3_objects::read_range(&self.client, &self.bucket, key, range).await
+    }
+
+    async fn create(&self, key: &str, len: u64) -> StoreResult<Box<dyn ObjectWriter>> {
+        let client = Client::clone(&self.client);
+        Ok(Box::new(crate::s3_objects::S3Write::new(client, self.bucket.clone(), key.to_owned(), len)))
+    }
+
+    async fn delete(&self, key: &str) -> StoreResult<()> {
+        crate::s3_objects::delete(&self.client, &self.bucket, key).await
     }
 }
 

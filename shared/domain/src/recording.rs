@@ -19,6 +19,9 @@ pub const DEFAULT_RECORDING_RETENTION_DAYS: u32 = 30;
 /// Where every recording is written, in the recordings bucket (and the one prefix the upload
 /// credentials may write to).
 pub const RECORDINGS_PREFIX: &str = "recordings/";
+/// Where every clip is written, in the recordings bucket (and the one prefix the clips'
+/// function may write to).
+pub const CLIPS_PREFIX: &str = "clips/";
 /// A recording's `error` when its stream never went live.
 pub const NEVER_LIVE: &str = "the stream never went live";
 /// A file's `error` when its egress ended without writing it.

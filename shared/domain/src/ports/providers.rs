@@ -127,6 +127,32 @@ pub trait RecordingStorage: Send + Sync {
     async fn open_signed(&self, _key: &str, _expires: &str, _signature: &str) -> SignedDownload {
         SignedDownload::NotServed
     }
+    /// The size of the object `key`; `None` when there is none.
+    async fn size_of(&self, key: &str) -> StoreResult<Option<u64>>;
+    /// The bytes `range` (end exclusive) of the object `key`, all of them.
+    async fn read_range(&self, key: &str, range: std::ops::Range<u64>) -> StoreResult<Vec<u8>>;
+    /// Starts writing the object `key`, `len` bytes in all, handed to the writer in order
+    /// (docs/clips.md, "Storage"). Nothing is visible under `key` until the writer finishes.
+    async fn create(&self, key: &str, len: u64) -> StoreResult<Box<dyn ObjectWriter>>;
+    /// Removes the object `key`; one already gone is no error.
+    async fn delete(&self, key: &str) -> StoreResult<()>;
+}
+
+/// An object being written: its bytes in order, then [`ObjectWriter::finish`].
+#[async_trait]
+pub trait ObjectWriter: Send {
+    async fn write(&mut self, bytes: &[u8]) -> StoreResult<()>;
+    /// Makes the object whole under its key, at most once: when the key already holds an
+    /// object (a cut done again after its first write), that one stays.
+    async fn finish(self: Box<Self>) -> StoreResult<Written>;
+}
+
+/// How a finished write ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    /// The key held an object already; it was left as it was.
+    AlreadyThere,
 }
 
 /// What a download of a signed URL gets.
