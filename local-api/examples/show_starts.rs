@@ -44,6 +44,7 @@ async fn runtime(backend: &str) -> Runtime {
                 store: Arc::new(store),
                 embedded: None,
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
+                clip_queue: None,
                 scheduler: None,
                 recordings: None,
                 vault: None,

@@ -1,6 +1,7 @@
 //! `POST /streams`, `GET /streams`, `GET /streams/{id}`, `DELETE /streams/{id}`, a stream's
 //! destinations (`POST /streams/{id}/destinations`, `DELETE
-//! /streams/{id}/destinations/{destination_id}`), scheduled shows (`POST` and `GET /shows`,
+//! /streams/{id}/destinations/{destination_id}`), its clips (`POST` and `GET
+//! /streams/{id}/clips`, `GET` and `DELETE /streams/{id}/clips/{clip_id}`), scheduled shows (`POST` and `GET /shows`,
 //! `GET`, `PATCH` and `DELETE /shows/{id}`), and the test helpers under
 //! `/test_helpers/streams/{id}/` and `/test_helpers/shows/{id}/start`.
 
@@ -8,21 +9,24 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::{Json, Router};
 use hosting_app::App;
-use hosting_app::service::{destinations, shows, streams, test_helpers};
+use hosting_app::service::{clips, destinations, shows, streams, test_helpers};
+use hosting_domain::clip::{ClipList, ClipView};
 use hosting_domain::destination::Destination;
 use hosting_domain::show::{ShowList, ShowView};
 use hosting_domain::stream::ListQuery;
 use hosting_domain::stream::{StreamDetail, StreamEnded, StreamList};
 use hosting_http::body::{JsonObject, OptionalJsonObject};
 use hosting_http::endpoints::{
-    ADD_DESTINATION, CANCEL_SHOW, CHANGE_SHOW, END_STREAM, FAIL_TEST_DESTINATION, FAIL_TEST_STREAM,
-    FINISH_TEST_STREAM, Function, GET_SHOW, GET_STREAM, LIST_SHOWS, LIST_STREAMS, ListShowsParams,
-    ListStreamsParams, REMOVE_DESTINATION, SCHEDULE_SHOW, SET_TEST_STREAM_VIEWERS, START_STREAM,
-    START_TEST_SHOW,
+    ADD_DESTINATION, CANCEL_SHOW, CHANGE_SHOW, CUT_CLIP, DELETE_CLIP, END_STREAM,
+    FAIL_TEST_DESTINATION, FAIL_TEST_STREAM, FINISH_TEST_STREAM, Function, GET_CLIP, GET_SHOW,
+    GET_STREAM, LIST_CLIPS, LIST_SHOWS, LIST_STREAMS, ListShowsParams, ListStreamsParams,
+    REMOVE_DESTINATION, SCHEDULE_SHOW, SET_TEST_STREAM_VIEWERS, START_STREAM, START_TEST_SHOW,
 };
 use hosting_http::query::Query;
 use hosting_http::routes::{Admitted, Routes};
-use hosting_http::{CreateAnswer, DestinationPath, HandlerResult, PathId, idempotency_key};
+use hosting_http::{
+    ClipPath, CreateAnswer, DestinationPath, HandlerResult, PathId, idempotency_key,
+};
 
 pub fn router(app: App) -> Router {
     routes(Routes::new(app, Function::Streams)).into_router()
@@ -42,6 +46,10 @@ pub fn routes(routes: Routes) -> Routes {
         .serve(&ADD_DESTINATION, add_destination)
         .serve(&REMOVE_DESTINATION, remove_destination)
         .serve(&FAIL_TEST_DESTINATION, fail_destination)
+        .serve(&CUT_CLIP, cut_clip)
+        .serve(&LIST_CLIPS, list_clips)
+        .serve(&GET_CLIP, get_clip)
+        .serve(&DELETE_CLIP, delete_clip)
         .serve(&SCHEDULE_SHOW, schedule_show)
         .serve(&LIST_SHOWS, list_shows)
         .serve(&GET_SHOW, get_show)
@@ -228,5 +236,45 @@ async fn fail_destination(
             body.as_ref(),
         )
         .await?,
+    ))
+}
+
+/// The body is checked before the stream (docs/clips.md, "Order of checks").
+async fn cut_clip(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    PathId(id): PathId,
+    headers: HeaderMap,
+    JsonObject(body): JsonObject,
+) -> HandlerResult<CreateAnswer> {
+    let answer = clips::create(&app, &caller, id, &body, idempotency_key(&headers)).await?;
+    Ok(CreateAnswer(answer))
+}
+
+async fn list_clips(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    PathId(id): PathId,
+) -> HandlerResult<Json<ClipList>> {
+    Ok(Json(clips::list(&app, &caller, id).await?))
+}
+
+async fn get_clip(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    path: ClipPath,
+) -> HandlerResult<Json<ClipView>> {
+    Ok(Json(
+        clips::get(&app, &caller, path.stream_id, &path.clip_id).await?,
+    ))
+}
+
+async fn delete_clip(
+    State(app): State<App>,
+    Admitted(caller): Admitted,
+    path: ClipPath,
+) -> HandlerResult<Json<ClipView>> {
+    Ok(Json(
+        clips::delete(&app, &caller, path.stream_id, &path.clip_id).await?,
     ))
 }

@@ -122,6 +122,7 @@ pub async fn runtime(
                 store: Arc::new(store),
                 embedded: None,
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
+                clip_queue: None,
                 scheduler: None,
                 recordings: None,
                 vault: None,

@@ -62,6 +62,7 @@ async fn dynamodb_only_round_trips_per_endpoint_stay_within_budget() {
             store: Arc::new(store),
             embedded: None,
             queue: LocalQueue::Embedded(EmbeddedQueue::new()),
+            clip_queue: None,
             scheduler: None,
             recordings: Some(Arc::new(recordings)),
             vault: None,

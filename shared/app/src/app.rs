@@ -27,6 +27,8 @@ pub struct AppParts {
     pub store: Arc<dyn Store>,
     pub timers: Arc<dyn Timers>,
     pub queue: Arc<dyn DeliveryQueue>,
+    /// Where clips wait for their cut (docs/clips.md).
+    pub clip_queue: Arc<dyn hosting_domain::ports::ClipQueue>,
     /// `None` when no room provider is configured: live-key starts fail with `launch_failed`.
     pub rooms: Option<Arc<dyn RoomProvider>>,
     /// Where recordings are kept and how they are handed out.
@@ -83,6 +85,9 @@ impl AppParts {
         &*self.store
     }
     pub fn service_keys(&self) -> &dyn ServiceKeyStore {
+        &*self.store
+    }
+    pub fn clips(&self) -> &dyn hosting_domain::ports::ClipStore {
         &*self.store
     }
 }

@@ -219,7 +219,12 @@ impl RecordingStorage for S3Recordings {
 
     async fn create(&self, key: &str, len: u64) -> StoreResult<Box<dyn ObjectWriter>> {
         let client = Client::clone(&self.client);
-        Ok(Box::new(crate::s3_objects::S3Write::new(client, self.bucket.clone(), key.to_owned(), len)))
+        Ok(Box::new(crate::s3_objects::S3Write::new(
+            client,
+            self.bucket.clone(),
+            key.to_owned(),
+            len,
+        )))
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {

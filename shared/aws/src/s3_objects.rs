@@ -28,7 +28,8 @@ fn backend<E: std::error::Error>(err: E) -> StoreError {
 
 /// `412 Precondition Failed`: the key held an object already.
 fn precondition_failed<E>(err: &aws_sdk_s3::error::SdkError<E, HttpResponse>) -> bool {
-    err.raw_response().is_some_and(|response| response.status().as_u16() == 412)
+    err.raw_response()
+        .is_some_and(|response| response.status().as_u16() == 412)
 }
 
 pub(crate) async fn size_of(client: &Client, bucket: &str, key: &str) -> StoreResult<Option<u64>> {
@@ -39,7 +40,12 @@ pub(crate) async fn size_of(client: &Client, bucket: &str, key: &str) -> StoreRe
     }
 }
 
-pub(crate) async fn read_range(client: &Client, bucket: &str, key: &str, range: Range<u64>) -> StoreResult<Vec<u8>> {
+pub(crate) async fn read_range(
+    client: &Client,
+    bucket: &str,
+    key: &str,
+    range: Range<u64>,
+) -> StoreResult<Vec<u8>> {
     if range.is_empty() {
         return Ok(Vec::new());
     }
@@ -64,7 +70,14 @@ pub(crate) async fn read_range(client: &Client, bucket: &str, key: &str, range: 
 
 pub(crate) async fn delete(client: &Client, bucket: &str, key: &str) -> StoreResult<()> {
     // Deleting a key that is not there succeeds.
-    client.delete_object().bucket(bucket).key(key).send().await.map(drop).map_err(backend)
+    client
+        .delete_object()
+        .bucket(bucket)
+        .key(key)
+        .send()
+        .await
+        .map(drop)
+        .map_err(backend)
 }
 
 /// An object being written to the bucket.
@@ -81,7 +94,15 @@ pub(crate) struct S3Write {
 
 impl S3Write {
     pub fn new(client: Client, bucket: String, key: String, len: u64) -> Self {
-        Self { client, bucket, key, len, buffer: Vec::new(), written: 0, multipart: None }
+        Self {
+            client,
+            bucket,
+            key,
+            len,
+            buffer: Vec::new(),
+            written: 0,
+            multipart: None,
+        }
     }
 
     async fn upload_part(&mut self, bytes: Vec<u8>) -> StoreResult<()> {
@@ -112,7 +133,12 @@ impl S3Write {
             .await;
         match uploaded {
             Ok(part) => {
-                parts.push(CompletedPart::builder().part_number(number).set_e_tag(part.e_tag().map(str::to_owned)).build());
+                parts.push(
+                    CompletedPart::builder()
+                        .part_number(number)
+                        .set_e_tag(part.e_tag().map(str::to_owned))
+                        .build(),
+                );
                 Ok(())
             }
             Err(err) => {
@@ -126,7 +152,14 @@ impl S3Write {
     /// Best effort: the bucket's lifecycle rule removes an upload left behind.
     async fn abort(&mut self) {
         if let Some((id, _)) = self.multipart.take() {
-            let aborted = self.client.abort_multipart_upload().bucket(&self.bucket).key(&self.key).upload_id(id).send().await;
+            let aborted = self
+                .client
+                .abort_multipart_upload()
+                .bucket(&self.bucket)
+                .key(&self.key)
+                .upload_id(id)
+                .send()
+                .await;
             if let Err(err) = aborted {
                 tracing::warn!(key = %self.key, error = %describe(&err), "multipart upload not aborted");
             }
@@ -140,7 +173,10 @@ impl ObjectWriter for S3Write {
         self.written += bytes.len() as u64;
         if self.written > self.len {
             self.abort().await;
-            return Err(StoreError::Backend(format!("{}: more than the {} bytes announced", self.key, self.len)));
+            return Err(StoreError::Backend(format!(
+                "{}: more than the {} bytes announced",
+                self.key, self.len
+            )));
         }
         self.buffer.extend_from_slice(bytes);
         while self.len > SINGLE_PUT_MAX && self.buffer.len() >= PART_SIZE {
@@ -154,7 +190,10 @@ impl ObjectWriter for S3Write {
     async fn finish(mut self: Box<Self>) -> StoreResult<Written> {
         if self.written != self.len {
             self.abort().await;
-            return Err(StoreError::Backend(format!("{}: {} bytes of the {} announced", self.key, self.written, self.len)));
+            return Err(StoreError::Backend(format!(
+                "{}: {} bytes of the {} announced",
+                self.key, self.written, self.len
+            )));
         }
         if self.len <= SINGLE_PUT_MAX {
             let body = std::mem::take(&mut self.buffer);
@@ -185,7 +224,11 @@ impl ObjectWriter for S3Write {
             .bucket(&self.bucket)
             .key(&self.key)
             .upload_id(id)
-            .multipart_upload(CompletedMultipartUpload::builder().set_parts(Some(parts)).build())
+            .multipart_upload(
+                CompletedMultipartUpload::builder()
+                    .set_parts(Some(parts))
+                    .build(),
+            )
             .if_none_match("*")
             .send()
             .await;

@@ -404,6 +404,53 @@ impl DeliveryQueue for SqsQueue {
     }
 }
 
+/// The queue of cuts (docs/clips.md): one message per job, read by the clips function. A
+/// message only names its clip; the clip's record is what makes the cut durable.
+#[derive(Clone)]
+pub struct SqsClipQueue {
+    client: crate::LazyClient<Client>,
+    queue_url: String,
+}
+
+impl SqsClipQueue {
+    pub fn new(client: impl Into<crate::LazyClient<Client>>, queue_url: impl Into<String>) -> Self {
+        Self {
+            client: client.into(),
+            queue_url: queue_url.into(),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn queue_url(&self) -> &str {
+        &self.queue_url
+    }
+}
+
+#[async_trait]
+impl hosting_domain::ports::ClipQueue for SqsClipQueue {
+    async fn enqueue_cut(
+        &self,
+        job: hosting_domain::ports::ClipJob,
+        delay: Duration,
+    ) -> StoreResult<()> {
+        let body = message_body(&job)?;
+        // A longer wait is the sweep's: it sends the job again once the clip is due.
+        let delay = i32::try_from(delay.min(MAX_DELAY).as_secs()).unwrap_or(0);
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_body(body)
+            .delay_seconds(delay)
+            .send()
+            .await
+            .map_err(|e| StoreError::Backend(describe(&e)))?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,9 @@ pub enum ApiError {
     Db(#[source] StoreError),
     #[error("The stream could not be launched.")]
     LaunchFailed(#[source] RoomError),
+    /// A clip asked of a recording that is not `ready` (docs/clips.md).
+    #[error("The stream's recording is not ready; clips are cut from a ready recording.")]
+    RecordingNotReady,
     /// Refused by the local server's transport before routing (docs/request-pipeline.md,
     /// "Limits of the transport").
     #[error("The request line exceeds {0} bytes.")]
@@ -84,6 +87,7 @@ pub enum ErrorCode {
     IdempotencyKeyMismatch,
     DbError,
     LaunchFailed,
+    RecordingNotReady,
 }
 
 impl ErrorCode {
@@ -105,6 +109,7 @@ impl ErrorCode {
             ErrorCode::IdempotencyKeyMismatch => "idempotency_key_mismatch",
             ErrorCode::DbError => "db_error",
             ErrorCode::LaunchFailed => "launch_failed",
+            ErrorCode::RecordingNotReady => "recording_not_ready",
         }
     }
 }
@@ -143,6 +148,7 @@ impl ApiError {
             ApiError::IdempotencyKeyMismatch => ErrorCode::IdempotencyKeyMismatch,
             ApiError::Db(_) => ErrorCode::DbError,
             ApiError::LaunchFailed(_) => ErrorCode::LaunchFailed,
+            ApiError::RecordingNotReady => ErrorCode::RecordingNotReady,
             ApiError::RequestLineTooLong(_)
             | ApiError::HeaderFieldsTooLarge(_)
             | ApiError::MalformedRequest(_) => ErrorCode::InvalidFields,
@@ -164,7 +170,7 @@ impl ApiError {
             ApiError::InsufficientScope(_) | ApiError::VerticalMismatch(_) => 403,
             ApiError::NotFound => 404,
             ApiError::RateLimited | ApiError::ConcurrencyLimit => 429,
-            ApiError::IdempotencyKeyInUse => 409,
+            ApiError::IdempotencyKeyInUse | ApiError::RecordingNotReady => 409,
             ApiError::IdempotencyKeyMismatch => 422,
             ApiError::Db(_) => 500,
             ApiError::LaunchFailed(_) => 502,

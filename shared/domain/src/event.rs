@@ -52,6 +52,9 @@ pub struct WebhookEventData {
     /// The destination whose state changed (`stream.destination_active`, `stream.destination_failed` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<Destination>,
+    /// The clip that was cut or could not be (`stream.clip_ready`, `stream.clip_failed` only), its `url` and `url_expires_at` `null`: read the clip for a fresh URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clip: Option<crate::clip::ClipView>,
 }
 
 /// The body of `webhook.disabled`.
@@ -222,10 +225,31 @@ impl StreamEvent {
         Self::of_change(announce, &before, stream, stream.created_at)
     }
 
+    /// `stream.clip_ready` or `stream.clip_failed` of `clip` (as shown, without a URL) of
+    /// `stream`.
+    pub fn clip(stream: &Stream, clip: crate::clip::ClipView, at: DateTime<Utc>) -> Self {
+        let event_type = if clip.status == crate::clip::ClipStatus::Ready {
+            EventType::ClipReady
+        } else {
+            EventType::ClipFailed
+        };
+        Self::build_with(event_type, stream, None, Some(clip), at)
+    }
+
     fn build(
         event_type: EventType,
         stream: &Stream,
         destination: Option<Destination>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self::build_with(event_type, stream, destination, None, at)
+    }
+
+    fn build_with(
+        event_type: EventType,
+        stream: &Stream,
+        destination: Option<Destination>,
+        clip: Option<crate::clip::ClipView>,
         at: DateTime<Utc>,
     ) -> Self {
         let id = new_event_id();
@@ -238,6 +262,7 @@ impl StreamEvent {
             data: WebhookEventData {
                 stream: StreamDetail::new(stream, stream.creator_id.clone()),
                 destination,
+                clip,
             },
         };
         let body = serde_json::to_string(&body).unwrap_or_default();

@@ -21,6 +21,12 @@ pub enum EventType {
     RecordingReady,
     #[serde(rename = "stream.recording_failed")]
     RecordingFailed,
+    /// A clip was cut and can be downloaded (docs/clips.md).
+    #[serde(rename = "stream.clip_ready")]
+    ClipReady,
+    /// A clip could not be cut.
+    #[serde(rename = "stream.clip_failed")]
+    ClipFailed,
     /// The service disabled one of the brand's webhooks (docs/webhooks.md, "Endpoint health").
     #[serde(rename = "webhook.disabled")]
     WebhookDisabled,
@@ -53,7 +59,7 @@ impl JsonSchema for EventType {
 
 impl EventType {
     /// The types a webhook subscribes to.
-    pub const ALL: [EventType; 11] = [
+    pub const ALL: [EventType; 13] = [
         EventType::StreamStarted,
         EventType::StreamEnded,
         EventType::StreamError,
@@ -61,6 +67,8 @@ impl EventType {
         EventType::DestinationFailed,
         EventType::RecordingReady,
         EventType::RecordingFailed,
+        EventType::ClipReady,
+        EventType::ClipFailed,
         EventType::WebhookDisabled,
         EventType::ShowStarted,
         EventType::ShowFailed,
@@ -76,6 +84,8 @@ impl EventType {
             EventType::DestinationFailed => "stream.destination_failed",
             EventType::RecordingReady => "stream.recording_ready",
             EventType::RecordingFailed => "stream.recording_failed",
+            EventType::ClipReady => "stream.clip_ready",
+            EventType::ClipFailed => "stream.clip_failed",
             EventType::WebhookDisabled => "webhook.disabled",
             EventType::ShowStarted => "show.started",
             EventType::ShowFailed => "show.failed",

@@ -20,6 +20,7 @@ pub enum Endpoint {
     StartStream,
     RegisterWebhook,
     ScheduleShow,
+    CutClip,
 }
 
 impl Endpoint {
@@ -28,6 +29,7 @@ impl Endpoint {
             Endpoint::StartStream => "POST /streams",
             Endpoint::RegisterWebhook => "POST /webhooks",
             Endpoint::ScheduleShow => "POST /shows",
+            Endpoint::CutClip => "POST /streams/{id}/clips",
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod account;
 pub mod analytics;
+pub mod clip;
 pub mod clock;
 pub mod creator;
 pub mod delivery_log;

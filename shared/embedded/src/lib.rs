@@ -3,6 +3,8 @@
 
 mod accounts;
 mod analytics;
+mod clip_queue;
+mod clips;
 mod delivery_log;
 mod delivery_slots;
 mod idempotency;
@@ -17,6 +19,7 @@ mod streams;
 mod timers;
 mod webhooks;
 
+pub use clip_queue::EmbeddedClipQueue;
 pub use queue::EmbeddedQueue;
 pub use recordings::FolderRecordings;
 pub use store::EmbeddedStore;

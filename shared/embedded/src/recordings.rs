@@ -139,7 +139,14 @@ impl RecordingStorage for FolderRecordings {
         let partial = path.with_extension(format!("partial-{}", uuid::Uuid::new_v4().simple()));
         let file = std::fs::File::create(&partial)
             .map_err(|err| StoreError::Backend(format!("{key} not written: {err}")))?;
-        Ok(Box::new(FolderWrite { key: key.to_owned(), path, partial, file, len, written: 0 }))
+        Ok(Box::new(FolderWrite {
+            key: key.to_owned(),
+            path,
+            partial,
+            file,
+            len,
+            written: 0,
+        }))
     }
 
     async fn delete(&self, key: &str) -> StoreResult<()> {
@@ -206,15 +213,23 @@ impl ObjectWriter for FolderWrite {
 
     async fn finish(self: Box<Self>) -> StoreResult<Written> {
         if self.written != self.len {
-            return Err(self.failed(format!("{} bytes of the {} announced", self.written, self.len)));
+            return Err(self.failed(format!(
+                "{} bytes of the {} announced",
+                self.written, self.len
+            )));
         }
         self.file.sync_all().map_err(|err| self.failed(err))?;
         let linked = std::fs::hard_link(&self.partial, &self.path);
         std::fs::remove_file(&self.partial).ok();
         match linked {
             Ok(()) => Ok(Written::Created),
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(Written::AlreadyThere),
-            Err(err) => Err(StoreError::Backend(format!("{} not written: {err}", self.key))),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                Ok(Written::AlreadyThere)
+            }
+            Err(err) => Err(StoreError::Backend(format!(
+                "{} not written: {err}",
+                self.key
+            ))),
         }
     }
 }

@@ -81,6 +81,10 @@ pub(super) struct State {
     /// Each brand's shows by `starts_at` then id, all of them (`None`) and per status, so a
     /// page walks its own list instead of sorting the brand's shows.
     pub(super) show_order: ShowOrder,
+    /// Each stream's clips, and the work they are owed by when it is due (the DynamoDB
+    /// store's due index).
+    pub(super) clips: Map<Uuid, Vec<hosting_domain::clip::Clip>>,
+    pub(super) clips_due: BTreeSet<(DateTime<Utc>, Uuid, String)>,
 }
 
 /// One brand's indexes of its streams, held together: a page or an analytics window looks

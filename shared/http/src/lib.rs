@@ -30,7 +30,7 @@ use record::{Noted, RequestRecord};
 
 pub use error::{ErrorResponse, HandlerResult, error_response};
 pub use hosting_domain::API_PREFIX;
-pub use path_id::{DestinationPath, PathId};
+pub use path_id::{ClipPath, DestinationPath, PathId};
 
 /// The id of the request as the API gateway assigned it, when there is a gateway.
 #[derive(Debug, Clone)]

@@ -54,3 +54,23 @@ impl<S: Send + Sync> FromRequestParts<S> for DestinationPath {
         })
     }
 }
+
+/// The `{id}` and `{clip_id}` of a clip's path: the stream's id as [`PathId`] reads it, and the
+/// clip's id as sent (one that cannot name a clip is not found).
+#[derive(Debug, Clone)]
+pub struct ClipPath {
+    pub stream_id: Option<Uuid>,
+    pub clip_id: String,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ClipPath {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let (stream_id, clip_id) = Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map(|Path((id, clip_id))| (Uuid::parse_str(&id).ok(), clip_id))
+            .unwrap_or_default();
+        Ok(ClipPath { stream_id, clip_id })
+    }
+}

@@ -40,9 +40,13 @@ pub trait RangeSource: Send + Sync {
     async fn read(&self, range: Range<u64>) -> Result<Bytes, String>;
 }
 
-/// Where a clip's bytes go, in order: [`Clip::size`] bytes in all.
+/// Where a clip's bytes go, in order: [`Clip::size`] bytes in all, announced by
+/// [`ClipSink::begin`] before the first (an upload states its length first).
 #[async_trait]
 pub trait ClipSink: Send {
+    async fn begin(&mut self, _size: u64) -> Result<(), String> {
+        Ok(())
+    }
     async fn write(&mut self, bytes: Bytes) -> Result<(), String>;
 }
 
@@ -96,6 +100,7 @@ pub async fn cut(
         ));
     }
     let index_bytes = reader.bytes;
+    sink.begin(plan.clip.size).await.map_err(CutError::Write)?;
     copy::copy(&mut reader, &plan, sink).await?;
     let cost = ReadCost {
         requests: reader.requests,

@@ -9,6 +9,7 @@
 //! and the local worker share ([`sqs_worker`]).
 
 mod allocator;
+pub mod clip_worker;
 pub mod lambda;
 pub mod local_scheduler;
 pub mod sqs_worker;
@@ -29,12 +30,14 @@ use hosting_aws::dynamodb::DynamoStore;
 use hosting_aws::kms::KmsKeyVault;
 use hosting_aws::s3::S3Recordings;
 use hosting_aws::scheduler::{SchedulerTimers, TimerQueue};
-use hosting_aws::sqs::SqsQueue;
+use hosting_aws::sqs::{SqsClipQueue, SqsQueue};
 use hosting_domain::clock::Clock;
 use hosting_domain::ports::{
-    DeliveryQueue, KeyVault, RecordingStorage, RoomProvider, Store, Timers,
+    ClipQueue, DeliveryQueue, KeyVault, RecordingStorage, RoomProvider, Store, Timers,
 };
-use hosting_embedded::{EmbeddedQueue, EmbeddedStore, EmbeddedTimers, FolderRecordings};
+use hosting_embedded::{
+    EmbeddedClipQueue, EmbeddedQueue, EmbeddedStore, EmbeddedTimers, FolderRecordings,
+};
 use hosting_support::config::{ApiSecret, Config, RECORDING_UPLOAD_KEY_PARAMETER, StoreKind};
 
 /// How often the background loops look again when nothing wakes them.
@@ -64,12 +67,20 @@ pub enum LocalQueue {
     Sqs(SqsQueue),
 }
 
+/// Where cuts wait (docs/clips.md): in the process, or SQS when `CLIPS_QUEUE_URL` is set.
+#[derive(Clone)]
+pub enum LocalClipQueue {
+    Embedded(EmbeddedClipQueue),
+    Sqs(SqsClipQueue),
+}
+
 #[derive(Clone)]
 pub struct Runtime {
     pub app: App,
     /// In-process timers; `None` when EventBridge Scheduler runs them.
     pub timers: Option<EmbeddedTimers>,
     pub queue: LocalQueue,
+    pub clip_queue: LocalClipQueue,
     /// The embedded store, when that is the backend.
     pub embedded: Option<EmbeddedStore>,
     /// Scheduler timers, when they run them: the local server runs their schedules and queue
@@ -81,6 +92,8 @@ pub struct Parts {
     pub store: Arc<dyn Store>,
     pub embedded: Option<EmbeddedStore>,
     pub queue: LocalQueue,
+    /// `None`: cuts queued in the process.
+    pub clip_queue: Option<SqsClipQueue>,
     /// `None`: in-process timers.
     pub scheduler: Option<SchedulerTimers>,
     /// `None`: the folder of `RECORDINGS_DIR`, served by the local server.
@@ -106,6 +119,7 @@ impl Runtime {
                 store: Arc::new(store.clone()),
                 embedded: Some(store),
                 queue: LocalQueue::Embedded(EmbeddedQueue::new()),
+                clip_queue: None,
                 scheduler: None,
                 recordings: None,
                 vault: None,
@@ -130,6 +144,14 @@ impl Runtime {
             LocalQueue::Embedded(queue) => Arc::new(queue.clone()),
             LocalQueue::Sqs(queue) => Arc::new(queue.clone()),
         };
+        let clip_queue = match parts.clip_queue {
+            Some(queue) => LocalClipQueue::Sqs(queue),
+            None => LocalClipQueue::Embedded(EmbeddedClipQueue::new()),
+        };
+        let clip_queue_port: Arc<dyn ClipQueue> = match &clip_queue {
+            LocalClipQueue::Embedded(queue) => Arc::new(queue.clone()),
+            LocalClipQueue::Sqs(queue) => Arc::new(queue.clone()),
+        };
         let recordings = parts.recordings.unwrap_or_else(|| {
             Arc::new(folder_recordings(&config, clock.clone())) as Arc<dyn RecordingStorage>
         });
@@ -142,6 +164,7 @@ impl Runtime {
             store: parts.store,
             timers,
             queue,
+            clip_queue: clip_queue_port,
             rooms,
             recordings,
             vault,
@@ -150,6 +173,7 @@ impl Runtime {
             app,
             timers: memory_timers,
             queue: parts.queue,
+            clip_queue,
             embedded: parts.embedded,
             scheduler,
         }
@@ -230,6 +254,10 @@ impl Runtime {
                 );
             }
         };
+        let clip_queue = config
+            .clips_queue_url
+            .clone()
+            .map(|url| SqsClipQueue::new(aws_sdk_sqs::Client::new(&sdk), url));
         let recordings = match config.recordings.bucket.clone() {
             Some(bucket) => {
                 let recordings = S3Recordings::new(hosting_aws::s3::client(&sdk), bucket);
@@ -249,6 +277,7 @@ impl Runtime {
                 store: Arc::new(store),
                 embedded: None,
                 queue,
+                clip_queue,
                 scheduler,
                 recordings,
                 vault: Some(Arc::new(vault)),
@@ -402,6 +431,10 @@ impl Runtime {
             tokio::spawn(self.clone().run_deadline_sweep()),
             tokio::spawn(self.clone().run_parked_sweep()),
             tokio::spawn(self.clone().run_show_sweep()),
+            tokio::spawn(clip_worker::run_local(
+                self.app.clone(),
+                self.clip_queue.clone(),
+            )),
         ];
         if let Some(timers) = self.timers.clone() {
             tasks.push(tokio::spawn(self.clone().run_timers(timers)));

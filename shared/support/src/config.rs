@@ -157,7 +157,14 @@ pub struct Config {
     pub public_base_url: Option<String>,
     pub transport: TransportLimits,
     pub recordings: RecordingsConfig,
+    /// `CLIP_MAX_SECONDS`: the longest clip (docs/clips.md).
+    pub clip_max_seconds: u32,
+    /// `CLIPS_QUEUE_URL`: the SQS queue of cuts; unset locally, cuts run in the process.
+    pub clips_queue_url: Option<String>,
 }
+
+/// The longest `CLIP_MAX_SECONDS`: an hour.
+pub const MAX_CLIP_MAX_SECONDS: u32 = 3600;
 
 mod lambda;
 pub use lambda::*;
@@ -353,6 +360,21 @@ impl Config {
         };
 
         let recordings = RecordingsConfig::from_lookup(&get)?;
+        let clip_max_seconds = match get("CLIP_MAX_SECONDS") {
+            None => 180,
+            Some(raw) => match raw.trim().parse::<u32>() {
+                Ok(n) if (1..=MAX_CLIP_MAX_SECONDS).contains(&n) => n,
+                _ => {
+                    return Err(error(
+                        "CLIP_MAX_SECONDS",
+                        format!(
+                            "`{}` is not a whole number of seconds from 1 to {MAX_CLIP_MAX_SECONDS}",
+                            raw.trim()
+                        ),
+                    ));
+                }
+            },
+        };
 
         let config = Config {
             store,
@@ -382,6 +404,8 @@ impl Config {
             public_base_url,
             transport,
             recordings,
+            clip_max_seconds,
+            clips_queue_url: get("CLIPS_QUEUE_URL"),
         };
         Ok(config)
     }

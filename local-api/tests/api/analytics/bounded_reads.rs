@@ -76,6 +76,7 @@ async fn dynamodb_only_a_30_day_call_reads_a_bounded_number_of_items() {
                 store: std::sync::Arc::new(store),
                 embedded: None,
                 queue: LocalQueue::Embedded(hosting_embedded::EmbeddedQueue::new()),
+                clip_queue: None,
                 scheduler: None,
                 recordings: None,
                 vault: None,

@@ -254,6 +254,7 @@ impl TestApp {
             store: app.store.clone(),
             timers: app.timers.clone(),
             queue: app.queue.clone(),
+            clip_queue: app.clip_queue.clone(),
             rooms: app.rooms.clone(),
             recordings: app.recordings.clone(),
         }))

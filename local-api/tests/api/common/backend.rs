@@ -91,6 +91,7 @@ pub async fn parts_logged(
             store: Arc::new(store.clone()),
             embedded: Some(store),
             queue: LocalQueue::Embedded(queue.clone()),
+            clip_queue: None,
             scheduler: None,
             recordings: None,
             vault: None,
@@ -118,7 +119,11 @@ pub async fn parts_logged(
             .build(),
     );
     let mut urls = Vec::new();
-    for queue in [format!("{name}-delivery"), format!("{name}-dlq")] {
+    for queue in [
+        format!("{name}-delivery"),
+        format!("{name}-dlq"),
+        format!("{name}-clips"),
+    ] {
         let out = sqs
             .create_queue()
             .queue_name(queue)
@@ -130,7 +135,8 @@ pub async fn parts_logged(
     let parts = Parts {
         store: Arc::new(store.clone()),
         embedded: None,
-        queue: LocalQueue::Sqs(SqsQueue::new(sqs, urls[0].clone(), urls[1].clone())),
+        queue: LocalQueue::Sqs(SqsQueue::new(sqs.clone(), urls[0].clone(), urls[1].clone())),
+        clip_queue: Some(hosting_aws::sqs::SqsClipQueue::new(sqs, urls[2].clone())),
         scheduler: None,
         recordings: Some(Arc::new(recordings_bucket(&sdk).await)),
         vault: Some(Arc::new(kms_vault(&sdk, &name, key_recorder.clone()).await)),

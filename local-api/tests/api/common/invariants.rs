@@ -208,6 +208,7 @@ pub fn app_at(
         store,
         timers: Arc::new(EmbeddedTimers::new()),
         queue,
+        clip_queue: Arc::new(hosting_embedded::EmbeddedClipQueue::new()),
         rooms,
         recordings,
         vault,
@@ -366,6 +367,7 @@ pub async fn check_store<S: StreamStore + StreamListStore + StreamKeyStore + ?Si
     // Each destination reaches each evented state once.
     let mut per_destination: BTreeMap<(String, &'static str), u32> = BTreeMap::new();
     let mut per_recording: BTreeMap<Uuid, u32> = BTreeMap::new();
+    let mut per_clip: BTreeMap<String, u32> = BTreeMap::new();
     for event in events {
         // A webhook's own event is about no stream.
         let Some(stream_id) = event.stream_id else {
@@ -389,6 +391,15 @@ pub async fn check_store<S: StreamStore + StreamListStore + StreamKeyStore + ?Si
             EventType::RecordingReady | EventType::RecordingFailed => {
                 *per_recording.entry(stream_id).or_default() += 1;
             }
+            // A clip is evented once: `ready` or `failed`.
+            EventType::ClipReady | EventType::ClipFailed => {
+                let body: serde_json::Value = serde_json::from_str(&event.body).unwrap_or_default();
+                let id = body["data"]["clip"]["clip_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                *per_clip.entry(id).or_default() += 1;
+            }
             EventType::WebhookTest
             | EventType::WebhookDisabled
             | EventType::ShowStarted
@@ -399,6 +410,11 @@ pub async fn check_store<S: StreamStore + StreamListStore + StreamKeyStore + ?Si
     for (id, count) in per_recording {
         if count > 1 {
             violations.push(format!("stream {id}: {count} recording events"));
+        }
+    }
+    for (id, count) in per_clip {
+        if count > 1 || id.is_empty() {
+            violations.push(format!("clip {id:?}: {count} clip events"));
         }
     }
     for ((id, event_type), count) in per_destination {

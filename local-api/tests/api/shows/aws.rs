@@ -55,6 +55,7 @@ pub(super) async fn on_scheduler_with(
         store: app.store.clone(),
         timers: Arc::new(timers),
         queue: app.queue.clone(),
+        clip_queue: app.clip_queue.clone(),
         rooms: app.rooms.clone(),
         recordings: app.recordings.clone(),
         vault: app.vault.clone(),

@@ -1,6 +1,7 @@
 //! The operations of the API. Handlers parse HTTP and call these; these hold the rules.
 
 pub mod analytics;
+pub mod clips;
 pub mod creators;
 pub mod destinations;
 pub mod host;

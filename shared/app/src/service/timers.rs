@@ -77,6 +77,9 @@ pub async fn sweep_within(app: &App, budget: SweepBudget) -> Result<usize, Store
     if let Err(err) = rooms::sweep(app).await {
         tracing::error!(error = %err, "room cleanup sweep failed; retried by the next sweep");
     }
+    if let Err(err) = super::clips::sweep(app).await {
+        tracing::error!(error = %err, "clip sweep failed; retried by the next sweep");
+    }
     changed
 }
 

@@ -236,6 +236,15 @@ pub(super) fn room_cleanup_pks() -> impl Iterator<Item = String> {
     (0..DUE_SHARDS).map(|shard| format!("CLEANUP#{shard}"))
 }
 
+/// The due-index partition of a clip owed work (docs/clips.md).
+pub(super) fn clip_due_pk(clip_id: &str) -> String {
+    format!("CLIP#{}", shard_of(clip_id))
+}
+
+pub(super) fn clip_due_pks() -> impl Iterator<Item = String> {
+    (0..DUE_SHARDS).map(|shard| format!("CLIP#{shard}"))
+}
+
 /// The due-index partition of an active stream's deadline.
 pub(super) fn deadline_pk(stream_id: Uuid) -> String {
     format!("DEADLINE#{}", shard_of(&stream_id.simple().to_string()))

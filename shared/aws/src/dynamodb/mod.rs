@@ -11,6 +11,7 @@
 //! | stream | `STREAM#<id>` | `STREAM` | while active: `DEADLINE#<shard>`, deadline |
 //! | its script, read only by a launch | `STREAM#<id>` | `SCRIPT` | |
 //! | its destinations' stream keys, read only by the egress requests, erased once it ended and its egress stopped | `STREAM#<id>` | `DESTINATION_KEYS` | |
+//! | its clips ([`clips`]), and their count | `STREAM#<id>` | `CLIP#<clip id>`, `CLIPS` | a clip owed its cut or its object's removal: `CLIP#<shard>`, when due |
 //! | its viewer counter shards, while live ([`viewers`]) | `VIEWERS#<id>#<nn % 8>` | `VIEWERS#<nn>` | |
 //! | stream, by position | `POS#<brand>#<position>` | `POS` | |
 //! | positions that ended in `error` | `ERRORS#<brand>#<block>` | `ERRORS` | |
@@ -59,6 +60,7 @@ use crate::LazyClient;
 mod accounts;
 mod analytics;
 mod brand_index;
+mod clips;
 mod delivery_log;
 mod delivery_slots;
 mod idempotency;

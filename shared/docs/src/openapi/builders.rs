@@ -61,6 +61,10 @@ fn idempotency_parameter() -> Value {
 pub(super) fn fill(text: &str) -> String {
     [
         ("{max_webhooks}", MAX_WEBHOOKS_PER_BRAND.to_string()),
+        (
+            "{max_clips_per_stream}",
+            hosting_domain::clip::MAX_CLIPS_PER_STREAM.to_string(),
+        ),
         ("{max_active_streams}", MAX_ACTIVE_STREAMS.to_string()),
         ("{requests_per_minute}", REQUESTS_PER_MINUTE.to_string()),
         (

@@ -149,6 +149,22 @@ fn event_examples() -> Value {
                 Some(EndReason::DurationElapsed),
                 "The stream was started with `record: true` but no file was written: the egress failed or could not be started; `recording.error` says why.",
             ),
+            EventType::ClipReady => (
+                StreamStatus::Ended,
+                Some(at(1)),
+                Some(at(31)),
+                184,
+                Some(EndReason::DurationElapsed),
+                "A clip was cut and stored: read it for a fresh `url` (event bodies carry none).",
+            ),
+            EventType::ClipFailed => (
+                StreamStatus::Ended,
+                Some(at(1)),
+                Some(at(31)),
+                184,
+                Some(EndReason::DurationElapsed),
+                "A clip could not be cut (the recording is not an MP4 that can be cut, or kept failing to be read or stored); `clip.error` says why.",
+            ),
             // Not about a stream: `webhook.disabled` and the shows' events have their own
             // entries.
             EventType::WebhookTest
@@ -233,6 +249,7 @@ fn event_examples() -> Value {
             data: WebhookEventData {
                 stream: StreamDetail::new(&stream, stream.creator_id.clone()),
                 destination,
+                clip: example_clip(event_type, stream.id, at(33)),
             },
         };
         examples.insert(
@@ -243,13 +260,46 @@ fn event_examples() -> Value {
     Value::Object(examples)
 }
 
+/// The clip a clip's event shows.
+fn example_clip(
+    event_type: EventType,
+    stream_id: Uuid,
+    at: chrono::DateTime<Utc>,
+) -> Option<hosting_domain::clip::ClipView> {
+    use hosting_domain::clip::{ClipStatus, ClipView};
+    let ready = match event_type {
+        EventType::ClipReady => true,
+        EventType::ClipFailed => false,
+        _ => return None,
+    };
+    Some(ClipView {
+        clip_id: format!("clp_{:032x}", 0xc11b_u128),
+        stream_id,
+        title: Some("The serum on camera".into()),
+        start_seconds: 600.0,
+        end_seconds: 630.0,
+        status: if ready {
+            ClipStatus::Ready
+        } else {
+            ClipStatus::Failed
+        },
+        duration_seconds: ready.then_some(31.2),
+        size_bytes: ready.then_some(7_340_032),
+        url: None,
+        url_expires_at: None,
+        error: (!ready)
+            .then(|| "the recording has no video keyframe at or before the clip's start".into()),
+        created_at: at,
+    })
+}
+
 /// The recording's file an event about it shows.
 fn example_recording_file(
     event_type: EventType,
     at: chrono::DateTime<Utc>,
 ) -> Option<RecordingFile> {
     let ready = match event_type {
-        EventType::RecordingReady => true,
+        EventType::RecordingReady | EventType::ClipReady | EventType::ClipFailed => true,
         EventType::RecordingFailed => false,
         _ => return None,
     };

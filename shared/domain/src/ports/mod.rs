@@ -8,6 +8,7 @@
 //! rate-limit count.
 
 mod accounts;
+mod clips;
 mod outbox;
 mod providers;
 mod shows;
@@ -15,6 +16,7 @@ mod streams;
 mod webhooks;
 
 pub use accounts::*;
+pub use clips::*;
 pub use outbox::*;
 pub use providers::*;
 pub use shows::*;
@@ -44,6 +46,7 @@ pub trait Store:
     + IdempotencyStore
     + ServiceKeyStore
     + AdminStore
+    + ClipStore
 {
 }
 
@@ -65,5 +68,6 @@ impl<T> Store for T where
         + IdempotencyStore
         + ServiceKeyStore
         + AdminStore
+        + ClipStore
 {
 }

@@ -32,12 +32,14 @@ macro_rules! declare_endpoints {
 }
 
 // The modules in the order the documents list their endpoints.
+mod clips;
 mod public;
 mod shows;
 mod streams;
 mod test_helpers;
 mod webhooks;
 
+pub use clips::*;
 pub use public::*;
 pub use shows::*;
 pub use streams::*;
@@ -220,6 +222,7 @@ pub static ENDPOINTS: std::sync::LazyLock<Vec<&'static Endpoint>> =
         [
             public::DECLARED,
             streams::DECLARED,
+            clips::DECLARED,
             shows::DECLARED,
             webhooks::DECLARED,
             test_helpers::DECLARED,

@@ -121,12 +121,21 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
         clients_ms = ms(started.elapsed() - sdk_loaded),
         "instance set up"
     );
+    let clips_sqs = sdk.clone();
+    let clip_queue = hosting_aws::sqs::SqsClipQueue::new(
+        hosting_aws::LazyClient::new(move || aws_sdk_sqs::Client::new(&clips_sqs)),
+        config
+            .required("CLIPS_QUEUE_URL")
+            .inspect_err(|err| report(err))?
+            .to_owned(),
+    );
     let app = App::new(AppParts {
         config,
         clock: Arc::new(hosting_domain::clock::SystemClock),
         store: Arc::new(store),
         timers: Arc::new(timers),
         queue: Arc::new(queue.clone()),
+        clip_queue: Arc::new(clip_queue),
         rooms,
         recordings: Arc::new(recordings),
         vault: Arc::new(vault),

@@ -4,7 +4,7 @@
 use super::{Config, ConfigError, StoreKind, error};
 
 /// What every function needs in Lambda, where nothing falls back to an in-process backend.
-pub const LAMBDA_REQUIRED: [&str; 11] = [
+pub const LAMBDA_REQUIRED: [&str; 12] = [
     "TABLE_NAME",
     "DELIVERY_QUEUE_URL",
     "DELIVERY_DLQ_URL",
@@ -16,6 +16,7 @@ pub const LAMBDA_REQUIRED: [&str; 11] = [
     "RECORDINGS_BUCKET",
     "RECORDING_DOWNLOAD_ROLE_ARN",
     "SECRETS_KEY_ID",
+    "CLIPS_QUEUE_URL",
 ];
 
 impl Config {
@@ -33,6 +34,7 @@ impl Config {
             "RECORDINGS_BUCKET" => &self.recordings.bucket,
             "RECORDING_DOWNLOAD_ROLE_ARN" => &self.recordings.download_role,
             "SECRETS_KEY_ID" => &self.secrets_key_id,
+            "CLIPS_QUEUE_URL" => &self.clips_queue_url,
             _ => &None,
         };
         value.as_deref().ok_or_else(|| {
