@@ -1,6 +1,7 @@
-//! The local server's recording downloads (docs/recordings.md, "Local server"):
-//! `GET /recordings/<brand_id>/<stream_id>.mp4?expires=...&signature=...`, the URLs the embedded
-//! recordings folder signs. An expired, altered or unknown URL answers `404 not_found`, like
+//! The local server's recording and clip downloads (docs/recordings.md, "Local server";
+//! docs/clips.md): `GET /recordings/<brand_id>/<stream_id>.mp4?expires=...&signature=...` and
+//! `GET /clips/<brand_id>/<stream_id>/<clip_id>.mp4?...`, the URLs the embedded recordings
+//! folder signs. An expired, altered or unknown URL answers `404 not_found`, like
 //! any path that names nothing. Lambda serves no such path: there the URLs are S3's.
 
 use axum::Router;
@@ -12,22 +13,34 @@ use axum::routing::get;
 use hosting_app::App;
 use hosting_domain::ApiError;
 use hosting_domain::ports::SignedDownload;
-use hosting_domain::recording::{MP4_CONTENT_TYPE, RECORDINGS_PREFIX};
+use hosting_domain::recording::{CLIPS_PREFIX, MP4_CONTENT_TYPE, RECORDINGS_PREFIX};
 use hosting_http::ErrorResponse;
 
 /// The download route, beside the API's.
 pub fn routes(app: App) -> Router {
     Router::new()
-        .route("/recordings/{*path}", get(download))
+        .route("/recordings/{*path}", get(recording))
+        .route("/clips/{*path}", get(clip))
         .with_state(app)
 }
 
-async fn download(
+async fn recording(
     State(app): State<App>,
     Path(path): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let key = format!("{RECORDINGS_PREFIX}{path}");
+    download(app, format!("{RECORDINGS_PREFIX}{path}"), query).await
+}
+
+async fn clip(
+    State(app): State<App>,
+    Path(path): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    download(app, format!("{CLIPS_PREFIX}{path}"), query).await
+}
+
+async fn download(app: App, key: String, query: Option<String>) -> Response {
     let query = query.unwrap_or_default();
     let parameter = |name: &str| {
         query

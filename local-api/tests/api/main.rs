@@ -5,6 +5,7 @@
 
 mod analytics;
 mod aws_adapters;
+mod clips;
 mod common;
 mod delivery;
 mod destinations;

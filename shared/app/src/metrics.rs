@@ -84,10 +84,16 @@ pub enum Metric {
     /// A data key the stack's key (KMS) would not make or unwrap: secrets could not be sealed
     /// or opened, so registrations, rotations, deliveries or egress starts failed (and retry).
     SecretKeyFailures,
+    /// A clip cut and stored (docs/clips.md).
+    ClipsReady,
+    /// A clip that could not be cut (`failed`).
+    ClipsFailed,
+    /// A cut whose read or write failed (it is tried again, a few times).
+    ClipCutRetries,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 28] = [
+    pub const ALL: [Metric; 31] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -116,6 +122,9 @@ impl Metric {
         Metric::ShowsFailed,
         Metric::ShowsLate,
         Metric::SecretKeyFailures,
+        Metric::ClipsReady,
+        Metric::ClipsFailed,
+        Metric::ClipCutRetries,
     ];
 
     pub fn name(self) -> &'static str {
@@ -148,6 +157,9 @@ impl Metric {
             Metric::ShowsFailed => "ShowsFailed",
             Metric::ShowsLate => "ShowsLate",
             Metric::SecretKeyFailures => "SecretKeyFailures",
+            Metric::ClipsReady => "ClipsReady",
+            Metric::ClipsFailed => "ClipsFailed",
+            Metric::ClipCutRetries => "ClipCutRetries",
         }
     }
 

@@ -120,7 +120,7 @@ async fn relay(api: &TestApp) {
 
 /// The bytes a download URL answers, and its status: through the local server's own router for
 /// its signed URLs, over HTTP for S3's.
-async fn download(api: &TestApp, url: &str) -> (u16, Vec<u8>) {
+pub(crate) async fn download(api: &TestApp, url: &str) -> (u16, Vec<u8>) {
     let parsed = reqwest::Url::parse(url).unwrap();
     if !backend::is_dynamodb() {
         let path = match parsed.query() {

@@ -58,8 +58,8 @@ pub async fn create(
         now,
         app.config.recordings.retention,
     )?;
-    // The key is scoped to the stream: the same key and body on another stream is another
-    // request.
+    // The stream in the path is part of the request: the same key and body for another stream
+    // is a mismatch, as another body is (docs/idempotency.md).
     let mut scoped = body.clone();
     scoped.insert("stream_id".into(), Value::String(stream.id.to_string()));
     let held = match idempotency::begin(app, caller, Endpoint::CutClip, key, &scoped).await? {
@@ -219,8 +219,6 @@ pub enum CutOutcome {
     Failed,
     /// A read or the write failed: tried again later.
     Retrying,
-    /// The clip was deleted: its object removed.
-    Removed,
 }
 
 /// Runs the cut `job` points at, if its clip is owed one and due (the clips function, and the
@@ -231,9 +229,7 @@ pub async fn cut(app: &App, job: &ClipJob) -> StoreResult<CutOutcome> {
         return Ok(CutOutcome::Nothing);
     };
     let now = app.clock.now();
-    if clip.status == ClipStatus::Deleted && clip.due_at.is_some_and(|due| due <= now) {
-        return remove_object(app, &clip).await;
-    }
+    // A deleted clip's object is the sweep's (the cut's role may not delete).
     if !clip.cut_due(now) {
         return Ok(CutOutcome::Nothing);
     }
@@ -260,6 +256,7 @@ pub async fn cut(app: &App, job: &ClipJob) -> StoreResult<CutOutcome> {
             settle(app, &claimed, claimed.failed(&err.to_string())).await
         }
         Err(err) => {
+            crate::metrics::count(crate::metrics::Metric::ClipCutRetries);
             let delay = retry_delay(claimed.attempts);
             tracing::warn!(clip_id = %claimed.id, attempt = claimed.attempts, error = %err, "cut failed; tried again");
             let mut later = claimed.next();
@@ -277,8 +274,8 @@ fn retry_delay(attempts: u32) -> Duration {
     Duration::from_secs(5u64.saturating_mul(1 << attempts.min(6)).min(300))
 }
 
-/// Writes `next` (`ready` or `failed`) over `claimed` with its event; a clip deleted meanwhile
-/// has its object removed instead.
+/// Writes `next` (`ready` or `failed`) over `claimed` with its event, unless the clip was
+/// deleted meanwhile.
 async fn settle(app: &App, claimed: &Clip, next: Clip) -> StoreResult<CutOutcome> {
     let now = app.clock.now();
     let stream = app.streams().get_stream(claimed.stream_id).await?;
@@ -295,19 +292,16 @@ async fn settle(app: &App, claimed: &Clip, next: Clip) -> StoreResult<CutOutcome
         .await?
     {
         return Ok(if next.status == ClipStatus::Ready {
+            crate::metrics::count(crate::metrics::Metric::ClipsReady);
             CutOutcome::Ready
         } else {
+            crate::metrics::count(crate::metrics::Metric::ClipsFailed);
             CutOutcome::Failed
         });
     }
-    // Deleted while it was cut: what the cut wrote goes too.
-    match app.clips().get_clip(claimed.stream_id, &claimed.id).await? {
-        Some(now) if now.status == ClipStatus::Deleted => {
-            remove_object_when_due(app, &now).await;
-            Ok(CutOutcome::Removed)
-        }
-        _ => Ok(CutOutcome::Nothing),
-    }
+    // Deleted while it was cut: what the cut wrote is removed by the sweep once the cut's
+    // lease has ended (the cut's role may not delete).
+    Ok(CutOutcome::Nothing)
 }
 
 /// Removes a deleted clip's object and settles its record, when no cut can still write it.
@@ -319,12 +313,12 @@ async fn remove_object_when_due(app: &App, clip: &Clip) {
     }
 }
 
-async fn remove_object(app: &App, clip: &Clip) -> StoreResult<CutOutcome> {
+async fn remove_object(app: &App, clip: &Clip) -> StoreResult<()> {
     app.recordings.delete(&clip.key()).await?;
     let mut settled = clip.next();
     settled.due_at = None;
     app.clips().replace_clip(clip, &settled, None).await?;
-    Ok(CutOutcome::Removed)
+    Ok(())
 }
 
 /// A clip as stored: its size and its real length.

@@ -105,6 +105,8 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
     // A declared 403 or 429 adds its codes to the ones every keyed operation has.
     let mut forbidden = vec![InsufficientScope];
     let mut limited = vec![RateLimited];
+    // A declared 409 of an idempotent create adds its codes to the key's own.
+    let mut conflict = vec![IdempotencyKeyInUse];
     let mut descriptions = Map::new();
     for declared in endpoint.responses {
         let status = declared.status.to_string();
@@ -120,6 +122,11 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
             }
             Body::Error(codes) if declared.status == 429 => {
                 limited.extend_from_slice(codes);
+                descriptions.insert(status, declared.description.into());
+                continue;
+            }
+            Body::Error(codes) if declared.status == 409 && endpoint.idempotent => {
+                conflict.extend_from_slice(codes);
                 descriptions.insert(status, declared.description.into());
                 continue;
             }
@@ -182,11 +189,12 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
         responses.insert("500".into(), failure);
     }
     if endpoint.idempotent {
-        let in_use = error(
-            generators,
-            "Another request with this Idempotency-Key is still running.",
-            &[IdempotencyKeyInUse],
-        );
+        let in_use_text = "Another request with this Idempotency-Key is still running.";
+        let in_use_text = match descriptions.get("409").and_then(Value::as_str) {
+            Some(declared) => format!("{declared} Or (`idempotency_key_in_use`): {in_use_text}"),
+            None => in_use_text.to_owned(),
+        };
+        let in_use = error(generators, &in_use_text, &conflict);
         responses.insert("409".into(), in_use);
         let mismatch = error(
             generators,
@@ -195,7 +203,7 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
         );
         responses.insert("422".into(), mismatch);
         // A replay answers with the stored status: the create's, or its launch failure.
-        for status in ["201", "502"] {
+        for status in ["201", "202", "502"] {
             if let Some(headers) = responses
                 .get_mut(status)
                 .and_then(|r| r["headers"].as_object_mut())

@@ -1,0 +1,52 @@
+//! S3's faults on a cut's ranged reads and on its upload (DynamoDB/SQS with S3 behind the fault
+//! proxy): a failed read or write is tried again later, never turned into a `failed` clip,
+//! and the clip is written once and whole.
+
+use hosting_app::service::clips::CutOutcome;
+
+use super::*;
+use crate::common::faults;
+
+#[tokio::test]
+#[ignore = "needs moto: runs in scripts/test.sh's DynamoDB stage"]
+async fn dynamodb_only_a_cut_goes_through_s3_faults_on_its_reads_and_its_upload() {
+    let bucket = format!("clip-faults-{}", uuid::Uuid::new_v4().simple());
+    let api = TestApp::builder()
+        .with_var("RECORDINGS_BUCKET", bucket.clone())
+        .await;
+    let id = ready_recording(&api).await;
+    let clip_id = ask_ok(&api, &id, 12.0, 24.0).await;
+    // Every ranged read refused: tried again later, `processing` meanwhile.
+    faults::set(&bucket, json!({"fail_ops": ["GetObject"]})).await;
+    assert_eq!(run_cuts(&api, &id).await, [CutOutcome::Retrying]);
+    assert_eq!(clip(&api, &id, &clip_id).await["status"], "processing");
+    // The upload refused: the same.
+    faults::set(&bucket, json!({"fail_ops": ["PutObject"]})).await;
+    api.advance(Duration::seconds(60));
+    assert_eq!(run_cuts(&api, &id).await, [CutOutcome::Retrying]);
+    let refused = faults::stats(&bucket).await;
+    assert!(faults::injected(&refused) > 0, "{refused}");
+    // S3 throttling, failing and losing answers of writes it applied: cut all the same.
+    faults::set(
+        &bucket,
+        json!({"s3_slow_down": 0.2, "s3_500": 0.2, "lost_response": 0.2}),
+    )
+    .await;
+    let mut outcomes = Vec::new();
+    for _ in 0..4 {
+        api.advance(Duration::seconds(120));
+        outcomes.extend(run_cuts(&api, &id).await);
+        if outcomes.contains(&CutOutcome::Ready) {
+            break;
+        }
+    }
+    faults::clear(&bucket).await;
+    assert!(outcomes.contains(&CutOutcome::Ready), "{outcomes:?}");
+    let shown = clip(&api, &id, &clip_id).await;
+    assert_eq!(shown["status"], "ready", "{shown}");
+    let (status, bytes) = crate::recordings::download(&api, shown["url"].as_str().unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(bytes.len() as u64, shown["size_bytes"].as_u64().unwrap());
+    assert_eq!(&bytes[4..8], b"ftyp");
+    assert_eq!(clip_events(&api, &id).await.len(), 1);
+}
