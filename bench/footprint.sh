@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "| function | binary | zipped |"
 echo "|---|---|---|"
-for binary in discovery-api streams-api analytics-api webhooks-api gateway-default livekit-webhook timers outbox-relay delivery; do
+for binary in discovery-api streams-api analytics-api webhooks-api gateway-default livekit-webhook timers outbox-relay delivery clips; do
     cp "$target/$binary" "$work/bootstrap"
     (cd "$work" && python3 -c "import zipfile; z = zipfile.ZipFile('f.zip', 'w', zipfile.ZIP_DEFLATED); z.write('bootstrap'); z.close()")
     size=$(stat -c %s "$target/$binary")

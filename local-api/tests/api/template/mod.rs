@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hosting_http::endpoints::{ENDPOINTS, Function};
 
+mod s3;
+
 /// Each resource of `template.yaml` and the gateway routes it serves (`"GET /api/v1/streams"`).
 fn template_routes(template: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut routes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -221,7 +223,7 @@ fn every_function_reserves_concurrency_from_parameters_that_fit_a_default_accoun
         .iter()
         .filter(|(_, lines)| value(lines, "Type") == Some("AWS::Serverless::Function"))
         .collect();
-    assert_eq!(functions.len(), 9);
+    assert_eq!(functions.len(), 10);
     let mut reserved = 0;
     let mut switches = BTreeMap::new();
     for (name, lines) in functions {
@@ -275,7 +277,7 @@ fn every_function_reserves_concurrency_from_parameters_that_fit_a_default_accoun
     }
     let api_switches: Vec<_> = switches.values().filter(|(api, _)| *api).collect();
     let background_switches: Vec<_> = switches.values().filter(|(api, _)| !*api).collect();
-    assert_eq!((api_switches.len(), background_switches.len()), (5, 3));
+    assert_eq!((api_switches.len(), background_switches.len()), (5, 4));
     for (_, switch) in &background_switches {
         assert!(
             api_switches.iter().all(|(_, api)| api != switch),
@@ -286,95 +288,6 @@ fn every_function_reserves_concurrency_from_parameters_that_fit_a_default_accoun
         reserved + KEPT_UNRESERVED <= DEFAULT_ACCOUNT_LIMIT,
         "{reserved} reserved at the defaults"
     );
-}
-
-/// Every S3 grant of the template's resources: resource -> (effect, action, resource granted).
-fn s3_grants(template: &str) -> BTreeMap<String, BTreeSet<(String, String, String)>> {
-    let mut grants: BTreeMap<String, BTreeSet<(String, String, String)>> = BTreeMap::new();
-    let (mut in_resources, mut resource) = (false, String::new());
-    let (mut effect, mut actions) = (String::new(), Vec::new());
-    let mut lines = template.lines().peekable();
-    while let Some(line) = lines.next() {
-        if !line.starts_with(' ') && !line.is_empty() {
-            in_resources = line.trim_end() == "Resources:";
-            continue;
-        }
-        if !in_resources {
-            continue;
-        }
-        if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':'))
-            && !name.starts_with(' ')
-        {
-            resource = name.to_owned();
-            continue;
-        }
-        let trimmed = line.trim().trim_start_matches("- ");
-        if let Some(e) = trimmed.strip_prefix("Effect: ") {
-            effect = e.to_owned();
-            actions.clear();
-        }
-        if let Some(action) = trimmed.strip_prefix("Action: ") {
-            let action = action.trim_matches('"');
-            if action.starts_with("s3:") {
-                actions.push(action.to_owned());
-            }
-        }
-        if trimmed == "Resource:" {
-            // A list: each item on its own line.
-            while let Some(item) = lines.peek().and_then(|l| l.trim().strip_prefix("- ")) {
-                for action in &actions {
-                    grants.entry(resource.clone()).or_default().insert((
-                        effect.clone(),
-                        action.clone(),
-                        item.to_owned(),
-                    ));
-                }
-                lines.next();
-            }
-            actions.clear();
-        } else if let Some(target) = trimmed.strip_prefix("Resource: ") {
-            for action in actions.drain(..) {
-                grants.entry(resource.clone()).or_default().insert((
-                    effect.clone(),
-                    action,
-                    target.to_owned(),
-                ));
-            }
-        }
-    }
-    grants
-}
-
-/// The download role signs downloads (`s3:GetObject`), the relay writes the test streams'
-/// recordings and the egress's policy uploads (`s3:PutObject`), all under `recordings/` only;
-/// nothing else of the stack touches S3 but the bucket's own TLS-only refusal.
-#[test]
-fn s3_is_granted_nothing_wider_than_get_to_the_download_role_and_put_to_the_relay_and_the_egress() {
-    let under = "!Sub \"${RecordingsBucket.Arn}/recordings/*\"";
-    let grant = |effect: &str, action: &str, on: &str| {
-        BTreeSet::from([(effect.to_owned(), action.to_owned(), on.to_owned())])
-    };
-    let mut expected = BTreeMap::from([
-        (
-            "RecordingDownloadRole".to_owned(),
-            grant("Allow", "s3:GetObject", under),
-        ),
-        (
-            "OutboxRelayFunction".to_owned(),
-            grant("Allow", "s3:PutObject", under),
-        ),
-        (
-            "RecordingUploadPolicy".to_owned(),
-            grant("Allow", "s3:PutObject", under),
-        ),
-    ]);
-    let mut tls_only = grant("Deny", "s3:*", "!GetAtt RecordingsBucket.Arn");
-    tls_only.extend(grant("Deny", "s3:*", "!Sub \"${RecordingsBucket.Arn}/*\""));
-    expected.insert("RecordingsBucketPolicy".to_owned(), tls_only);
-    assert_eq!(s3_grants(&template()), expected);
-    // The reading is not vacuous: a wider grant shows.
-    let widened = template().replacen("Action: s3:GetObject", "Action: s3:*", 1);
-    assert_ne!(s3_grants(&widened), expected);
 }
 
 #[test]
