@@ -204,6 +204,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/streams/{id}/clips": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a stream's clips, oldest first.
+         * @description Every clip of the stream (at most 50, `deleted` ones included), each `ready` one with a fresh download URL.
+         */
+        get: operations["listClips"];
+        put?: never;
+        /**
+         * Cut a clip from a stream's ready recording.
+         * @description The clip is `pending`, then cut in the background without re-encoding (from the last video keyframe at or before `start_seconds` through the frame covering `end_seconds`), then `ready` with a download URL, or `failed` with its `error`; `stream.clip_ready` or `stream.clip_failed` follows. Times count from the start of the recording: its first part, then its next parts in order. Checks in order: the body (not an object or a time absent: `missing_fields`; then each constraint), the stream, the recording's state, the range against the recording's parts, then the count of the stream's clips (50, deleted ones included).
+         */
+        post: operations["cutClip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/streams/{id}/clips/{clip_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one clip.
+         * @description `ready`: with a fresh download URL, valid `RECORDING_URL_TTL_SECS`. Past the recording's retention: `expired`, without one.
+         */
+        get: operations["getClip"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a clip and its file.
+         * @description The clip becomes `deleted` and its MP4 is removed (once a cut still running has ended). It stays listed and counted; deleting it again answers it again.
+         */
+        delete: operations["deleteClip"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/streams/{id}/destinations": {
         parameters: {
             query?: never;
@@ -692,6 +740,70 @@ export interface components {
         };
         /** @enum {string} */
         AttemptStatus: "succeeded" | "failed";
+        /** @description `GET /streams/{id}/clips`. */
+        ClipList: {
+            /** @description Every clip of the stream, oldest first (at most 50, deleted ones included). */
+            clips: components["schemas"]["ClipView"][];
+        };
+        /** @description Body of `POST /streams/{id}/clips`. */
+        ClipRequest: {
+            /**
+             * Format: double
+             * @description Where it ends: after `start_seconds`, by 1 to `CLIP_MAX_SECONDS` (180 by default), within the recording's duration and in the same part as the start.
+             */
+            end_seconds: number;
+            /**
+             * Format: double
+             * @description Where the clip starts, in seconds from the start of the recording (its first part, then its next parts in order); at least 0.
+             */
+            start_seconds: number;
+            /** @description A name for people; `null` or absent for none. */
+            title?: string;
+        };
+        /**
+         * @description `pending`: waiting for its cut. `processing`: being cut (or waiting to be tried again).
+         *     `ready`: downloadable. `failed`: it cannot be cut (`error` says why). `expired`: its
+         *     recording's retention has passed. `deleted`: removed with `DELETE`.
+         * @enum {string}
+         */
+        ClipStatus: "pending" | "processing" | "ready" | "failed" | "expired" | "deleted";
+        /** @description A clip as the API shows it. */
+        ClipView: {
+            /** @description `clp_` and 32 lowercase hex digits. */
+            clip_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: double
+             * @description The clip's real length, from the keyframe it starts on to the end of the frame covering `end_seconds`; when `ready` (or `expired`).
+             */
+            duration_seconds: number | null;
+            /**
+             * Format: double
+             * @description As asked.
+             */
+            end_seconds: number;
+            /** @description When `failed`: why. */
+            error: string | null;
+            /**
+             * Format: uint64
+             * @description When `ready` (or `expired`).
+             */
+            size_bytes: number | null;
+            /**
+             * Format: double
+             * @description As asked.
+             */
+            start_seconds: number;
+            status: components["schemas"]["ClipStatus"];
+            /** Format: uuid */
+            stream_id: string;
+            title: string | null;
+            /** @description When `ready`: a presigned `GET` URL of the MP4, valid `RECORDING_URL_TTL_SECS`; a fresh one on every read. `null` in event bodies. */
+            url: string | null;
+            /** Format: date-time */
+            url_expires_at: string | null;
+        };
         /** @description A stock creator (AI host). */
         Creator: {
             consent: boolean | null;
@@ -827,14 +939,14 @@ export interface components {
          * @description The `code` of an error: stable, for programs to match on.
          * @enum {string}
          */
-        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_scope" | "vertical_mismatch" | "not_found" | "rate_limited" | "concurrency_limit" | "idempotency_key_in_use" | "idempotency_key_mismatch" | "db_error" | "launch_failed";
+        ErrorCode: "missing_fields" | "invalid_fields" | "invalid_creator" | "invalid_url" | "invalid_events" | "unauthorized" | "plan_required" | "insufficient_scope" | "vertical_mismatch" | "not_found" | "rate_limited" | "concurrency_limit" | "idempotency_key_in_use" | "idempotency_key_mismatch" | "db_error" | "launch_failed" | "recording_not_ready";
         ErrorDetail: {
             code: components["schemas"]["ErrorCode"];
             /** @description A sentence for people; match on `code`, never on this. */
             message: string;
         };
         /** @enum {string} */
-        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed" | "webhook.disabled" | "show.started" | "show.failed" | "show.reminder";
+        EventType: "stream.started" | "stream.ended" | "stream.error" | "stream.destination_active" | "stream.destination_failed" | "stream.recording_ready" | "stream.recording_failed" | "stream.clip_ready" | "stream.clip_failed" | "webhook.disabled" | "show.started" | "show.failed" | "show.reminder";
         /**
          * @description The analytics window.
          * @enum {string}
@@ -1253,6 +1365,8 @@ export interface components {
             type: components["schemas"]["EventType"];
         };
         WebhookEventData: {
+            /** @description The clip that was cut or could not be (`stream.clip_ready`, `stream.clip_failed` only), its `url` and `url_expires_at` `null`: read the clip for a fresh URL. */
+            clip?: components["schemas"]["ClipView"] | null;
             /** @description The destination whose state changed (`stream.destination_active`, `stream.destination_failed` only). */
             destination?: components["schemas"]["Destination"] | null;
             /** @description The stream right after the change, as `GET /streams/{id}` shows it. */
@@ -2622,6 +2736,535 @@ export interface operations {
                 };
             };
             /** @description No such live stream for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listClips: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream's clips. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipList"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:read` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such stream for this brand. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cutClip: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the create safe to retry: 1 to 255 visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON, whatever the Content-Type; at most 1 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClipRequest"];
+            };
+        };
+        responses: {
+            /** @description The clip, `pending`: read it, or wait for its event. */
+            202: {
+                headers: {
+                    /** @description `true` on the replay of an earlier answer to the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description Path of the new clip. */
+                    Location: string;
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipView"];
+                };
+            };
+            /** @description Invalid JSON, not an object, or `start_seconds` or `end_seconds` absent or null (`missing_fields`); a time not a number, `start_seconds` below 0, `end_seconds` not after it, a length under 1 s or over `CLIP_MAX_SECONDS`, `title` not a string of 1 to 200 characters, a malformed Idempotency-Key, a range past the recording's duration or across two of its parts, or a clip past the stream's 50 (`invalid_fields`). */
+            400: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such stream for this brand, or it was not started with `record: true`. */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The recording is not `ready` (`recording_not_ready`): not yet, `failed`, or `expired`. Or (`idempotency_key_in_use`): Another request with this Idempotency-Key is still running. */
+            409: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This Idempotency-Key was used with another request body. */
+            422: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getClip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+                /** @description The clip's `clp_` id. */
+                clip_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clip. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipView"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:read` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such stream for this brand, or no such clip of it (`GET` and `DELETE` answer a `deleted` clip). */
+            404: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over 100 requests in the current UTC minute for the brand. No Retry-After. */
+            429: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server-side database failure; safe to retry with backoff. */
+            500: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit?: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy"?: "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteClip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The stream's UUID. Anything else is simply not found. */
+                id: string;
+                /** @description The clip's `clp_` id. */
+                clip_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clip, `deleted`. */
+            200: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClipView"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired key (identical body in every case). */
+            401: {
+                headers: {
+                    /** @description Always `Bearer`. */
+                    "WWW-Authenticate": "Bearer";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live key of a brand below the Growth plan. */
+            402: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks `streams:write` (the message names it). */
+            403: {
+                headers: {
+                    /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */
+                    RateLimit: string;
+                    /** @description The policy every keyed request is counted under. */
+                    "RateLimit-Policy": "\"default\";q=100;w=60";
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such stream for this brand, or no such clip of it (`GET` and `DELETE` answer a `deleted` clip). */
             404: {
                 headers: {
                     /** @description `"default";r=<requests left in this minute after this one>;t=<seconds until the minute ends>`: r from 0 to 100, t from 1 to 60. */

@@ -4,6 +4,10 @@ from .analytics import Analytics
 from .analytics_by_platform import AnalyticsByPlatform
 from .analytics_stream import AnalyticsStream
 from .attempt_status import AttemptStatus
+from .clip_list import ClipList
+from .clip_request import ClipRequest
+from .clip_status import ClipStatus
+from .clip_view import ClipView
 from .creator import Creator
 from .creator_list import CreatorList
 from .delivery_log import DeliveryLog
@@ -65,6 +69,10 @@ __all__ = (
     "AnalyticsByPlatform",
     "AnalyticsStream",
     "AttemptStatus",
+    "ClipList",
+    "ClipRequest",
+    "ClipStatus",
+    "ClipView",
     "Creator",
     "CreatorList",
     "DeliveryLog",

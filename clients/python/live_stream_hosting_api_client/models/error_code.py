@@ -16,6 +16,7 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "not_found"
     PLAN_REQUIRED = "plan_required"
     RATE_LIMITED = "rate_limited"
+    RECORDING_NOT_READY = "recording_not_ready"
     UNAUTHORIZED = "unauthorized"
     VERTICAL_MISMATCH = "vertical_mismatch"
 

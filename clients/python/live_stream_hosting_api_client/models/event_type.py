@@ -5,6 +5,8 @@ class EventType(StrEnum):
     SHOW_FAILED = "show.failed"
     SHOW_REMINDER = "show.reminder"
     SHOW_STARTED = "show.started"
+    STREAM_CLIP_FAILED = "stream.clip_failed"
+    STREAM_CLIP_READY = "stream.clip_ready"
     STREAM_DESTINATION_ACTIVE = "stream.destination_active"
     STREAM_DESTINATION_FAILED = "stream.destination_failed"
     STREAM_ENDED = "stream.ended"

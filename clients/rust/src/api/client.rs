@@ -481,6 +481,134 @@ impl LiveStreamHostingApiClient {
         let response = req_builder.send().await?;
         Ok(EndStreamRequest::parse_response(response).await?)
     }
+    /// List a stream's clips, oldest first.
+    ///
+    /// Every clip of the stream (at most 50, `deleted` ones included), each `ready` one with a fresh download URL.
+    ///
+    /// * Path: `GET /streams/{id}/clips`
+    pub async fn list_clips(
+        &self,
+        request: ListClipsRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ClipList>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("clips");
+        let mut req_builder = self.client.get(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(ListClipsRequest::parse_response(response).await?)
+    }
+    /// Cut a clip from a stream's ready recording.
+    ///
+    /// The clip is `pending`, then cut in the background without re-encoding (from the last video keyframe at or before `start_seconds` through the frame covering `end_seconds`), then `ready` with a download URL, or `failed` with its `error`; `stream.clip_ready` or `stream.clip_failed` follows. Times count from the start of the recording: its first part, then its next parts in order. Checks in order: the body (not an object or a time absent: `missing_fields`; then each constraint), the stream, the recording's state, the range against the recording's parts, then the count of the stream's clips (50, deleted ones included).
+    ///
+    /// * Path: `POST /streams/{id}/clips`
+    pub async fn cut_clip(
+        &self,
+        request: CutClipRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders,
+                ClipView,
+            >,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("clips");
+        let mut req_builder = self
+            .client
+            .post(url)
+            .headers(
+                http::HeaderMap::try_from(&request.header)
+                    .context("building request headers")?,
+            )
+            .json(&request.body);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(CutClipRequest::parse_response(response).await?)
+    }
+    /// Get one clip.
+    ///
+    /// `ready`: with a fresh download URL, valid `RECORDING_URL_TTL_SECS`. Past the recording's retention: `expired`, without one.
+    ///
+    /// * Path: `GET /streams/{id}/clips/{clip_id}`
+    pub async fn get_clip(
+        &self,
+        request: GetClipRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ClipView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("clips")
+            .push(&request.path.clip_id.to_string());
+        let mut req_builder = self.client.get(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(GetClipRequest::parse_response(response).await?)
+    }
+    /// Delete a clip and its file.
+    ///
+    /// The clip becomes `deleted` and its MP4 is removed (once a cut still running has ended). It stays listed and counted; deleting it again answers it again.
+    ///
+    /// * Path: `DELETE /streams/{id}/clips/{clip_id}`
+    pub async fn delete_clip(
+        &self,
+        request: DeleteClipRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ClipView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("streams")
+            .push(&request.path.id.to_string())
+            .push("clips")
+            .push(&request.path.clip_id.to_string());
+        let mut req_builder = self.client.delete(url);
+        req_builder = self.set_security(req_builder, &[Security::BearerAuth]);
+        let response = req_builder.send().await?;
+        Ok(DeleteClipRequest::parse_response(response).await?)
+    }
     /// Add a destination to a preparing or live stream.
     ///
     /// `pending` while the stream is `preparing`. Live, it is `starting` and added to the stream's egress (`livekit.Egress/UpdateStream` with `add_output_urls`, or a new `StartRoomCompositeEgress` when none runs); on a test stream it is `active` at once. Checks in order: the body (as one item of `destinations` at start), then the stream, then the count of destinations and one LiveKit would report alike (the same host, path and redacted key).

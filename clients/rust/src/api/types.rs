@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 use validator::Validate;
+static REGEX_CLIP_VIEW_CLIP_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
+regex::Regex::new("^clp_[0-9a-f]{32}$").expect("invalid regex"));
 static REGEX_DESTINATION_DESTINATION_ID: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
 regex::Regex::new("^dst_[0-9a-f]{32}$").expect("invalid regex"));
 static REGEX_DESTINATION_REQUEST_INGEST_URL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(||
@@ -125,6 +127,129 @@ impl core::str::FromStr for AttemptStatus {
             }
         }
     }
+}
+/// `GET /streams/{id}/clips`.
+#[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
+pub struct ClipList {
+    /// Every clip of the stream, oldest first (at most 50, deleted ones included).
+    pub clips: Vec<ClipView>,
+}
+/// Body of `POST /streams/{id}/clips`.
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ClipRequest {
+    /// Where it ends: after `start_seconds`, by 1 to `CLIP_MAX_SECONDS` (180 by default), within the recording's duration and in the same part as the start.
+    pub end_seconds: f64,
+    /// Where the clip starts, in seconds from the start of the recording (its first part, then its next parts in order); at least 0.
+    #[validate(range(min = 0.0))]
+    pub start_seconds: f64,
+    /// A name for people; `null` or absent for none.
+    #[validate(length(min = 1u64, max = 200u64))]
+    pub title: Option<String>,
+}
+/// `pending`: waiting for its cut. `processing`: being cut (or waiting to be tried again).
+/// `ready`: downloadable. `failed`: it cannot be cut (`error` says why). `expired`: its
+/// recording's retention has passed. `deleted`: removed with `DELETE`.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    oas3_gen_support::Default
+)]
+pub enum ClipStatus {
+    #[serde(rename = "pending")]
+    #[default]
+    Pending,
+    #[serde(rename = "processing")]
+    Processing,
+    #[serde(rename = "ready")]
+    Ready,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "expired")]
+    Expired,
+    #[serde(rename = "deleted")]
+    Deleted,
+}
+impl core::fmt::Display for ClipStatus {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Pending => write!(f, "pending"),
+            Self::Processing => write!(f, "processing"),
+            Self::Ready => write!(f, "ready"),
+            Self::Failed => write!(f, "failed"),
+            Self::Expired => write!(f, "expired"),
+            Self::Deleted => write!(f, "deleted"),
+        }
+    }
+}
+impl core::str::FromStr for ClipStatus {
+    type Err = String;
+    fn from_str(s: &str) -> core::result::Result<Self, Self::Err> {
+        match s {
+            "pending" => Ok(Self::Pending),
+            "processing" => Ok(Self::Processing),
+            "ready" => Ok(Self::Ready),
+            "failed" => Ok(Self::Failed),
+            "expired" => Ok(Self::Expired),
+            "deleted" => Ok(Self::Deleted),
+            _ => {
+                Err(
+                    format!(
+                        "unknown variant '{}', expected one of: {}", s,
+                        "pending, processing, ready, failed, expired, deleted"
+                    ),
+                )
+            }
+        }
+    }
+}
+/// A clip as the API shows it.
+#[serde_with::skip_serializing_none]
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct ClipView {
+    /// `clp_` and 32 lowercase hex digits.
+    #[validate(length(min = 1u64), regex(path = "REGEX_CLIP_VIEW_CLIP_ID"))]
+    pub clip_id: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// The clip's real length, from the keyframe it starts on to the end of the frame covering `end_seconds`; when `ready` (or `expired`).
+    pub duration_seconds: Option<f64>,
+    /// As asked.
+    pub end_seconds: f64,
+    /// When `failed`: why.
+    pub error: Option<String>,
+    /// When `ready` (or `expired`).
+    pub size_bytes: Option<u64>,
+    /// As asked.
+    pub start_seconds: f64,
+    /// `pending`: waiting for its cut. `processing`: being cut (or waiting to be tried again).
+    /// `ready`: downloadable. `failed`: it cannot be cut (`error` says why). `expired`: its
+    /// recording's retention has passed. `deleted`: removed with `DELETE`.
+    pub status: ClipStatus,
+    pub stream_id: uuid::Uuid,
+    pub title: Option<String>,
+    /// When `ready`: a presigned `GET` URL of the MP4, valid `RECORDING_URL_TTL_SECS`; a fresh one on every read. `null` in event bodies.
+    pub url: Option<String>,
+    pub url_expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 /// A stock creator (AI host).
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]
@@ -461,6 +586,8 @@ pub enum ErrorCode {
     DbError,
     #[serde(rename = "launch_failed")]
     LaunchFailed,
+    #[serde(rename = "recording_not_ready")]
+    RecordingNotReady,
 }
 impl core::fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -481,6 +608,7 @@ impl core::fmt::Display for ErrorCode {
             Self::IdempotencyKeyMismatch => write!(f, "idempotency_key_mismatch"),
             Self::DbError => write!(f, "db_error"),
             Self::LaunchFailed => write!(f, "launch_failed"),
+            Self::RecordingNotReady => write!(f, "recording_not_ready"),
         }
     }
 }
@@ -504,11 +632,12 @@ impl core::str::FromStr for ErrorCode {
             "idempotency_key_mismatch" => Ok(Self::IdempotencyKeyMismatch),
             "db_error" => Ok(Self::DbError),
             "launch_failed" => Ok(Self::LaunchFailed),
+            "recording_not_ready" => Ok(Self::RecordingNotReady),
             _ => {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "missing_fields, invalid_fields, invalid_creator, invalid_url, invalid_events, unauthorized, plan_required, insufficient_scope, vertical_mismatch, not_found, rate_limited, concurrency_limit, idempotency_key_in_use, idempotency_key_mismatch, db_error, launch_failed"
+                        "missing_fields, invalid_fields, invalid_creator, invalid_url, invalid_events, unauthorized, plan_required, insufficient_scope, vertical_mismatch, not_found, rate_limited, concurrency_limit, idempotency_key_in_use, idempotency_key_mismatch, db_error, launch_failed, recording_not_ready"
                     ),
                 )
             }
@@ -548,6 +677,10 @@ pub enum EventType {
     StreamRecordingReady,
     #[serde(rename = "stream.recording_failed")]
     StreamRecordingFailed,
+    #[serde(rename = "stream.clip_ready")]
+    StreamClipReady,
+    #[serde(rename = "stream.clip_failed")]
+    StreamClipFailed,
     #[serde(rename = "webhook.disabled")]
     WebhookDisabled,
     #[serde(rename = "show.started")]
@@ -567,6 +700,8 @@ impl core::fmt::Display for EventType {
             Self::StreamDestinationFailed => write!(f, "stream.destination_failed"),
             Self::StreamRecordingReady => write!(f, "stream.recording_ready"),
             Self::StreamRecordingFailed => write!(f, "stream.recording_failed"),
+            Self::StreamClipReady => write!(f, "stream.clip_ready"),
+            Self::StreamClipFailed => write!(f, "stream.clip_failed"),
             Self::WebhookDisabled => write!(f, "webhook.disabled"),
             Self::ShowStarted => write!(f, "show.started"),
             Self::ShowFailed => write!(f, "show.failed"),
@@ -585,6 +720,8 @@ impl core::str::FromStr for EventType {
             "stream.destination_failed" => Ok(Self::StreamDestinationFailed),
             "stream.recording_ready" => Ok(Self::StreamRecordingReady),
             "stream.recording_failed" => Ok(Self::StreamRecordingFailed),
+            "stream.clip_ready" => Ok(Self::StreamClipReady),
+            "stream.clip_failed" => Ok(Self::StreamClipFailed),
             "webhook.disabled" => Ok(Self::WebhookDisabled),
             "show.started" => Ok(Self::ShowStarted),
             "show.failed" => Ok(Self::ShowFailed),
@@ -593,7 +730,7 @@ impl core::str::FromStr for EventType {
                 Err(
                     format!(
                         "unknown variant '{}', expected one of: {}", s,
-                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed, webhook.disabled, show.started, show.failed, show.reminder"
+                        "stream.started, stream.ended, stream.error, stream.destination_active, stream.destination_failed, stream.recording_ready, stream.recording_failed, stream.clip_ready, stream.clip_failed, webhook.disabled, show.started, show.failed, show.reminder"
                     ),
                 )
             }
@@ -1276,6 +1413,9 @@ pub struct WebhookEvent {
     oas3_gen_support::Default
 )]
 pub struct WebhookEventData {
+    /// The clip that was cut or could not be (`stream.clip_ready`, `stream.clip_failed` only), its `url` and `url_expires_at` `null`: read the clip for a fresh URL.
+    #[validate(nested)]
+    pub clip: Option<ClipView>,
     /// The destination whose state changed (`stream.destination_active`, `stream.destination_failed` only).
     #[validate(nested)]
     pub destination: Option<Destination>,
@@ -2870,6 +3010,635 @@ impl EndStreamRequest {
                 )?;
                 let data = oas3_gen_support::Diagnostics::<
                     StreamEnded,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct ListClipsRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+/// Every clip of the stream (at most 50, `deleted` ones included), each `ready` one with a fresh download URL.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct ListClipsRequest {
+    #[validate(nested)]
+    pub path: ListClipsRequestPath,
+}
+impl ListClipsRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ClipList>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ClipList,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct CutClipRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct CutClipRequestHeader {
+    /// Makes the create safe to retry: 1 to 255 visible ASCII characters, scoped to the brand, the key environment and this operation, kept at least 24 hours. A retry with the same key and body gets the first answer again (`Idempotent-Replayed: true`); another body, `422`; while the first is still running, `409`.
+    #[validate(
+        length(min = 1u64, max = 255u64),
+        regex(path = "REGEX_SCHEDULE_SHOW_REQUEST_HEADER_IDEMPOTENCY_KEY")
+    )]
+    pub idempotency_key: Option<String>,
+}
+impl core::convert::TryFrom<&CutClipRequestHeader> for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: &CutClipRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        let mut map = http::HeaderMap::with_capacity(1usize);
+        if let Some(value) = &headers.idempotency_key {
+            let header_value = http::HeaderValue::try_from(value)?;
+            map.insert(IDEMPOTENCY_KEY, header_value);
+        }
+        Ok(map)
+    }
+}
+impl core::convert::TryFrom<CutClipRequestHeader> for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: CutClipRequestHeader,
+    ) -> core::result::Result<Self, Self::Error> {
+        http::HeaderMap::try_from(&headers)
+    }
+}
+/// The clip is `pending`, then cut in the background without re-encoding (from the last video keyframe at or before `start_seconds` through the frame covering `end_seconds`), then `ready` with a download URL, or `failed` with its `error`; `stream.clip_ready` or `stream.clip_failed` follows. Times count from the start of the recording: its first part, then its next parts in order. Checks in order: the body (not an object or a time absent: `missing_fields`; then each constraint), the stream, the recording's state, the range against the recording's parts, then the count of the stream's clips (50, deleted ones included).
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct CutClipRequest {
+    #[validate(nested)]
+    pub path: CutClipRequestPath,
+    #[validate(nested)]
+    pub header: CutClipRequestHeader,
+    /// JSON, whatever the Content-Type; at most 1 MiB.
+    #[validate(nested)]
+    pub body: ClipRequest,
+}
+impl CutClipRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders,
+                ClipView,
+            >,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::ACCEPTED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = IdempotentReplayedAndLocationAndRateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ClipView,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Accepted(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::BAD_REQUEST {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::BadRequest(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::CONFLICT {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Conflict(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNPROCESSABLE_ENTITY {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::UnprocessableEntity(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct GetClipRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+    /// The clip's `clp_` id.
+    #[validate(length(min = 1u64))]
+    pub clip_id: String,
+}
+/// `ready`: with a fresh download URL, valid `RECORDING_URL_TTL_SECS`. Past the recording's retention: `expired`, without one.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetClipRequest {
+    #[validate(nested)]
+    pub path: GetClipRequestPath,
+}
+impl GetClipRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ClipView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ClipView,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::UNAUTHORIZED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::Unauthorized(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::PAYMENT_REQUIRED {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::PaymentRequired(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::FORBIDDEN {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Forbidden(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::NOT_FOUND {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::NotFound(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::TOO_MANY_REQUESTS {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::TooManyRequests(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        if status == http::StatusCode::INTERNAL_SERVER_ERROR {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    Error,
+                >::json_with_diagnostics(req)
+                    .await?;
+                return Ok(
+                    ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
+                );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+#[derive(Debug, Clone, PartialEq, validator::Validate, oas3_gen_support::Default)]
+pub struct DeleteClipRequestPath {
+    /// The stream's UUID. Anything else is simply not found.
+    #[validate(length(min = 1u64))]
+    pub id: String,
+    /// The clip's `clp_` id.
+    #[validate(length(min = 1u64))]
+    pub clip_id: String,
+}
+/// The clip becomes `deleted` and its MP4 is removed (once a cut still running has ended). It stays listed and counted; deleting it again answers it again.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct DeleteClipRequest {
+    #[validate(nested)]
+    pub path: DeleteClipRequestPath,
+}
+impl DeleteClipRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<RateLimitAndRateLimitPolicyAndXRequestIdHeaders, ClipView>,
+            WithHeaders<
+                RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders,
+                Error,
+            >,
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/json") || content_type.ends_with("+json") {
+                let headers = RateLimitAndRateLimitPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    ClipView,
                 >::json_with_diagnostics(req)
                     .await?;
                 return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
