@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A replay from start to file, against the local server: starts a test stream with
 # `record: true`, ends it after a few seconds, reads the stream until its recording is `ready`,
-# and downloads the MP4 from `recording.url` (a URL valid for RECORDING_URL_TTL_SECS, made fresh
+# downloads the MP4 from `recording.url`, then cuts a clip of it (seconds 10 to 20) and
+# downloads that too (a URL valid for RECORDING_URL_TTL_SECS, made fresh
 # on every read; read the stream again for a new one). With test keys the file is a short MP4
 # the server ships, under the stream's own key; with live keys it is the show LiveKit's egress
 # recorded.
@@ -9,8 +10,8 @@
 # First, in another terminal:
 #   scripts/serve.sh --fixed-demo-keys
 # Then:
-#   examples/replay.sh                 # writes replay-<stream id>.mp4 here
-#   OUT=/tmp/show.mp4 examples/replay.sh
+#   examples/replay.sh                 # writes replay-<stream id>.mp4 and clip-<clip id>.mp4 here
+#   OUT=/tmp/show.mp4 CLIP_OUT=/tmp/clip.mp4 examples/replay.sh
 set -euo pipefail
 
 API=${API:-http://127.0.0.1:3000/api/v1}
@@ -48,3 +49,21 @@ echo "4. download it to $out"
 curl -sSf -o "$out" "$(echo "$detail" | json recording.url)" || { echo "   download refused" >&2; exit 1; }
 head -c 8 "$out" | tail -c 4 | grep -q ftyp || { echo "   not an MP4" >&2; exit 1; }
 echo "   $(wc -c < "$out") bytes, an MP4"
+
+echo "5. cut a clip of it, from 10 s to 20 s"
+asked=$(api -X POST "$API/streams/$stream/clips" -d '{"start_seconds":10,"end_seconds":20,"title":"The serum"}')
+clip=$(echo "$asked" | json clip_id)
+[ -n "$clip" ] || { echo "   refused: $asked" >&2; exit 1; }
+echo "   $clip: $(echo "$asked" | json status)"
+for _ in $(seq 1 100); do
+    shown=$(api "$API/streams/$stream/clips/$clip")
+    status=$(echo "$shown" | json status)
+    case "$status" in ready | failed) break ;; esac
+    sleep 0.1
+done
+[ "$status" = ready ] || { echo "   clip $status: $(echo "$shown" | json error)" >&2; exit 1; }
+clip_out=${CLIP_OUT:-clip-$clip.mp4}
+echo "6. download it to $clip_out"
+curl -sSf -o "$clip_out" "$(echo "$shown" | json url)" || { echo "   download refused" >&2; exit 1; }
+head -c 8 "$clip_out" | tail -c 4 | grep -q ftyp || { echo "   not an MP4" >&2; exit 1; }
+echo "   $(wc -c < "$clip_out") bytes, $(echo "$shown" | json duration_seconds) s, an MP4"

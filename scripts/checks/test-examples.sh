@@ -25,7 +25,7 @@ for which in python node; do
 done
 
 echo "== examples/replay.sh downloads a test stream's recording"
-OUT="$work/replay.mp4" examples/replay.sh
+OUT="$work/replay.mp4" CLIP_OUT="$work/clip.mp4" examples/replay.sh
 cmp "$work/replay.mp4" shared/domain/assets/test-recording.mp4
 
 echo "== each receiver refuses a tampered body, and a forged or missing v1a when it holds a public key"
