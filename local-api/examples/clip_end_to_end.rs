@@ -93,7 +93,10 @@ fn main() {
                 due_at: Some(now),
                 version: 0,
             };
-            app.clips().create_clip(&clip, 50, None).await.expect("created");
+            app.clips()
+                .create_clip(&clip, 50, None)
+                .await
+                .expect("created");
             let job = ClipJob {
                 stream_id,
                 clip_id: clip.id.clone(),

@@ -64,7 +64,11 @@ pub const OPERATIONS: &[Operation] = &[
     ),
     op("POST", "/streams/{id}/clips", Scope("streams:write")),
     op("GET", "/streams/{id}/clips", Scope("streams:read")),
-    op("GET", "/streams/{id}/clips/{clip_id}", Scope("streams:read")),
+    op(
+        "GET",
+        "/streams/{id}/clips/{clip_id}",
+        Scope("streams:read"),
+    ),
     op(
         "DELETE",
         "/streams/{id}/clips/{clip_id}",

@@ -25,9 +25,10 @@ pub const MAX_CLIPS_PER_STREAM: u32 = 50;
 pub const CLIP_TITLE_MAX_CHARS: usize = 200;
 /// Cuts tried before a clip whose reads or write keep failing is `failed`.
 pub const CLIP_ATTEMPTS: u32 = 6;
-/// How long a cut holds its clip: longer than any cut takes. A cut lost with its process is
-/// taken again once this has passed.
-pub const CLIP_LEASE: Duration = Duration::from_secs(300);
+/// How long a cut holds its clip, unless configured (`CLIP_LEASE_SECS`): longer than any cut
+/// takes (the clips function's timeout is 120 s). A cut lost with its process is taken again
+/// once this has passed.
+pub const DEFAULT_CLIP_LEASE: Duration = Duration::from_secs(300);
 /// How long a new clip's job has before the sweep sends it again: a new clip is cut by the job
 /// its creation queued, and only one lost is the sweep's.
 pub const CLIP_JOB_GRACE: Duration = Duration::from_secs(60);
@@ -316,12 +317,12 @@ impl Clip {
         }
     }
 
-    /// Taken by a cut at `now`: `processing`, due again when the lease ends.
-    pub fn claimed(&self, now: DateTime<Utc>) -> Self {
+    /// Taken by a cut at `now`: `processing`, due again when its `lease` ends.
+    pub fn claimed(&self, now: DateTime<Utc>, lease: Duration) -> Self {
         Self {
             status: ClipStatus::Processing,
             attempts: self.attempts + 1,
-            due_at: Some(now + TimeDelta::from_std(CLIP_LEASE).unwrap_or(TimeDelta::MAX)),
+            due_at: Some(now + TimeDelta::from_std(lease).unwrap_or(TimeDelta::MAX)),
             ..self.next()
         }
     }

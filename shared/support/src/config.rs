@@ -161,6 +161,8 @@ pub struct Config {
     pub clip_max_seconds: u32,
     /// `CLIPS_QUEUE_URL`: the SQS queue of cuts; unset locally, cuts run in the process.
     pub clips_queue_url: Option<String>,
+    /// `CLIP_LEASE_SECS`: how long a cut holds its clip before another may take it.
+    pub clip_lease: Duration,
 }
 
 /// The longest `CLIP_MAX_SECONDS`: an hour.
@@ -406,6 +408,7 @@ impl Config {
             recordings,
             clip_max_seconds,
             clips_queue_url: get("CLIPS_QUEUE_URL"),
+            clip_lease: positive("CLIP_LEASE_SECS", "300")?,
         };
         Ok(config)
     }

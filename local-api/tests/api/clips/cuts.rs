@@ -211,7 +211,7 @@ async fn a_cut_lost_with_its_process_is_taken_again_once_its_lease_ends() {
         .await
         .unwrap()
         .unwrap();
-    let claimed = read.claimed(api.now());
+    let claimed = read.claimed(api.now(), hosting_domain::clip::DEFAULT_CLIP_LEASE);
     assert!(
         app.clips()
             .replace_clip(&read, &claimed, None)

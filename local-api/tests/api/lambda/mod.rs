@@ -2,4 +2,5 @@
 //! binary against a Lambda Runtime API served here.
 
 mod binary;
+mod clips_events;
 mod events;

@@ -112,8 +112,15 @@ fn s3_is_granted_nothing_wider_than_each_function_needs() {
             grant("Allow", "s3:PutObject", under),
         ),
     ]);
-    for deleting in ["StreamsFunction", "GatewayDefaultFunction", "TimersFunction"] {
-        expected.insert(deleting.to_owned(), grant("Allow", "s3:DeleteObject", clips));
+    for deleting in [
+        "StreamsFunction",
+        "GatewayDefaultFunction",
+        "TimersFunction",
+    ] {
+        expected.insert(
+            deleting.to_owned(),
+            grant("Allow", "s3:DeleteObject", clips),
+        );
     }
     let mut tls_only = grant("Deny", "s3:*", "!GetAtt RecordingsBucket.Arn");
     tls_only.extend(grant("Deny", "s3:*", "!Sub \"${RecordingsBucket.Arn}/*\""));

@@ -239,7 +239,7 @@ pub async fn cut(app: &App, job: &ClipJob) -> StoreResult<CutOutcome> {
         );
         return settle(app, &clip, clip.failed(&reason)).await;
     }
-    let claimed = clip.claimed(now);
+    let claimed = clip.claimed(now, app.config.clip_lease);
     if !app.clips().replace_clip(&clip, &claimed, None).await? {
         return Ok(CutOutcome::Nothing);
     }

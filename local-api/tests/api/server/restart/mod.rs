@@ -4,6 +4,7 @@
 //! with it; the deadline sweep ends the streams from what the store holds.
 
 mod after_a_kill;
+mod clip;
 mod egress;
 mod parked;
 mod recording;
@@ -50,6 +51,7 @@ async fn environment(livekit: &FakeLiveKit) -> Environment {
     let hosting_runtime::LocalQueue::Sqs(queue) = parts.queue else {
         panic!("SQS");
     };
+    let clips = parts.clip_queue.expect("the clips queue on SQS");
     let mut vars: Vec<(String, String)> = vec![
         ("STORE".into(), "dynamodb".into()),
         ("TABLE_NAME".into(), dynamo.table().into()),
@@ -59,6 +61,7 @@ async fn environment(livekit: &FakeLiveKit) -> Environment {
         ),
         ("DELIVERY_QUEUE_URL".into(), queue.queue_url().into()),
         ("DELIVERY_DLQ_URL".into(), queue.dlq_url().into()),
+        ("CLIPS_QUEUE_URL".into(), clips.queue_url().into()),
         (
             "PREPARING_TIMEOUT_SECS".into(),
             PREPARING_TIMEOUT_SECS.to_string(),
