@@ -144,6 +144,31 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
                 (endpoint.method == "POST").then(|| json!({})),
             )
         }
+        // A recorded test stream, ended, its recording written by the relay; and a clip of
+        // it for the clip's own path.
+        (method, p) if p.starts_with("/streams/{id}/clips") => {
+            let r = api.start(&key, json!({"record": true})).await;
+            r.assert_status(201);
+            let id = r.body["stream_id"].as_str().unwrap().to_owned();
+            api.delete(&format!("/streams/{id}"), &key)
+                .await
+                .assert_status(200);
+            hosting_app::delivery::relay::sweep(&api.runtime.app, std::time::Duration::ZERO)
+                .await
+                .unwrap();
+            let clip = json!({"start_seconds": 1, "end_seconds": 3});
+            let path = if p.contains("{clip_id}") {
+                let r = api
+                    .post(&format!("/streams/{id}/clips"), &key, clip.clone())
+                    .await;
+                r.assert_status(202);
+                p.replace("{id}", &id)
+                    .replace("{clip_id}", r.body["clip_id"].as_str().unwrap())
+            } else {
+                p.replace("{id}", &id)
+            };
+            (path, (method == "POST").then_some(clip))
+        }
         ("POST", "/test_helpers/streams/{id}/viewers") => (
             format!("/test_helpers/streams/{}/viewers", stream().await),
             Some(json!({"count": 3})),
@@ -250,6 +275,36 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
             &format!("{what}/"),
         ));
     }
+
+    // A clip's cut, made by the clips function from its job.
+    let r = api.start(&Keys::test_a(), json!({"record": true})).await;
+    let id = r.body["stream_id"].as_str().unwrap().to_owned();
+    api.delete(&format!("/streams/{id}"), &Keys::test_a())
+        .await
+        .assert_status(200);
+    hosting_app::delivery::relay::sweep(&api.runtime.app, std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let r = api
+        .post(
+            &format!("/streams/{id}/clips"),
+            &Keys::test_a(),
+            json!({"start_seconds": 4, "end_seconds": 8}),
+        )
+        .await;
+    let job = hosting_domain::ports::ClipJob {
+        stream_id: uuid::Uuid::parse_str(&id).unwrap(),
+        clip_id: r.body["clip_id"].as_str().unwrap().to_owned(),
+    };
+    forget_requests(&api);
+    assert_eq!(
+        hosting_app::service::clips::cut(&api.runtime.app, &job)
+            .await
+            .unwrap(),
+        hosting_app::service::clips::CutOutcome::Ready
+    );
+    let called = actions_since(&api);
+    problems.extend(missing(&allowed, "ClipsFunction", &called, "a cut"));
 
     // LiveKit's events: a stream going live, a viewer joining and leaving, the room finishing.
     let (id, room, _) = start_live(&api, 30).await;

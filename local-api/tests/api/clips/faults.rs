@@ -50,3 +50,43 @@ async fn dynamodb_only_a_cut_goes_through_s3_faults_on_its_reads_and_its_upload(
     assert_eq!(&bytes[4..8], b"ftyp");
     assert_eq!(clip_events(&api, &id).await.len(), 1);
 }
+
+#[tokio::test]
+#[ignore = "needs moto: runs in scripts/test.sh's DynamoDB stage"]
+async fn dynamodb_only_a_cut_goes_through_the_tables_faults_and_settles_once() {
+    let api = TestApp::new().await;
+    let id = ready_recording(&api).await;
+    let clip_id = ask_ok(&api, &id, 30.0, 41.0).await;
+    // Writes answered after they were applied, and throttling: a claim or a settling whose
+    // answer was lost is recognised, never taken for another cut's.
+    let table = api.table().unwrap().to_owned();
+    faults::set(
+        &table,
+        json!({"lost_response": 0.4, "throttling": 0.2, "internal_error": 0.1}),
+    )
+    .await;
+    let mut outcomes = Vec::new();
+    for _ in 0..6 {
+        match hosting_app::service::clips::cut(
+            &api.runtime.app,
+            &hosting_domain::ports::ClipJob {
+                stream_id: uuid::Uuid::parse_str(&id).unwrap(),
+                clip_id: clip_id.clone(),
+            },
+        )
+        .await
+        {
+            Ok(outcome) => outcomes.push(outcome),
+            // The store gave up before anything was decided: the job is received again.
+            Err(_) => continue,
+        }
+        if outcomes.contains(&CutOutcome::Ready) {
+            break;
+        }
+        api.advance(Duration::seconds(301));
+    }
+    faults::clear(&table).await;
+    assert!(outcomes.contains(&CutOutcome::Ready), "{outcomes:?}");
+    assert_eq!(clip(&api, &id, &clip_id).await["status"], "ready");
+    assert_eq!(clip_events(&api, &id).await.len(), 1, "evented once");
+}

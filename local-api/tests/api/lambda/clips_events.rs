@@ -58,6 +58,9 @@ async fn a_job_cuts_its_clip_and_a_store_failure_is_received_again() {
         .collect();
     assert_eq!(failed, ["c11b0000-0000-4000-8000-000000000001"]);
     api.store_outage(false).await;
+    // The job comes again. A cut that claimed the clip before the store failed holds it until
+    // its lease ends (on DynamoDB the outage refuses transactions only): then it is cut.
+    api.advance(chrono::Duration::seconds(301));
 
     let response = clips::handle(&api.runtime.app, serde_json::from_value(sample).unwrap()).await;
     assert!(response.batch_item_failures.is_empty());

@@ -49,7 +49,7 @@ async fn the_readme_try_it_block_runs_as_pasted() {
         .collect();
     assert_eq!(
         answers.len(),
-        19,
+        20,
         "one line per answer not captured: {stdout}"
     );
     // The destination failed by the helper, then one added: shown by their last 4 characters.
@@ -117,6 +117,18 @@ async fn the_readme_try_it_block_runs_as_pasted() {
             .any(|a| a["stream_id"] == show_stream && a["status"] == "ended"),
         "the show's stream ended: {stdout}"
     );
+    // The recorded stream's clip, ready, and its download.
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["clip_id"].is_string() && a["status"] == "ready" && a["url"].is_string()),
+        "the clip: {stdout}"
+    );
+    let download = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("clip: "))
+        .expect("the clip's download");
+    assert!(download.starts_with("200, "), "{download}");
     stop(server);
 }
 

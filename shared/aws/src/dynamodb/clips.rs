@@ -11,10 +11,11 @@ use uuid::Uuid;
 
 use super::items::{ItemExt, corrupt, event_item, n, s};
 use super::keys::{self, sortable};
-use super::requests::{backend, condition_failed_at};
+use super::requests::{backend, condition_failed_at, retrying};
 use super::transact_items::{UpdateSpec, put, update};
 use super::{DynamoStore, Item};
 use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use hosting_domain::StreamEvent;
 use hosting_domain::clip::{Clip, ClipSource, ClipStatus, sort_oldest_first};
 use hosting_domain::ports::{ClipStore, CreateClipOutcome, IdempotencyBinding, StoreResult};
@@ -176,25 +177,52 @@ impl ClipStore for DynamoStore {
         event: Option<&StreamEvent>,
     ) -> StoreResult<bool> {
         let condition = "version = :read_version";
+        let read_version = n(read.version);
+        let Some(event) = event else {
+            // One item: a conditional PutItem, half a transaction's write capacity. A retry
+            // after an answer lost once the write was applied finds the item as written (its
+            // condition then fails on the version it bumped): applied all the same.
+            let item = clip_item(next);
+            let result = retrying(|| {
+                self.client
+                    .put_item()
+                    .table_name(&self.table)
+                    .set_item(Some(item.clone()))
+                    .condition_expression(condition)
+                    .expression_attribute_values(":read_version", read_version.clone())
+                    .return_values_on_condition_check_failure(
+                        aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
+                    )
+                    .send()
+            })
+            .await;
+            return match result {
+                Ok(_) => Ok(true),
+                Err(err) => match err.as_service_error() {
+                    Some(PutItemError::ConditionalCheckFailedException(failed)) => {
+                        Ok(failed.item() == Some(&item))
+                    }
+                    _ => Err(backend(err)),
+                },
+            };
+        };
         let replace = aws_sdk_dynamodb::types::Put::builder()
             .table_name(&self.table)
             .set_item(Some(clip_item(next)))
             .condition_expression(condition)
-            .expression_attribute_values(":read_version", n(read.version))
+            .expression_attribute_values(":read_version", read_version)
             .build()
             .map_err(backend)?;
-        let mut items = vec![
+        let items = vec![
             aws_sdk_dynamodb::types::TransactWriteItem::builder()
                 .put(replace)
                 .build(),
-        ];
-        if let Some(event) = event {
-            items.push(put(
+            put(
                 &self.table,
                 event_item(event),
                 Some("attribute_not_exists(pk)"),
-            )?);
-        }
+            )?,
+        ];
         match self.transact(items).await {
             Ok(()) => Ok(true),
             Err(err) if condition_failed_at(&err, 0) => Ok(false),

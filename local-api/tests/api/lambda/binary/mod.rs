@@ -249,6 +249,10 @@ fn lambda_environment(
             "TIMER_QUEUE_URL",
             "https://sqs.us-east-1.amazonaws.com/123456789012/timers".into(),
         ),
+        (
+            "CLIPS_QUEUE_URL",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/clips".into(),
+        ),
         ("RECORDINGS_BUCKET", "hosting-test-recordings".into()),
         ("RECORDING_DOWNLOAD_ROLE_ARN", DOWNLOAD_ROLE.into()),
         (
