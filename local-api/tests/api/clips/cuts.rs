@@ -81,23 +81,15 @@ async fn a_clip_decodes_from_a_keyframe_with_both_tracks_from_0() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("clip.mp4");
     std::fs::write(&path, &bytes).unwrap();
-    let output = std::process::Command::new(
-        std::env::var("MEDIA_PYTHON").expect("MEDIA_PYTHON: scripts/lib/venv.sh media"),
-    )
-    .arg(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../scripts/media/check_clip.py"
-    ))
-    .arg(&path)
-    .output()
+    let seen: Value = serde_json::from_str(&media_python(&[
+        std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scripts/media/check_clip.py"
+        )),
+        &path,
+    ]))
     .unwrap();
     std::fs::remove_dir_all(&dir).ok();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(seen["boxes"], json!(["ftyp", "moov", "mdat"]), "{seen}");
     for track in ["video", "audio"] {
         assert_eq!(seen[track]["start"], 0.0, "{track} from 0: {seen}");

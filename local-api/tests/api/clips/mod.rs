@@ -7,6 +7,8 @@
 mod checks;
 mod cuts;
 mod faults;
+mod layouts;
+mod storage;
 
 use chrono::Duration;
 use serde_json::{Value, json};
@@ -92,4 +94,21 @@ async fn clip_events(api: &TestApp, id: &str) -> Vec<Value> {
         })
         .map(|e| serde_json::from_str(&e.body).unwrap())
         .collect()
+}
+
+/// Runs a script of scripts/media with the Python that has FFmpeg's libraries (PyAV); its
+/// output.
+fn media_python(args: &[&std::path::Path]) -> String {
+    let output = std::process::Command::new(
+        std::env::var("MEDIA_PYTHON").expect("MEDIA_PYTHON: scripts/lib/venv.sh media"),
+    )
+    .args(args)
+    .output()
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
 }
