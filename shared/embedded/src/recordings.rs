@@ -192,6 +192,13 @@ struct FolderWrite {
     written: u64,
 }
 
+/// A write dropped before it finished (its cut failed part way) leaves no file aside.
+impl Drop for FolderWrite {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.partial).ok();
+    }
+}
+
 impl FolderWrite {
     fn failed(&self, err: impl std::fmt::Display) -> StoreError {
         std::fs::remove_file(&self.partial).ok();

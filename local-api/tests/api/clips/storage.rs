@@ -102,6 +102,22 @@ async fn a_write_that_stops_short_leaves_nothing() {
         "600 of the 1,000 bytes announced"
     );
     assert_eq!(storage.size_of(&key).await.unwrap(), None);
+    // A write dropped part way (its cut failed) leaves nothing either.
+    let mut writer = storage.create(&key, 1_000).await.unwrap();
+    writer.write(&made(600, 5)).await.unwrap();
+    drop(writer);
+    assert_eq!(storage.size_of(&key).await.unwrap(), None);
+    if api.runtime.embedded.is_some() {
+        let folder = api
+            .runtime
+            .app
+            .config
+            .recordings
+            .dir
+            .join(std::path::Path::new(&key).parent().unwrap());
+        let left: Vec<_> = std::fs::read_dir(&folder).unwrap().flatten().collect();
+        assert!(left.is_empty(), "nothing left aside: {left:?}");
+    }
     // Nothing in the way of a whole write after it.
     assert_eq!(
         write(storage, &key, &made(1_000, 6)).await,
