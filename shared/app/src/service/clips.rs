@@ -269,7 +269,8 @@ pub async fn cut(app: &App, job: &ClipJob) -> StoreResult<CutOutcome> {
     }
 }
 
-/// 5 s, doubling, at most 5 minutes: a storage outage of minutes is waited out.
+/// 10 s after the first attempt, doubling, at most 5 minutes: a storage outage of minutes is
+/// waited out.
 fn retry_delay(attempts: u32) -> Duration {
     Duration::from_secs(5u64.saturating_mul(1 << attempts.min(6)).min(300))
 }
