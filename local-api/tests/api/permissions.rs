@@ -147,15 +147,7 @@ async fn call(api: &TestApp, endpoint: &Endpoint) -> (Response, Made) {
         // A recorded test stream, ended, its recording written by the relay; and a clip of
         // it for the clip's own path.
         (method, p) if p.starts_with("/streams/{id}/clips") => {
-            let r = api.start(&key, json!({"record": true})).await;
-            r.assert_status(201);
-            let id = r.body["stream_id"].as_str().unwrap().to_owned();
-            api.delete(&format!("/streams/{id}"), &key)
-                .await
-                .assert_status(200);
-            hosting_app::delivery::relay::sweep(&api.runtime.app, std::time::Duration::ZERO)
-                .await
-                .unwrap();
+            let id = crate::clips::ready_recording(api).await;
             let clip = json!({"start_seconds": 1, "end_seconds": 3});
             let path = if p.contains("{clip_id}") {
                 let r = api
@@ -277,14 +269,7 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     }
 
     // A clip's cut, made by the clips function from its job.
-    let r = api.start(&Keys::test_a(), json!({"record": true})).await;
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    api.delete(&format!("/streams/{id}"), &Keys::test_a())
-        .await
-        .assert_status(200);
-    hosting_app::delivery::relay::sweep(&api.runtime.app, std::time::Duration::ZERO)
-        .await
-        .unwrap();
+    let id = crate::clips::ready_recording(&api).await;
     let r = api
         .post(
             &format!("/streams/{id}/clips"),

@@ -19,7 +19,7 @@ use crate::common::*;
 const BRAND: &str = "brand_a";
 
 /// A test stream recorded, ended and its recording `ready` (the shipped 62 s file); its id.
-async fn ready_recording(api: &TestApp) -> String {
+pub(crate) async fn ready_recording(api: &TestApp) -> String {
     let r = api.start(&Keys::test_a(), json!({"record": true})).await;
     r.assert_status(201);
     let id = r.body["stream_id"].as_str().unwrap().to_owned();

@@ -25,14 +25,7 @@ async fn a_job_of_no_clip_is_done() {
 #[tokio::test]
 async fn a_job_cuts_its_clip_and_a_store_failure_is_received_again() {
     let api = TestApp::new().await;
-    let r = api.start(&Keys::test_a(), json!({"record": true})).await;
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    api.delete(&format!("/streams/{id}"), &Keys::test_a())
-        .await
-        .assert_status(200);
-    hosting_app::delivery::relay::sweep(&api.runtime.app, std::time::Duration::ZERO)
-        .await
-        .unwrap();
+    let id = crate::clips::ready_recording(&api).await;
     let asked = api
         .post(
             &format!("/streams/{id}/clips"),
