@@ -3,8 +3,8 @@
 # HTTP-level suite on DynamoDB and SQS served by moto behind the fault-injecting proxy
 # (scripts/aws/fault_proxy.py: the AWS behaviours moto lacks). Beside that DynamoDB pass, at the
 # lowest CPU priority: schemathesis against the local server and its OpenAPI document, the
-# generated clients, the reference page (in headless Chromium) and the example receivers
-# against the local server, and the check that scripts/dev-aws.sh starts the local server on
+# generated clients, the reference page and the console (in headless Chromium; the console on
+# moto too) and the example receivers against the local server, and the check that scripts/dev-aws.sh starts the local server on
 # moto in one command. Installs what it needs (Python virtualenvs under ~/.cache, made beside
 # the first build), starts the moto servers and their proxies and stops them on exit. Extra
 # arguments go to every cargo test run (before their `--`).
@@ -28,7 +28,7 @@ need curl curl "the checks against the local server"
 # The AWS clients' TLS test (shared/aws/tests/trust.rs) makes its certificates with it.
 need openssl openssl "the AWS clients' TLS test"
 need npm npm "the TypeScript client's tests (Node.js 18+)"
-need chromium chromium "the reference page's test in a headless browser"
+need chromium chromium "the reference page's and the console's tests in a headless browser"
 
 # Every log of the run (the tests' output, moto's, the proxy's) goes to one folder: removed
 # when the run passes, kept and named when it fails.
@@ -157,12 +157,14 @@ local_server_stages() {
     scripts/checks/test-clients.sh
     stage "the reference page in headless Chromium"
     scripts/checks/test-docs-page.sh
+    stage "the console in headless Chromium, on the embedded backends and on moto"
+    scripts/checks/test-console.sh
     stage "the quickstart and the example webhook receivers against the local server"
     scripts/checks/test-examples.sh
     stage "the local server's stages done"
 }
 echo "-- beside the DynamoDB stage, at the lowest priority: dev-aws.sh, schemathesis, the generated"
-echo "   clients, the reference page and the examples (their output follows that stage's pass)"
+echo "   clients, the reference page, the console and the examples (their output follows that stage's pass)"
 in_background local-server-stages nice local_server_stages
 local_server_stages_pid=$background_pid
 

@@ -44,6 +44,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A console for test keys: see what the API does.
+         * @description A web page that calls this API with a test key kept in the browser's session storage: streams, webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is one of this API's requests. Never rate limited (its own requests are, as any).
+         */
+        get: operations["getConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's style sheet.
+         * @description Loaded by the console page. Never rate limited.
+         */
+        get: operations["getConsoleStyle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's script.
+         * @description Loaded by the console page. Never rate limited.
+         */
+        get: operations["getConsoleScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/creators": {
         parameters: {
             query?: never;
@@ -842,6 +902,14 @@ export interface components {
             attempt: number;
             /** Format: date-time */
             attempted_at: string;
+            /**
+             * @description Only on a page filtered by `event_id`: the event's body as last delivered to this webhook,
+             *     byte for byte (what was sent, never what the receiver answered). Absent once no longer
+             *     kept.
+             */
+            body?: {
+                [key: string]: unknown;
+            } | null;
             /** Format: uint64 */
             duration_ms: number;
             /** @description A short reason for a failure with no HTTP answer, or for a refused redirect. */
@@ -1551,6 +1619,84 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The console page. */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=300`. */
+                    "Cache-Control": "public, max-age=300";
+                    /** @description Only this host (`default-src 'self'`); where replays download from the recordings bucket's host, that host for `<video>` alone. */
+                    "Content-Security-Policy": string;
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getConsoleStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The style sheet. */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=300`. */
+                    "Cache-Control": "public, max-age=300";
+                    /** @description Only this host (`default-src 'self'`); where replays download from the recordings bucket's host, that host for `<video>` alone. */
+                    "Content-Security-Policy": string;
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                };
+            };
+        };
+    };
+    getConsoleScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=300`. */
+                    "Cache-Control": "public, max-age=300";
+                    /** @description Only this host (`default-src 'self'`); where replays download from the recordings bucket's host, that host for `<video>` alone. */
+                    "Content-Security-Policy": string;
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
                 };
             };
         };

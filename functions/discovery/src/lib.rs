@@ -1,15 +1,15 @@
 //! Public endpoints: the discovery document (`GET /`), the OpenAPI description
-//! (`GET /openapi.json`), the reference page rendered from it (`GET /docs`) and the creators
-//! catalog (`GET /creators`).
+//! (`GET /openapi.json`), the reference page rendered from it (`GET /docs`), the console
+//! (`GET /console` and its files) and the creators catalog (`GET /creators`).
 
 use axum::extract::State;
-use axum::http::header::{CACHE_CONTROL, HOST};
+use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HOST};
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::Html;
 use axum::{Json, Router};
 use hosting_app::App;
 use hosting_app::service::creators;
-use hosting_docs::{docs_page, openapi};
+use hosting_docs::{console, docs_page, openapi};
 use hosting_domain::creator::CreatorList;
 use hosting_http::API_PREFIX;
 use hosting_http::HandlerResult;
@@ -28,6 +28,9 @@ pub fn routes(routes: Routes) -> Routes {
         .serve(&endpoints::LIST_CREATORS, list_creators)
         .serve(&endpoints::OPENAPI, openapi)
         .serve(&endpoints::DOCS, docs)
+        .serve(&endpoints::CONSOLE, console_page)
+        .serve(&endpoints::CONSOLE_SCRIPT, console_script)
+        .serve(&endpoints::CONSOLE_STYLE, console_style)
 }
 
 async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<Discovery> {
@@ -47,6 +50,45 @@ async fn docs(
         [(CACHE_CONTROL, HeaderValue::from_static(DOCS_CACHE_CONTROL))],
         Html(page),
     )
+}
+
+/// A console file with its type, its cache and the page's policy (docs/console.md).
+type ConsoleFile = ([(HeaderName, HeaderValue); 3], &'static str);
+
+fn console_file(app: &App, content_type: &'static str, body: &'static str) -> ConsoleFile {
+    let recordings = &app.config.recordings;
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").ok();
+    let origin = console::recordings_origin(
+        recordings.bucket.as_deref(),
+        recordings.region.as_deref(),
+        endpoint.as_deref(),
+    );
+    // A bucket name or an endpoint that cannot be a header falls back to this host alone.
+    let policy = HeaderValue::from_str(&console::content_security_policy(origin.as_deref()))
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'"));
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static(content_type)),
+            (
+                CACHE_CONTROL,
+                HeaderValue::from_static(console::CACHE_CONTROL),
+            ),
+            (CONTENT_SECURITY_POLICY, policy),
+        ],
+        body,
+    )
+}
+
+async fn console_page(State(app): State<App>) -> ConsoleFile {
+    console_file(&app, "text/html; charset=utf-8", console::PAGE)
+}
+
+async fn console_script(State(app): State<App>) -> ConsoleFile {
+    console_file(&app, "text/javascript; charset=utf-8", console::SCRIPT)
+}
+
+async fn console_style(State(app): State<App>) -> ConsoleFile {
+    console_file(&app, "text/css; charset=utf-8", console::STYLE)
 }
 
 /// `PUBLIC_BASE_URL` when set, else what the request was addressed to.

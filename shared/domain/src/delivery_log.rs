@@ -226,6 +226,12 @@ pub struct DeliveryLogEntry {
     #[serde(with = "timestamp::option")]
     #[schemars(with = "Option<DateTime<Utc>>")]
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// Only on a page filtered by `event_id`: the event's body as last delivered to this webhook,
+    /// byte for byte (what was sent, never what the receiver answered). Absent once no longer
+    /// kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub body: Option<Box<serde_json::value::RawValue>>,
 }
 
 impl From<&DeliveryAttempt> for DeliveryLogEntry {
@@ -244,6 +250,7 @@ impl From<&DeliveryAttempt> for DeliveryLogEntry {
             duration_ms: a.duration_ms,
             error: a.error.clone(),
             next_attempt_at: a.next_attempt_at,
+            body: None,
         }
     }
 }

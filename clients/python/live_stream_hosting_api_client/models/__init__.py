@@ -12,6 +12,7 @@ from .creator import Creator
 from .creator_list import CreatorList
 from .delivery_log import DeliveryLog
 from .delivery_log_entry import DeliveryLogEntry
+from .delivery_log_entry_body_type_0 import DeliveryLogEntryBodyType0
 from .destination import Destination
 from .destination_platform import DestinationPlatform
 from .destination_request import DestinationRequest
@@ -77,6 +78,7 @@ __all__ = (
     "CreatorList",
     "DeliveryLog",
     "DeliveryLogEntry",
+    "DeliveryLogEntryBodyType0",
     "Destination",
     "DestinationPlatform",
     "DestinationRequest",

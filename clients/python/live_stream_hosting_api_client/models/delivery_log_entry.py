@@ -2,12 +2,17 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.attempt_status import AttemptStatus
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.delivery_log_entry_body_type_0 import DeliveryLogEntryBodyType0
+
 
 T = TypeVar("T", bound="DeliveryLogEntry")
 
@@ -27,6 +32,10 @@ class DeliveryLogEntry:
             succeeded.
         response_status (int | None): `null` when no HTTP answer came (timeout, refused address, connection error).
         status (AttemptStatus):
+        body (DeliveryLogEntryBodyType0 | None | Unset): Only on a page filtered by `event_id`: the event's body as last
+            delivered to this webhook,
+            byte for byte (what was sent, never what the receiver answered). Absent once no longer
+            kept.
     """
 
     attempt: int
@@ -38,9 +47,12 @@ class DeliveryLogEntry:
     next_attempt_at: datetime.datetime | None
     response_status: int | None
     status: AttemptStatus
+    body: DeliveryLogEntryBodyType0 | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.delivery_log_entry_body_type_0 import DeliveryLogEntryBodyType0  # noqa: PLC0415
+
         attempt = self.attempt
 
         attempted_at = self.attempted_at.isoformat()
@@ -65,6 +77,14 @@ class DeliveryLogEntry:
 
         status = self.status.value
 
+        body: dict[str, Any] | None | Unset
+        if isinstance(self.body, Unset):
+            body = UNSET
+        elif isinstance(self.body, DeliveryLogEntryBodyType0):
+            body = self.body.to_dict()
+        else:
+            body = self.body
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -80,11 +100,15 @@ class DeliveryLogEntry:
                 "status": status,
             }
         )
+        if body is not UNSET:
+            field_dict["body"] = body
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.delivery_log_entry_body_type_0 import DeliveryLogEntryBodyType0  # noqa: PLC0415
+
         d = dict(src_dict)
         attempt = d.pop("attempt")
 
@@ -127,6 +151,23 @@ class DeliveryLogEntry:
 
         status = AttemptStatus(d.pop("status"))
 
+        def _parse_body(data: object) -> DeliveryLogEntryBodyType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                body_type_0 = DeliveryLogEntryBodyType0.from_dict(data)
+
+                return body_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DeliveryLogEntryBodyType0 | None | Unset, data)
+
+        body = _parse_body(d.pop("body", UNSET))
+
         delivery_log_entry = cls(
             attempt=attempt,
             attempted_at=attempted_at,
@@ -137,6 +178,7 @@ class DeliveryLogEntry:
             next_attempt_at=next_attempt_at,
             response_status=response_status,
             status=status,
+            body=body,
         )
 
         delivery_log_entry.additional_properties = d

@@ -137,6 +137,81 @@ impl LiveStreamHostingApiClient {
         let response = req_builder.send().await?;
         Ok(GetAnalyticsRequest::parse_response(response).await?)
     }
+    /// A console for test keys: see what the API does.
+    ///
+    /// A web page that calls this API with a test key kept in the browser's session storage: streams, webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is one of this API's requests. Never rate limited (its own requests are, as any).
+    ///
+    /// * Path: `GET /console`
+    pub async fn get_console(
+        &self,
+        request: GetConsoleRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("console");
+        let response = self.client.get(url).send().await?;
+        Ok(GetConsoleRequest::parse_response(response).await?)
+    }
+    /// The console's style sheet.
+    ///
+    /// Loaded by the console page. Never rate limited.
+    ///
+    /// * Path: `GET /console.css`
+    pub async fn get_console_style(
+        &self,
+        request: GetConsoleStyleRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("console.css");
+        let response = self.client.get(url).send().await?;
+        Ok(GetConsoleStyleRequest::parse_response(response).await?)
+    }
+    /// The console's script.
+    ///
+    /// Loaded by the console page. Never rate limited.
+    ///
+    /// * Path: `GET /console.js`
+    pub async fn get_console_script(
+        &self,
+        request: GetConsoleScriptRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("console.js");
+        let response = self.client.get(url).send().await?;
+        Ok(GetConsoleScriptRequest::parse_response(response).await?)
+    }
     /// Stock creators (AI hosts), sorted by name.
     ///
     /// Sorted by name (case-insensitive), then id. Never rate limited.

@@ -286,6 +286,10 @@ pub struct DeliveryLogEntry {
     /// 1 for the first attempt, up to 6; 1 for a test event.
     pub attempt: u32,
     pub attempted_at: chrono::DateTime<chrono::Utc>,
+    /// Only on a page filtered by `event_id`: the event's body as last delivered to this webhook,
+    /// byte for byte (what was sent, never what the receiver answered). Absent once no longer
+    /// kept.
+    pub body: Option<indexmap::IndexMap<String, serde_json::Value>>,
     pub duration_ms: u64,
     /// A short reason for a failure with no HTTP answer, or for a refused redirect.
     pub error: Option<String>,
@@ -1614,6 +1618,120 @@ impl GetAnalyticsRequest {
                 return Ok(
                     ApiResponse::InternalServerError(WithHeaders { headers, body: data }),
                 );
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+/// A web page that calls this API with a test key kept in the browser's session storage: streams, webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is one of this API's requests. Never rate limited (its own requests are, as any).
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetConsoleRequest {}
+impl GetConsoleRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type == "text/html" {
+                let headers = CacheControlAndContentSecurityPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = req.text().await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+/// Loaded by the console page. Never rate limited.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetConsoleStyleRequest {}
+impl GetConsoleStyleRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type == "text/css" {
+                let headers = CacheControlAndContentSecurityPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = req.text().await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
+/// Loaded by the console page. Never rate limited.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetConsoleScriptRequest {}
+impl GetConsoleScriptRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type == "text/javascript" {
+                let headers = CacheControlAndContentSecurityPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = req.text().await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
             }
             return Ok(ApiResponse::Other(Box::new(req)));
         }
@@ -6670,6 +6788,93 @@ for RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders {
 }
 impl core::convert::TryFrom<http::HeaderMap>
 for RateLimitAndRateLimitPolicyAndXRequestIdAndWwwAuthenticateHeaders {
+    type Error = anyhow::Error;
+    fn try_from(headers: http::HeaderMap) -> core::result::Result<Self, Self::Error> {
+        Self::try_from(&headers)
+    }
+}
+/// Response headers that share one status class in an operation.
+#[derive(Debug, Clone, PartialEq, oas3_gen_support::Default)]
+pub struct CacheControlAndContentSecurityPolicyAndXRequestIdHeaders {
+    /// Always `public, max-age=300`.
+    pub cache_control: String,
+    /// Only this host (`default-src 'self'`); where replays download from the recordings bucket's host, that host for `<video>` alone.
+    pub content_security_policy: String,
+    /// Identifies the request (the API gateway's id when there is one).
+    pub x_request_id: String,
+}
+impl core::convert::TryFrom<&CacheControlAndContentSecurityPolicyAndXRequestIdHeaders>
+for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: &CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+    ) -> core::result::Result<Self, Self::Error> {
+        let mut map = http::HeaderMap::with_capacity(3usize);
+        let header_value = http::HeaderValue::try_from(&headers.cache_control)?;
+        map.insert(http::header::CACHE_CONTROL, header_value);
+        let header_value = http::HeaderValue::try_from(
+            &headers.content_security_policy,
+        )?;
+        map.insert(http::header::CONTENT_SECURITY_POLICY, header_value);
+        let header_value = http::HeaderValue::try_from(&headers.x_request_id)?;
+        map.insert(X_REQUEST_ID, header_value);
+        Ok(map)
+    }
+}
+impl core::convert::TryFrom<CacheControlAndContentSecurityPolicyAndXRequestIdHeaders>
+for http::HeaderMap {
+    type Error = http::header::InvalidHeaderValue;
+    fn try_from(
+        headers: CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+    ) -> core::result::Result<Self, Self::Error> {
+        http::HeaderMap::try_from(&headers)
+    }
+}
+impl core::convert::TryFrom<&http::HeaderMap>
+for CacheControlAndContentSecurityPolicyAndXRequestIdHeaders {
+    type Error = anyhow::Error;
+    fn try_from(headers: &http::HeaderMap) -> core::result::Result<Self, Self::Error> {
+        Ok(Self {
+            cache_control: headers
+                .get(http::header::CACHE_CONTROL)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("missing required header `Cache-Control`")
+                })?
+                .to_str()
+                .ok()
+                .map(|value| value.to_string())
+                .ok_or_else(|| {
+                    anyhow::anyhow!("invalid value for required header `Cache-Control`")
+                })?,
+            content_security_policy: headers
+                .get(http::header::CONTENT_SECURITY_POLICY)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("missing required header `Content-Security-Policy`")
+                })?
+                .to_str()
+                .ok()
+                .map(|value| value.to_string())
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "invalid value for required header `Content-Security-Policy`"
+                    )
+                })?,
+            x_request_id: headers
+                .get(X_REQUEST_ID)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("missing required header `X-Request-Id`")
+                })?
+                .to_str()
+                .ok()
+                .map(|value| value.to_string())
+                .ok_or_else(|| {
+                    anyhow::anyhow!("invalid value for required header `X-Request-Id`")
+                })?,
+        })
+    }
+}
+impl core::convert::TryFrom<http::HeaderMap>
+for CacheControlAndContentSecurityPolicyAndXRequestIdHeaders {
     type Error = anyhow::Error;
     fn try_from(headers: http::HeaderMap) -> core::result::Result<Self, Self::Error> {
         Self::try_from(&headers)

@@ -1,6 +1,7 @@
 //! The API's documents: the OpenAPI document, in step with the router and the discovery table,
-//! and the reference page rendered from it.
+//! the reference page rendered from it, and the console.
 
+mod console;
 mod endpoint_lists;
 mod openapi;
 mod page;

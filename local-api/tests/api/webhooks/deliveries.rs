@@ -119,7 +119,7 @@ async fn the_log_shows_each_attempt_newest_first_with_filters_and_pages() {
     let receiver = Receiver::start(Behaviour::Statuses(vec![500, 503])).await;
     let (id, _) = register(&api, &Keys::test_a(), &receiver.url()).await;
     api.start_test_stream(&Keys::test_a()).await;
-    receiver.wait_for(3, WAIT).await;
+    let hits = receiver.wait_for(3, WAIT).await;
     let logged = log_of(&api, &id, 3).await;
     let entries = logged["deliveries"].as_array().unwrap();
     assert_eq!(entries.len(), 3);
@@ -167,6 +167,23 @@ async fn the_log_shows_each_attempt_newest_first_with_filters_and_pages() {
         2
     );
     assert_eq!(count(log(&api, &id, "?event_id=evt_other").await), 0);
+    // The body as delivered: only on a page filtered by event, on each of its attempts.
+    assert!(entries.iter().all(|entry| entry.get("body").is_none()));
+    let delivered: Value = serde_json::from_str(&hits[2].body).unwrap();
+    let one_event = log(&api, &id, &format!("?event_id={event_id}")).await;
+    for entry in one_event["deliveries"].as_array().unwrap() {
+        assert_eq!(entry["body"], delivered);
+    }
+    // Byte for byte, in the order its fields were sent.
+    let raw = api
+        .get(
+            &format!("/webhooks/{id}/deliveries?event_id={event_id}&limit=1"),
+            &Keys::test_a(),
+        )
+        .await
+        .bytes;
+    let raw = String::from_utf8(raw).unwrap();
+    assert!(raw.contains(&format!("\"body\":{}", hits[2].body)), "{raw}");
     // Pages by cursor, the limit clamped like GET /streams.
     let first = log(&api, &id, "?limit=1").await;
     assert_eq!(first["deliveries"][0]["attempt"], 3);

@@ -451,8 +451,21 @@ pub async fn deliveries(
     } else {
         None
     };
+    let mut deliveries: Vec<DeliveryLogEntry> =
+        attempts.iter().map(DeliveryLogEntry::from).collect();
+    // One event's attempts share its body: one more read, only on a page filtered by event.
+    if let (Some(event_id), false) = (&filter.event_id, deliveries.is_empty()) {
+        let body = app
+            .delivery_log()
+            .delivered_event(&caller.brand.id, id, event_id, since)
+            .await?
+            .and_then(|event| serde_json::value::RawValue::from_string(event.body).ok());
+        for entry in &mut deliveries {
+            entry.body.clone_from(&body);
+        }
+    }
     Ok(DeliveryLog {
-        deliveries: attempts.iter().map(DeliveryLogEntry::from).collect(),
+        deliveries,
         limit,
         next_cursor,
     })

@@ -115,6 +115,7 @@ fn operation_responses(endpoint: &Endpoint, generators: &mut Generators) -> Map<
                 json!({ "application/json": { "schema": schema(&mut generators.responses).to_value() } })
             }
             Body::Html => json!({ "text/html": { "schema": { "type": "string" } } }),
+            Body::Text(media_type) => json!({ *media_type: { "schema": { "type": "string" } } }),
             Body::Error(codes) if declared.status == 403 => {
                 forbidden.extend_from_slice(codes);
                 descriptions.insert(status, declared.description.into());

@@ -116,6 +116,8 @@ pub enum Body {
     Error(&'static [ErrorCode]),
     /// A web page.
     Html,
+    /// A static file of this media type (the console's script and style).
+    Text(&'static str),
 }
 
 pub struct Header {
@@ -195,6 +197,15 @@ impl Endpoint {
         }
     }
 
+    /// A document for people or programs (the OpenAPI document, the reference page, the
+    /// console and its files), as opposed to an operation on the brand's data.
+    pub fn is_document(&self) -> bool {
+        matches!(
+            self.path,
+            "/openapi.json" | "/docs" | "/console" | "/console.js" | "/console.css"
+        )
+    }
+
     /// The discovery document's description: the summary and who may call.
     pub fn discovery_description(&self) -> String {
         match self.access {
@@ -252,7 +263,7 @@ pub fn discovery_document(base_url: &str) -> Discovery {
     let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
     let public: Vec<String> = ENDPOINTS
         .iter()
-        .filter(|e| e.access == Access::Public && !matches!(e.path, "/openapi.json" | "/docs"))
+        .filter(|e| e.access == Access::Public && !e.is_document())
         .map(|e| format!("{} {}", e.method, e.path))
         .collect();
     Discovery {

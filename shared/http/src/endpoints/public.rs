@@ -1,4 +1,5 @@
-//! The public endpoints: discovery, the OpenAPI document, the reference page, creators.
+//! The public endpoints: discovery, the OpenAPI document, the reference page, the console,
+//! creators.
 
 use axum::http::Method;
 use schemars::{Schema, SchemaGenerator, json_schema};
@@ -17,6 +18,24 @@ fn docs_cache_control(_: &mut SchemaGenerator) -> Schema {
 
 /// The reference page changes only with a release.
 pub const DOCS_CACHE_CONTROL: &str = "public, max-age=300";
+
+fn content_security_policy(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "string" })
+}
+
+/// The console's files: cached like the reference page, and confined to this host.
+const CONSOLE_HEADERS: [Header; 2] = [
+    Header {
+        name: "Cache-Control",
+        description: "Always `public, max-age=300`.",
+        schema: docs_cache_control,
+    },
+    Header {
+        name: "Content-Security-Policy",
+        description: "Only this host (`default-src 'self'`); where replays download from the recordings bucket's host, that host for `<video>` alone.",
+        schema: content_security_policy,
+    },
+];
 
 fn openapi_document(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": "object", "required": ["openapi", "paths"] })
@@ -77,6 +96,60 @@ declare_endpoints! {
                 description: "Always `public, max-age=300`.",
                 schema: docs_cache_control,
             }],
+        }],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static CONSOLE: Endpoint = Endpoint {
+        operation_id: "getConsole",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/console",
+        access: Access::Public,
+        summary: "A console for test keys: see what the API does.",
+        description: "A web page that calls this API with a test key kept in the browser's session storage: streams, webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is one of this API's requests. Never rate limited (its own requests are, as any).",
+        responses: &[Response {
+            status: 200,
+            description: "The console page.",
+            body: Body::Html,
+            headers: &CONSOLE_HEADERS,
+        }],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static CONSOLE_SCRIPT: Endpoint = Endpoint {
+        operation_id: "getConsoleScript",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/console.js",
+        access: Access::Public,
+        summary: "The console's script.",
+        description: "Loaded by the console page. Never rate limited.",
+        responses: &[Response {
+            status: 200,
+            description: "The script.",
+            body: Body::Text("text/javascript"),
+            headers: &CONSOLE_HEADERS,
+        }],
+        ..Endpoint::DEFAULT
+    };
+
+    pub static CONSOLE_STYLE: Endpoint = Endpoint {
+        operation_id: "getConsoleStyle",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/console.css",
+        access: Access::Public,
+        summary: "The console's style sheet.",
+        description: "Loaded by the console page. Never rate limited.",
+        responses: &[Response {
+            status: 200,
+            description: "The style sheet.",
+            body: Body::Text("text/css"),
+            headers: &CONSOLE_HEADERS,
         }],
         ..Endpoint::DEFAULT
     };

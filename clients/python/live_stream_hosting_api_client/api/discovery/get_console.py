@@ -1,0 +1,142 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...types import Response
+
+
+def _get_kwargs() -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/console",
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> str | None:
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[str]:
+    """A console for test keys: see what the API does.
+
+     A web page that calls this API with a test key kept in the browser's session storage: streams,
+    webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key
+    before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is
+    one of this API's requests. Never rate limited (its own requests are, as any).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[str]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+) -> str | None:
+    """A console for test keys: see what the API does.
+
+     A web page that calls this API with a test key kept in the browser's session storage: streams,
+    webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key
+    before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is
+    one of this API's requests. Never rate limited (its own requests are, as any).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        str
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[str]:
+    """A console for test keys: see what the API does.
+
+     A web page that calls this API with a test key kept in the browser's session storage: streams,
+    webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key
+    before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is
+    one of this API's requests. Never rate limited (its own requests are, as any).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[str]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+) -> str | None:
+    """A console for test keys: see what the API does.
+
+     A web page that calls this API with a test key kept in the browser's session storage: streams,
+    webhooks and their delivery logs, shows, analytics and the test helpers. It refuses a live key
+    before sending it anywhere, loads nothing from another host, and adds no endpoint: every action is
+    one of this API's requests. Never rate limited (its own requests are, as any).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        str
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,87 @@
+//! The console (`GET /api/v1/console`; docs/console.md): one page, its script and its style,
+//! compiled into the discovery function. The page is static: everything it shows it reads
+//! from the public API with the developer's test key, so it adds no endpoint and holds no
+//! data of its own.
+
+/// The page. Its script and style are separate files because the policy below forbids inline
+/// ones.
+pub const PAGE: &str = include_str!("../assets/console/index.html");
+pub const SCRIPT: &str = include_str!("../assets/console/console.js");
+pub const STYLE: &str = include_str!("../assets/console/console.css");
+
+/// The console's files change only with a release.
+pub const CACHE_CONTROL: &str = "public, max-age=300";
+
+/// The page's Content-Security-Policy: only this host, for everything. `media_origin` is where
+/// a replay's download URL points when it is not this host (the recordings bucket on AWS); it
+/// is allowed for `<video>` alone.
+pub fn content_security_policy(media_origin: Option<&str>) -> String {
+    let media = match media_origin {
+        Some(origin) => format!("media-src 'self' {origin}; "),
+        None => String::new(),
+    };
+    format!(
+        "default-src 'self'; {media}base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+    )
+}
+
+/// The origin of the recordings bucket's download URLs: the endpoint when one is set (an
+/// emulator, with path-style URLs), else the bucket's virtual-hosted S3 origin.
+pub fn recordings_origin(
+    bucket: Option<&str>,
+    region: Option<&str>,
+    endpoint_url: Option<&str>,
+) -> Option<String> {
+    let bucket = bucket?;
+    if let Some(endpoint) = endpoint_url {
+        let scheme_end = endpoint.find("://").map_or(0, |i| i + 3);
+        let host_end = endpoint[scheme_end..]
+            .find('/')
+            .map_or(endpoint.len(), |i| scheme_end + i);
+        return Some(endpoint[..host_end].to_owned());
+    }
+    Some(format!(
+        "https://{bucket}.s3.{}.amazonaws.com",
+        region.unwrap_or("us-east-1")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_allows_only_this_host_and_the_recordings_origin_for_video() {
+        assert_eq!(
+            content_security_policy(None),
+            "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'"
+        );
+        assert!(
+            content_security_policy(Some("https://b.s3.eu-west-1.amazonaws.com"))
+                .contains("media-src 'self' https://b.s3.eu-west-1.amazonaws.com; ")
+        );
+    }
+
+    #[test]
+    fn the_recordings_origin_follows_the_endpoint_or_the_bucket() {
+        assert_eq!(recordings_origin(None, Some("eu-west-1"), None), None);
+        assert_eq!(
+            recordings_origin(Some("b"), Some("eu-west-1"), None).as_deref(),
+            Some("https://b.s3.eu-west-1.amazonaws.com")
+        );
+        assert_eq!(
+            recordings_origin(Some("b"), None, Some("http://127.0.0.1:5000/x")).as_deref(),
+            Some("http://127.0.0.1:5000")
+        );
+    }
+
+    #[test]
+    fn the_page_loads_its_script_and_style_from_this_host_only() {
+        assert!(PAGE.contains("<script src=\"console.js\" defer></script>"));
+        assert!(PAGE.contains("<link rel=\"stylesheet\" href=\"console.css\">"));
+        assert!(!PAGE.contains("<script>") && !PAGE.contains("<style") && !PAGE.contains("http"));
+        // The one absolute URL of the script is SVG's namespace name, which is never fetched.
+        assert_eq!(SCRIPT.matches("http").count(), 1);
+        assert!(SCRIPT.contains("\"http://www.w3.org/2000/svg\""));
+    }
+}
