@@ -3,8 +3,10 @@
 // another host, under its Content-Security-Policy; a test stream is started, watched, ended,
 // replayed and clipped from the page; a webhook registered from the page shows its delivery
 // with its body, and a redelivery adds an attempt; a live key is refused before any request
-// carries it; axe-core finds no serious or critical violation on any view (a stream's twice:
-// live, then ended with its replay and a clip).
+// carries it; the page's refreshes slow down, then stop, as the RateLimit header says the
+// minute fills; the key and the stream's form work from the keyboard alone; axe-core finds no
+// serious or critical violation on any view (a stream's twice: live, then ended with its replay
+// and a clip).
 //
 //   node console.test.mjs <base .../api/v1> <test key> <live key> <server log> [screenshot dir]
 //
@@ -33,11 +35,15 @@ const browser = await chromium.launch({
 const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 const requests = [];
 const problems = [];
-page.on("request", (r) => requests.push({ url: r.url(), headers: r.headers(), body: r.postData() || "" }));
+let inFlight = 0;
+page.on("request", (r) => { inFlight++; requests.push({ url: r.url(), headers: r.headers(), body: r.postData() || "" }); });
+page.on("requestfinished", () => inFlight--);
+page.on("requestfailed", () => inFlight--);
 // Chromium asks the origin for /favicon.ico on its own; that path is not the console's.
 page.on("console", (m) => { if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico")) problems.push(`console: ${m.text()} (${m.location().url})`); });
 page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
 page.on("response", (r) => { if (r.status() >= 400) problems.push(`${r.status()} for ${r.request().method()} ${r.url()}`); });
+// A <video> cancels its own range requests as it buffers (net::ERR_ABORTED): not a failure.
 page.on("requestfailed", (r) => { if (!r.url().includes("/clips/") && !r.url().includes("/recordings/")) problems.push(`failed request: ${r.url()}`); });
 
 function step(text) {
@@ -62,6 +68,24 @@ async function accessible(view) {
     await status("");
   }
   step(`${view}: no serious or critical accessibility violation`);
+}
+
+/** The focused element's name as a screen reader would give it (its label, else its text). */
+function focusedName() {
+  return page.evaluate(() => {
+    const el = document.activeElement;
+    const label = el.labels && el.labels[0];
+    return (el.getAttribute("aria-label") || (label ? label.textContent : el.textContent) || "").trim();
+  });
+}
+
+/** Presses Tab until the control named `name` has the focus. */
+async function tabTo(name) {
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press("Tab");
+    if ((await focusedName()) === name) return;
+  }
+  assert.fail(`Tab never reached ${name}`);
 }
 
 async function plays(video) {
@@ -115,19 +139,28 @@ try {
   assert.equal(await page.evaluate(() => sessionStorage.length), 0);
   step("a live key is refused with role=alert, and no request was made");
 
-  await page.getByLabel("API key").fill(testKey);
-  await page.getByRole("button", { name: "Use key" }).click();
+  // From here to the stream's start, the keyboard alone: a new load puts the focus in the key's
+  // field, Enter uses it, and Tab reaches each control of the form by its label.
+  await page.reload();
+  assert.equal(await focusedName(), "API key");
+  await page.keyboard.type(testKey);
+  await page.keyboard.press("Enter");
   await page.getByRole("heading", { name: "Streams", exact: true }).waitFor();
+  assert.equal(await focusedName(), "Streams", "the new view's heading takes the focus");
   assert.equal(await page.evaluate(() => document.cookie), "");
   await accessible("streams");
 
   // Start a recorded test stream with a destination from the form.
-  await page.getByLabel("Record").check();
-  await page.getByRole("button", { name: "Add destination" }).click();
-  await page.getByLabel("Stream key").fill("console-test-key-1234");
+  await tabTo("Record");
+  await page.keyboard.press("Space");
+  await tabTo("Add destination");
+  await page.keyboard.press("Enter");
+  await tabTo("Stream key");
+  await page.keyboard.type("console-test-key-1234");
+  await tabTo("Start stream");
   const [started] = await Promise.all([
     page.waitForResponse((r) => r.url() === `${base}/streams` && r.request().method() === "POST"),
-    page.getByRole("button", { name: "Start stream" }).click(),
+    page.keyboard.press("Enter"),
   ]);
   assert.equal(started.status(), 201, await started.text());
   const streamId = (await started.json()).stream_id;
@@ -184,6 +217,20 @@ try {
   await testRows.first().getByRole("button", { name: "Redeliver" }).click();
   await page.waitForFunction((n) => [...document.querySelectorAll("tr")].filter((r) => r.textContent.includes("webhook.test")).length > n, attempts, { timeout: WAIT });
   step("redeliver added an attempt");
+  // Past a page of 20 attempts, the log walks back by its cursor.
+  for (let i = 0; i < 19; i++) {
+    const sent = await fetch(`${base}/webhooks/${webhookId}/test`, { method: "POST", headers: { Authorization: `Bearer ${testKey}` } });
+    assert.equal(sent.status, 200);
+  }
+  const older = page.getByRole("button", { name: "Older deliveries" });
+  await older.and(page.locator(":enabled")).waitFor({ timeout: WAIT });
+  await older.click();
+  await page.getByRole("button", { name: "Newest deliveries" }).and(page.locator(":enabled")).waitFor();
+  assert.ok(await older.isDisabled(), "the oldest page is the last");
+  assert.ok((await page.getByRole("row").filter({ hasText: "webhook.test" }).count()) >= 1);
+  await page.getByRole("button", { name: "Newest deliveries" }).click();
+  await older.and(page.locator(":enabled")).waitFor();
+  step("the delivery log pages back by its cursor, and to the newest again");
   await page.getByRole("button", { name: "Rotate secret" }).click();
   await page.getByText(/New secret/).waitFor();
   await page.getByRole("button", { name: "Pause" }).click();
@@ -203,6 +250,35 @@ try {
   await page.getByRole("link", { name: "Analytics", exact: true }).click();
   await page.getByRole("img", { name: /^Streams per day/ }).waitFor({ timeout: WAIT });
   await accessible("analytics");
+
+  // Polite: with the minute filling, the page refreshes every 15 s instead of 5; with it nearly
+  // spent, not at all until it ends. Each case watches the 11 s after a new load's first read,
+  // in which 5 s refreshes read twice more.
+  const list = `${base}/streams?limit=20`;
+  const reads = () => requests.filter((r) => r.url === list).length;
+  // To the Streams view, its first read done (a load would cancel it).
+  const settled = page.waitForResponse(list);
+  await page.getByRole("link", { name: "Streams", exact: true }).click();
+  await settled;
+  for (const [left, expected] of [[90, "every 5 s"], [40, "every 15 s"], [5, "paused for the minute"]]) {
+    await page.route(list, async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({ response, headers: { ...response.headers(), ratelimit: `"default";r=${left};t=30` } });
+    });
+    // A new load: the page starts with no pace of its own. Not while a read is on its way,
+    // which the load would cancel.
+    while (inFlight > 0) await page.waitForTimeout(20);
+    const first = page.waitForResponse(list);
+    await page.reload();
+    await first;
+    const before = reads();
+    await page.waitForTimeout(11_000);
+    // The control (90 left) reads again within the 11 s, so the two others' silence is the pace's.
+    const again = reads() - before;
+    assert.ok(left === 90 ? again >= 1 : again === 0, `${left} requests left: ${expected}, yet ${again} reads in 11 s`);
+    await page.unroute(list);
+    step(`${left} requests left in the minute: refreshes ${expected}`);
+  }
 
   // Nothing reached another host; the live key travelled nowhere.
   const elsewhere = requests.filter((r) => new URL(r.url).origin !== origin && !r.url.startsWith("data:"));

@@ -53,9 +53,9 @@ async fn docs(
 }
 
 /// A console file with its type, its cache and the page's policy (docs/console.md).
-type ConsoleFile = ([(HeaderName, HeaderValue); 3], &'static str);
+type ConsoleFile<Body> = ([(HeaderName, HeaderValue); 3], Body);
 
-fn console_file(app: &App, content_type: &'static str, body: &'static str) -> ConsoleFile {
+fn console_file<Body>(app: &App, content_type: &'static str, body: Body) -> ConsoleFile<Body> {
     let recordings = &app.config.recordings;
     let endpoint = std::env::var("AWS_ENDPOINT_URL").ok();
     let origin = console::recordings_origin(
@@ -79,15 +79,16 @@ fn console_file(app: &App, content_type: &'static str, body: &'static str) -> Co
     )
 }
 
-async fn console_page(State(app): State<App>) -> ConsoleFile {
-    console_file(&app, "text/html; charset=utf-8", console::PAGE)
+async fn console_page(State(app): State<App>, headers: HeaderMap) -> ConsoleFile<String> {
+    let page = console::page(&base_url(&app, &headers));
+    console_file(&app, "text/html; charset=utf-8", page)
 }
 
-async fn console_script(State(app): State<App>) -> ConsoleFile {
+async fn console_script(State(app): State<App>) -> ConsoleFile<&'static str> {
     console_file(&app, "text/javascript; charset=utf-8", console::SCRIPT)
 }
 
-async fn console_style(State(app): State<App>) -> ConsoleFile {
+async fn console_style(State(app): State<App>) -> ConsoleFile<&'static str> {
     console_file(&app, "text/css; charset=utf-8", console::STYLE)
 }
 

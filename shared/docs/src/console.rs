@@ -3,11 +3,27 @@
 //! from the public API with the developer's test key, so it adds no endpoint and holds no
 //! data of its own.
 
-/// The page. Its script and style are separate files because the policy below forbids inline
-/// ones.
-pub const PAGE: &str = include_str!("../assets/console/index.html");
+/// The page, with `{base_path}` where its script and style are named. They are separate files
+/// because the policy below forbids inline ones.
+const PAGE: &str = include_str!("../assets/console/index.html");
 pub const SCRIPT: &str = include_str!("../assets/console/console.js");
 pub const STYLE: &str = include_str!("../assets/console/console.css");
+
+/// The page for an API whose base URL is `base_url` (`.../api/v1`): its files are named by
+/// absolute path, so the page works at `/console` and `/console/` alike. Only the URL's path is
+/// used, and escaped, so a request's `Host` never reaches the markup.
+pub fn page(base_url: &str) -> String {
+    let after_scheme = base_url.find("://").map_or(0, |i| i + 3);
+    let path = base_url[after_scheme..]
+        .find('/')
+        .map_or("", |i| &base_url[after_scheme + i..])
+        .trim_end_matches('/');
+    let escaped: String = path
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "/-._~%".contains(*c))
+        .collect();
+    PAGE.replace("{base_path}", &escaped)
+}
 
 /// The console's files change only with a release.
 pub const CACHE_CONTROL: &str = "public, max-age=300";
@@ -77,9 +93,17 @@ mod tests {
 
     #[test]
     fn the_page_loads_its_script_and_style_from_this_host_only() {
-        assert!(PAGE.contains("<script src=\"console.js\" defer></script>"));
-        assert!(PAGE.contains("<link rel=\"stylesheet\" href=\"console.css\">"));
-        assert!(!PAGE.contains("<script>") && !PAGE.contains("<style") && !PAGE.contains("http"));
+        let served = page("https://api.example.com/api/v1");
+        assert!(served.contains("<script src=\"/api/v1/console.js\" defer></script>"));
+        assert!(served.contains("<link rel=\"stylesheet\" href=\"/api/v1/console.css\">"));
+        assert!(
+            !served.contains("<script>") && !served.contains("<style") && !served.contains("http")
+        );
+        // Behind a base path of the operator's; anything but a path's characters is dropped.
+        assert!(page("https://x.example/prod/api/v1/").contains("src=\"/prod/api/v1/console.js\""));
+        assert!(
+            page("http://h/a\"><script>/api/v1").contains("src=\"/ascript/api/v1/console.js\"")
+        );
         // The one absolute URL of the script is SVG's namespace name, which is never fetched.
         assert_eq!(SCRIPT.matches("http").count(), 1);
         assert!(SCRIPT.contains("\"http://www.w3.org/2000/svg\""));

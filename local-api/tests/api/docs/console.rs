@@ -1,5 +1,5 @@
 //! The console's three files (docs/console.md): public, cached, confined to this host by their
-//! Content-Security-Policy, and the page referring to its script and style by relative paths.
+//! Content-Security-Policy, and the page naming its script and style by the API's base path.
 //! What the page does is tested in a browser (scripts/checks/test-console.sh).
 
 use crate::common::*;
@@ -44,10 +44,13 @@ async fn the_console_files_are_public_cached_and_confined_to_this_host() {
             assert!(!r.bytes.is_empty());
         }
     }
-    let page = String::from_utf8(api.call_raw("GET", "/console", None, None).await.bytes).unwrap();
-    assert!(page.contains("<script src=\"console.js\" defer></script>"));
-    assert!(page.contains("<link rel=\"stylesheet\" href=\"console.css\">"));
-    assert!(page.contains("<label for=\"api-key\">API key</label>"));
+    // The files named by absolute path: the page works with a trailing slash too.
+    for path in ["/console", "/console/"] {
+        let page = String::from_utf8(api.call_raw("GET", path, None, None).await.bytes).unwrap();
+        assert!(page.contains("<script src=\"/api/v1/console.js\" defer></script>"));
+        assert!(page.contains("<link rel=\"stylesheet\" href=\"/api/v1/console.css\">"));
+        assert!(page.contains("<label for=\"api-key\">API key</label>"));
+    }
     // Documents, not operations on a brand's data: the discovery document's summary of public
     // endpoints leaves them out, as it does the reference page.
     let discovery = api.call("GET", "/", None, None).await.body;

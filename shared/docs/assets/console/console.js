@@ -249,6 +249,8 @@ function destinationRow(list) {
     field("Stream key", h("input", { name: "stream_key", type: "password", autocomplete: "off" })));
   row.append(h("button", { type: "button", class: "secondary", text: "Remove destination", onclick: () => row.remove() }));
   list.append(row);
+  // The new row's first field takes the focus, so the keyboard goes on from there.
+  row.querySelector("select").focus();
 }
 
 async function streamsView(main) {
@@ -440,6 +442,10 @@ async function webhookView(main, id) {
   const path = `/webhooks/${encodeURIComponent(id)}`;
   const detail = h("div"), shown = h("div"), log = h("div"), body = h("div", { id: "delivery-body" });
   let active = true;
+  // The log's page: the newest (refreshed while open), or an older one by its cursor.
+  let cursor = null, nextCursor = null;
+  const older = h("button", { type: "button", class: "secondary", text: "Older deliveries", onclick: () => { cursor = nextCursor; act("Older deliveries", poll); } });
+  const newest = h("button", { type: "button", class: "secondary", text: "Newest deliveries", onclick: () => { cursor = null; act("Newest deliveries", poll); } });
   const pause = h("button", { type: "button", class: "secondary", text: "Pause",
     onclick: () => act(active ? "Pause" : "Resume", async () => { await api("PATCH", path, { active: !active }); await poll(); }) });
   main.append(h("h1", { tabindex: -1 }, "Webhook ", h("span", { class: "mono", text: id })), detail,
@@ -454,7 +460,7 @@ async function webhookView(main, id) {
           const r = await api("POST", `${path}/rotate-secret`);
           replace(shown, secretBox(`New secret (the previous one signs until ${when(r.previous_secret_expires_at)}):`, r.secret));
         }) })),
-    shown, h("h2", { text: "Deliveries" }), log, body);
+    shown, h("h2", { text: "Deliveries" }), log, h("div", { class: "row" }, newest, older), body);
 
   async function showBody(eventId) {
     const answer = await api("GET", `${path}/deliveries?limit=1&event_id=${encodeURIComponent(eventId)}`);
@@ -464,7 +470,11 @@ async function webhookView(main, id) {
   }
 
   async function poll() {
-    const [hook, answer] = [await api("GET", path), await api("GET", `${path}/deliveries?limit=20`)];
+    const page = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
+    const [hook, answer] = [await api("GET", path), await api("GET", `${path}/deliveries?limit=20${page}`)];
+    nextCursor = answer.next_cursor;
+    older.disabled = !nextCursor;
+    newest.disabled = !cursor;
     active = hook.active;
     pause.textContent = active ? "Pause" : "Resume";
     replace(detail, fields([["url", h("span", { class: "mono", text: hook.url })], ["active", hook.active ? "yes" : "no"],
@@ -580,7 +590,7 @@ async function route() {
   const built = await view(main, arg);
   current = built;
   const heading = main.querySelector("h1");
-  if (heading && document.activeElement !== document.getElementById("api-key")) heading.focus();
+  if (heading) heading.focus();
   document.title = `${heading ? heading.textContent : "Console"} - Live Stream Hosting API console`;
   try {
     await built.poll();
