@@ -425,17 +425,29 @@ pub async fn deliveries(
     let since = app.clock.now() - delivery_log::RETENTION;
     let wanted = usize::try_from(limit).unwrap_or(usize::MAX);
     // One more than the page, so the last page says it is the last.
-    let mut attempts = app
-        .delivery_log()
-        .delivery_attempts(
-            &caller.brand.id,
-            id,
-            &filter,
-            since,
-            cursor.as_ref().map(|c| c.after.as_str()),
-            wanted + 1,
-        )
-        .await?;
+    let page = app.delivery_log().delivery_attempts(
+        &caller.brand.id,
+        id,
+        &filter,
+        since,
+        cursor.as_ref().map(|c| c.after.as_str()),
+        wanted + 1,
+    );
+    // One event's attempts share its body: on a page filtered by event, one more read, beside
+    // the page's (no further round trip).
+    let body = async {
+        match &filter.event_id {
+            Some(event_id) => {
+                app.delivery_log()
+                    .delivered_event(&caller.brand.id, id, event_id, since)
+                    .await
+            }
+            None => Ok(None),
+        }
+    };
+    let (attempts, body) = tokio::join!(page, body);
+    let mut attempts = attempts?;
+    let body = body?.and_then(|event| serde_json::value::RawValue::from_string(event.body).ok());
     let next_cursor = if attempts.len() > wanted {
         attempts.truncate(wanted);
         let cursor = LogCursor {
@@ -453,16 +465,8 @@ pub async fn deliveries(
     };
     let mut deliveries: Vec<DeliveryLogEntry> =
         attempts.iter().map(DeliveryLogEntry::from).collect();
-    // One event's attempts share its body: one more read, only on a page filtered by event.
-    if let (Some(event_id), false) = (&filter.event_id, deliveries.is_empty()) {
-        let body = app
-            .delivery_log()
-            .delivered_event(&caller.brand.id, id, event_id, since)
-            .await?
-            .and_then(|event| serde_json::value::RawValue::from_string(event.body).ok());
-        for entry in &mut deliveries {
-            entry.body.clone_from(&body);
-        }
+    for entry in &mut deliveries {
+        entry.body.clone_from(&body);
     }
     Ok(DeliveryLog {
         deliveries,
