@@ -3,6 +3,9 @@
 //! from the public API with the developer's test key, so it adds no endpoint and holds no
 //! data of its own.
 
+use hosting_http::API_PREFIX;
+use url::Url;
+
 /// The page, with `{base_path}` where its script and style are named. They are separate files
 /// because the policy below forbids inline ones.
 const PAGE: &str = include_str!("../assets/console/index.html");
@@ -11,18 +14,15 @@ pub const STYLE: &str = include_str!("../assets/console/console.css");
 
 /// The page for an API whose base URL is `base_url` (`.../api/v1`): its files are named by
 /// absolute path, so the page works at `/console` and `/console/` alike. Only the URL's path is
-/// used, and escaped, so a request's `Host` never reaches the markup.
+/// used (percent-encoded, so it cannot close the attribute), so a request's `Host` never reaches
+/// the markup.
 pub fn page(base_url: &str) -> String {
-    let after_scheme = base_url.find("://").map_or(0, |i| i + 3);
-    let path = base_url[after_scheme..]
-        .find('/')
-        .map_or("", |i| &base_url[after_scheme + i..])
-        .trim_end_matches('/');
-    let escaped: String = path
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || "/-._~%".contains(*c))
-        .collect();
-    PAGE.replace("{base_path}", &escaped)
+    // A base URL that does not parse (a malformed `Host`) falls back to the API's own prefix.
+    let parsed = Url::parse(base_url).ok();
+    let path = parsed
+        .as_ref()
+        .map_or(API_PREFIX, |url| url.path().trim_end_matches('/'));
+    PAGE.replace("{base_path}", path)
 }
 
 /// The console's files change only with a release.
@@ -49,12 +49,8 @@ pub fn recordings_origin(
     endpoint_url: Option<&str>,
 ) -> Option<String> {
     let bucket = bucket?;
-    if let Some(endpoint) = endpoint_url {
-        let scheme_end = endpoint.find("://").map_or(0, |i| i + 3);
-        let host_end = endpoint[scheme_end..]
-            .find('/')
-            .map_or(endpoint.len(), |i| scheme_end + i);
-        return Some(endpoint[..host_end].to_owned());
+    if let Some(endpoint) = endpoint_url.and_then(|e| Url::parse(e).ok()) {
+        return Some(endpoint.origin().ascii_serialization());
     }
     Some(format!(
         "https://{bucket}.s3.{}.amazonaws.com",
@@ -99,11 +95,13 @@ mod tests {
         assert!(
             !served.contains("<script>") && !served.contains("<style") && !served.contains("http")
         );
-        // Behind a base path of the operator's; anything but a path's characters is dropped.
+        // Behind a base path of the operator's; markup in it stays percent-encoded.
         assert!(page("https://x.example/prod/api/v1/").contains("src=\"/prod/api/v1/console.js\""));
         assert!(
-            page("http://h/a\"><script>/api/v1").contains("src=\"/ascript/api/v1/console.js\"")
+            page("http://h/a\"><script>/api/v1")
+                .contains("src=\"/a%22%3E%3Cscript%3E/api/v1/console.js\"")
         );
+        assert!(page("http://bad host/api/v1").contains("src=\"/api/v1/console.js\""));
         // The one absolute URL of the script is SVG's namespace name, which is never fetched.
         assert_eq!(SCRIPT.matches("http").count(), 1);
         assert!(SCRIPT.contains("\"http://www.w3.org/2000/svg\""));

@@ -190,6 +190,23 @@ async fn dynamodb_only_webhook_operations_under_aws_faults() {
             &api.get(&format!("/webhooks/{id}/deliveries"), &Keys::test_a())
                 .await,
         );
+        // A page of one event reads its body beside the page: answered whole, or db_error.
+        let one = api
+            .get(
+                &format!("/webhooks/{id}/deliveries?event_id={FIRST_SEEDED}"),
+                &Keys::test_a(),
+            )
+            .await;
+        if documented(&one) {
+            let entries = one.body["deliveries"].as_array().unwrap();
+            assert!(!entries.is_empty());
+            for entry in entries {
+                assert_eq!(
+                    entry["body"],
+                    json!({"id": FIRST_SEEDED, "type": "stream.started"})
+                );
+            }
+        }
         // Recovery leases, queues in batches and settles under the same faults.
         documented(&redeliver(&api, &id, &since).await);
     }
@@ -228,6 +245,9 @@ async fn dynamodb_only_webhook_operations_under_aws_faults() {
         "sent again with the same body"
     );
 }
+
+/// The event id `seed_failed` gives its first event (`seeded_attempt`'s, for `n` 0).
+const FIRST_SEEDED: &str = "evt_00000000000000000000000000000000";
 
 /// Events `range`, each with one attempt that ended its delivery failed, recorded a few at once.
 async fn seed_failed(
