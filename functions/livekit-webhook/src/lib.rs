@@ -43,10 +43,11 @@ async fn receive(
         .and_then(|v| v.to_str().ok())
         .ok_or(ApiError::Unauthorized)?;
     // Nor without the secret: it never comes only when its read gave up, and the instance
-    // stops then (LiveKit retries the webhook on another).
+    // stops then. The event may be LiveKit's own, so the answer is one LiveKit sends again
+    // (a `5xx`; a `4xx` is final to it), never `401` (docs/livekit.md, "LiveKit webhooks").
     let webhooks = LiveKitWebhooks::new(livekit).await.map_err(|err| {
-        tracing::error!(error = %err, "LiveKit webhook not verified");
-        ApiError::Unauthorized
+        tracing::error!(error = %err, "LiveKit webhook not verified: no secret to check it with");
+        ApiError::SecretUnavailable
     })?;
     // The token first: a request LiveKit did not sign is refused before its body is read.
     let signed = webhooks.check_token(authorization).map_err(refused)?;

@@ -85,6 +85,7 @@ pub fn history(size: usize, in_window: usize, now: chrono::DateTime<Utc>) -> Vec
                 dispatches: 0,
                 next_dispatch_at: None,
                 agents: Vec::new(),
+                host_check_at: None,
                 host_lost_at: None,
                 reconnect_until: None,
                 revision: 0,

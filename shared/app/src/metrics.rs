@@ -59,6 +59,12 @@ pub enum Metric {
     HostDrops,
     /// An agent joined within a reconnect window: the stream went on.
     HostReconnects,
+    /// A room read back from LiveKit for its host (docs/livekit.md, "Read-backs").
+    HostReadbacks,
+    /// A read-back LiveKit refused or did not answer: it changed nothing.
+    HostReadbackFailures,
+    /// A second host removed from a room that had one.
+    SecondHostsRemoved,
     /// A reconnect window lapsed with no agent back: the stream ended `host_lost`.
     ReconnectLapses,
     /// A delivery queue message that could not be read, moved to the dead-letter queue as it
@@ -93,7 +99,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 31] = [
+    pub const ALL: [Metric; 34] = [
         Metric::DeliveriesSucceeded,
         Metric::DeliveriesFailed,
         Metric::DeliveriesDeadLettered,
@@ -111,6 +117,9 @@ impl Metric {
         Metric::DispatchRetryFailures,
         Metric::HostDrops,
         Metric::HostReconnects,
+        Metric::HostReadbacks,
+        Metric::HostReadbackFailures,
+        Metric::SecondHostsRemoved,
         Metric::ReconnectLapses,
         Metric::UnreadableDeliveryMessages,
         Metric::UndecodableLiveKitEvents,
@@ -146,6 +155,9 @@ impl Metric {
             Metric::DispatchRetryFailures => "DispatchRetryFailures",
             Metric::HostDrops => "HostDrops",
             Metric::HostReconnects => "HostReconnects",
+            Metric::HostReadbacks => "HostReadbacks",
+            Metric::HostReadbackFailures => "HostReadbackFailures",
+            Metric::SecondHostsRemoved => "SecondHostsRemoved",
             Metric::ReconnectLapses => "ReconnectLapses",
             Metric::UnreadableDeliveryMessages => "UnreadableDeliveryMessages",
             Metric::UndecodableLiveKitEvents => "UndecodableLiveKitEvents",

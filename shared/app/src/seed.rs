@@ -153,6 +153,7 @@ impl Seed {
                 dispatches: 0,
                 next_dispatch_at: None,
                 agents: Vec::new(),
+                host_check_at: None,
                 host_lost_at: None,
                 reconnect_until: None,
                 revision: 0,

@@ -54,6 +54,11 @@ pub enum ApiError {
     Db(#[source] StoreError),
     #[error("The stream could not be launched.")]
     LaunchFailed(#[source] RoomError),
+    /// LiveKit's webhook receiver could not read the secret it checks signatures with: a
+    /// backend failure (`db_error`) answered `503`, which LiveKit sends again (docs/livekit.md,
+    /// "LiveKit webhooks").
+    #[error("The signing secret could not be read; send the event again.")]
+    SecretUnavailable,
     /// A clip asked of a recording that is not `ready` (docs/clips.md).
     #[error("The stream's recording is not ready; clips are cut from a ready recording.")]
     RecordingNotReady,
@@ -146,7 +151,7 @@ impl ApiError {
             ApiError::ConcurrencyLimit => ErrorCode::ConcurrencyLimit,
             ApiError::IdempotencyKeyInUse => ErrorCode::IdempotencyKeyInUse,
             ApiError::IdempotencyKeyMismatch => ErrorCode::IdempotencyKeyMismatch,
-            ApiError::Db(_) => ErrorCode::DbError,
+            ApiError::Db(_) | ApiError::SecretUnavailable => ErrorCode::DbError,
             ApiError::LaunchFailed(_) => ErrorCode::LaunchFailed,
             ApiError::RecordingNotReady => ErrorCode::RecordingNotReady,
             ApiError::RequestLineTooLong(_)
@@ -174,6 +179,7 @@ impl ApiError {
             ApiError::IdempotencyKeyMismatch => 422,
             ApiError::Db(_) => 500,
             ApiError::LaunchFailed(_) => 502,
+            ApiError::SecretUnavailable => 503,
         }
     }
 

@@ -10,29 +10,30 @@ use super::stream::{Stream, StreamStatus, Transition};
 /// Most dispatches of the agent while `preparing`, the launch's and failed ones included.
 pub const MAX_PREPARING_DISPATCHES: u32 = 3;
 
-/// What an agent leaving the room means, by LiveKit's `disconnect_reason`.
+/// What the host leaving the room means (docs/lifecycle.md, "Disconnect reasons"). An agent
+/// that crashes in its code, or whose worker is drained, leaves with `CLIENT_INITIATED` just
+/// as one that finished does, so only the host's own word ends the show: its `lsh.finished`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Departure {
-    /// It left on purpose (or said nothing): the stream ends, `host_left`.
+    /// It said it finished, or someone other than the service removed it: the stream ends,
+    /// `host_left`.
     Left,
     /// The room was deleted or closed: the stream ends, `room_finished`.
     RoomClosed,
-    /// Another agent with its identity took its place: nothing changes.
-    Replaced,
-    /// It dropped (crash, lost connection, server restart): the reconnect window opens.
+    /// Anything else (a crash, a drain, a lost connection, a replaced identity): the
+    /// reconnect window opens.
     Dropped,
 }
 
 impl Departure {
-    /// The protojson name of LiveKit's `DisconnectReason` (absent when LiveKit sent none).
-    pub fn from_disconnect_reason(reason: Option<&str>) -> Self {
+    /// From the protojson name of LiveKit's `DisconnectReason` (absent when LiveKit sent none)
+    /// and whether the host set `lsh.finished`.
+    pub fn of(reason: Option<&str>, finished: bool) -> Self {
         match reason {
-            None | Some("" | "UNKNOWN_REASON" | "CLIENT_INITIATED" | "PARTICIPANT_REMOVED") => {
-                Departure::Left
-            }
+            _ if finished => Departure::Left,
             Some("ROOM_DELETED" | "ROOM_CLOSED") => Departure::RoomClosed,
-            Some("DUPLICATE_IDENTITY") => Departure::Replaced,
-            Some(_) => Departure::Dropped,
+            Some("PARTICIPANT_REMOVED") => Departure::Left,
+            _ => Departure::Dropped,
         }
     }
 }
@@ -46,6 +47,9 @@ pub enum Due {
     WindowLapse,
     /// The agent is to be dispatched again.
     Dispatch,
+    /// The host's presence is to be read back from the provider (docs/livekit.md,
+    /// "Read-backs").
+    HostCheck,
     /// A start of the stream's egress is owed (docs/destinations.md, "Going live").
     EgressStart,
     /// Its egresses are to be read back from LiveKit (docs/destinations.md, "Lost, late and
@@ -70,6 +74,7 @@ impl Stream {
         [
             self.deadline,
             self.next_dispatch_at,
+            self.host_check_at,
             self.reconnect_until,
             egress_due,
             check,
@@ -102,16 +107,25 @@ impl Stream {
         if self.next_dispatch_at.is_some_and(|t| t <= now) {
             return Some(Due::Dispatch);
         }
+        if self.host_check_at.is_some_and(|t| t <= now) {
+            return Some(Due::HostCheck);
+        }
         if self.status == StreamStatus::Live && self.egress.due_at.is_some_and(|t| t <= now) {
             return Some(Due::EgressStart);
         }
         check
     }
 
-    /// The first dispatch retry of a new live-key stream, `retry` after its launch's dispatch.
-    pub fn with_launch_dispatch(mut self, retry: std::time::Duration) -> Stream {
+    /// The first dispatch retry of a new live-key stream, `retry` after its launch's dispatch,
+    /// and the read-back of its host `check` after it.
+    pub fn with_launch_dispatch(
+        mut self,
+        retry: std::time::Duration,
+        check: std::time::Duration,
+    ) -> Stream {
         self.dispatches = 1;
         self.next_dispatch_at = self.retry_at(self.created_at, retry);
+        self.host_check_at = self.retry_at(self.created_at, check);
         self
     }
 
@@ -122,6 +136,7 @@ impl Stream {
         &self,
         now: DateTime<Utc>,
         retry: std::time::Duration,
+        check: std::time::Duration,
     ) -> Option<Stream> {
         if self.due(now) != Some(Due::Dispatch) {
             return None;
@@ -138,7 +153,25 @@ impl Stream {
             StreamStatus::Live => self.retry_at(now, retry),
             _ => None,
         };
+        // A host that joins without its join reaching us is read back.
+        next.host_check_at = Some(now + chrono::TimeDelta::from_std(check).ok()?);
         Some(next)
+    }
+
+    /// The stream with its host's read-back at `now` claimed: the next one `next` after it,
+    /// so that racing sweeps read LiveKit once. `None` when none is due.
+    pub fn with_host_check_claimed(
+        &self,
+        now: DateTime<Utc>,
+        next: std::time::Duration,
+    ) -> Option<Stream> {
+        if self.due(now) != Some(Due::HostCheck) {
+            return None;
+        }
+        let mut claimed = self.clone();
+        claimed.revision += 1;
+        claimed.host_check_at = Some(now + chrono::TimeDelta::from_std(next).ok()?);
+        Some(claimed)
     }
 
     /// `retry` after `at`, while that is before whatever ends the retries: the preparing
@@ -153,20 +186,28 @@ impl Stream {
         until.is_none_or(|until| due < until).then_some(due)
     }
 
-    /// Whether an agent other than `participant` is in the room.
+    /// Whether a host other than `participant` is in the room.
     pub fn other_agent_present(&self, participant: &str) -> bool {
         self.agents.iter().any(|agent| agent != participant)
     }
 
-    /// The live stream with `participant` in the room; an agent joining during a reconnect
-    /// window closes it (the stream goes on as it was). `None` when nothing changes.
-    pub fn with_agent_joined(&self, participant: &str) -> Option<Stream> {
-        if self.status != StreamStatus::Live {
+    /// The live stream with host `participant` in the room, its next read-back `check` from
+    /// `now`; a host joining during a reconnect window closes it (the stream goes on as it
+    /// was). `None` when nothing changes, or when another host is in the room already: that
+    /// one stays the host (docs/livekit.md, "One host").
+    pub fn with_agent_joined(
+        &self,
+        participant: &str,
+        now: DateTime<Utc>,
+        check: std::time::Duration,
+    ) -> Option<Stream> {
+        if self.status != StreamStatus::Live || self.other_agent_present(participant) {
             return None;
         }
         let mut next = self.clone();
-        if !next.agents.iter().any(|agent| agent == participant) {
+        if next.agents.is_empty() {
             next.agents.push(participant.to_owned());
+            next.host_check_at = Some(now + chrono::TimeDelta::from_std(check).ok()?);
         }
         if next.host_lost_at.is_some() {
             next.host_lost_at = None;
@@ -209,7 +250,9 @@ impl Stream {
             .min(now)
             .max(self.started_at.unwrap_or(self.created_at));
         let mut next = self.clone();
-        next.agents.retain(|agent| agent != participant);
+        // The one host is gone (`participant` is empty when a read-back found none).
+        next.agents
+            .retain(|agent| agent != participant && !participant.is_empty());
         next.host_lost_at = Some(dropped_at);
         next.reconnect_until = Some(dropped_at + chrono::TimeDelta::from_std(window).ok()?);
         next.next_dispatch_at = Some(now);
@@ -225,18 +268,29 @@ mod tests {
     use std::time::Duration;
 
     const MINUTE: Duration = Duration::from_secs(60);
+    const CHECK: Duration = Duration::from_secs(20);
 
     #[test]
-    fn disconnect_reasons_map_as_documented() {
+    fn departures_map_as_documented() {
         use Departure::*;
+        for reason in [
+            None,
+            Some("CLIENT_INITIATED"),
+            Some("ROOM_DELETED"),
+            Some("CONNECTION_TIMEOUT"),
+            Some("PARTICIPANT_REMOVED"),
+        ] {
+            assert_eq!(Departure::of(reason, true), Left, "finished, {reason:?}");
+        }
         for (reason, departure) in [
-            (None, Left),
-            (Some("UNKNOWN_REASON"), Left),
-            (Some("CLIENT_INITIATED"), Left),
-            (Some("PARTICIPANT_REMOVED"), Left),
             (Some("ROOM_DELETED"), RoomClosed),
             (Some("ROOM_CLOSED"), RoomClosed),
-            (Some("DUPLICATE_IDENTITY"), Replaced),
+            (Some("PARTICIPANT_REMOVED"), Left),
+            // A crash in the agent's code or a drained worker reads as a finish would.
+            (None, Dropped),
+            (Some("UNKNOWN_REASON"), Dropped),
+            (Some("CLIENT_INITIATED"), Dropped),
+            (Some("DUPLICATE_IDENTITY"), Dropped),
             (Some("CONNECTION_TIMEOUT"), Dropped),
             (Some("SIGNAL_CLOSE"), Dropped),
             (Some("SERVER_SHUTDOWN"), Dropped),
@@ -246,11 +300,7 @@ mod tests {
             (Some("JOIN_FAILURE"), Dropped),
             (Some("AGENT_ERROR"), Dropped),
         ] {
-            assert_eq!(
-                Departure::from_disconnect_reason(reason),
-                departure,
-                "{reason:?}"
-            );
+            assert_eq!(Departure::of(reason, false), departure, "{reason:?}");
         }
     }
 
@@ -258,23 +308,41 @@ mod tests {
     fn preparing_dispatches_stop_at_three_and_before_the_timeout() {
         let mut s = stream(StreamStatus::Preparing);
         s.deadline = Some(s.created_at + chrono::TimeDelta::minutes(5));
-        let s = s.with_launch_dispatch(MINUTE);
+        let s = s.with_launch_dispatch(MINUTE, CHECK);
         let first = s.next_dispatch_at.unwrap();
         assert_eq!(first, s.created_at + chrono::TimeDelta::minutes(1));
         assert_eq!(
-            s.with_dispatch_claimed(first - chrono::TimeDelta::seconds(1), MINUTE),
+            s.with_dispatch_claimed(first - chrono::TimeDelta::seconds(1), MINUTE, CHECK),
             None
         );
-        let second = s.with_dispatch_claimed(first, MINUTE).unwrap();
+        let second = s.with_dispatch_claimed(first, MINUTE, CHECK).unwrap();
         assert_eq!((second.dispatches, second.revision), (2, s.revision + 1));
         let at = second.next_dispatch_at.unwrap();
-        let third = second.with_dispatch_claimed(at, MINUTE).unwrap();
+        let third = second.with_dispatch_claimed(at, MINUTE, CHECK).unwrap();
         assert_eq!((third.dispatches, third.next_dispatch_at), (3, None));
-        assert_eq!(third.next_due(), third.deadline);
+        assert_eq!(
+            third.host_check_at,
+            Some(at + chrono::TimeDelta::seconds(20)),
+            "each dispatch is read back"
+        );
+        assert_eq!(
+            third.due(at + chrono::TimeDelta::seconds(20)),
+            Some(Due::HostCheck)
+        );
+        let checked = third
+            .with_host_check_claimed(at + chrono::TimeDelta::seconds(20), MINUTE)
+            .unwrap();
+        assert_eq!(
+            checked.host_check_at,
+            Some(at + chrono::TimeDelta::seconds(80))
+        );
         // A retry that would fall at or after the timeout is never due.
         let mut late = stream(StreamStatus::Preparing);
         late.deadline = Some(late.created_at + chrono::TimeDelta::seconds(60));
-        assert_eq!(late.with_launch_dispatch(MINUTE).next_dispatch_at, None);
+        assert_eq!(
+            late.with_launch_dispatch(MINUTE, CHECK).next_dispatch_at,
+            None
+        );
     }
 
     #[test]
@@ -295,13 +363,17 @@ mod tests {
             "dispatched again at once"
         );
         assert_eq!(open.with_window_opened("PA_1", dropped, MINUTE, now), None);
-        let claimed = open.with_dispatch_claimed(now, MINUTE).unwrap();
+        let claimed = open.with_dispatch_claimed(now, MINUTE, CHECK).unwrap();
         assert_eq!(
             claimed.next_dispatch_at, None,
             "the next retry is past the window"
         );
         let lapse = dropped + chrono::TimeDelta::minutes(1);
-        assert_eq!(claimed.next_due(), Some(lapse));
+        assert_eq!(
+            claimed.next_due(),
+            Some(now + chrono::TimeDelta::seconds(20)),
+            "the window's dispatch is read back"
+        );
         assert_eq!(claimed.due(lapse), Some(Due::WindowLapse));
         // A sweep late past both the lapse and the duration end: the lapse came first.
         let late = s.deadline.unwrap() + chrono::TimeDelta::minutes(1);
@@ -314,10 +386,15 @@ mod tests {
             Some(Due::Deadline(Transition::DurationElapsed))
         );
         // Back within the window: it goes on as it was.
-        let back = claimed.with_agent_joined("PA_2").unwrap();
+        let back = claimed.with_agent_joined("PA_2", now, CHECK).unwrap();
         assert_eq!((back.host_lost_at, back.reconnect_until), (None, None));
         assert_eq!(back.agents, ["PA_2"]);
-        assert_eq!(back.next_due(), s.deadline);
+        assert_eq!(back.next_due(), Some(now + chrono::TimeDelta::seconds(20)));
+        assert_eq!(
+            back.with_agent_joined("PA_3", now, CHECK),
+            None,
+            "a second host is never the host"
+        );
         // Any end during a window is as of the drop.
         let mut ended = claimed.clone();
         assert!(ended.apply(Transition::EndRequested, lapse));

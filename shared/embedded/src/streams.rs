@@ -155,6 +155,7 @@ impl StreamStore for EmbeddedStore {
         stored.agents = updated.agents.clone();
         stored.dispatches = updated.dispatches;
         stored.next_dispatch_at = updated.next_dispatch_at;
+        stored.host_check_at = updated.host_check_at;
         stored.host_lost_at = updated.host_lost_at;
         stored.reconnect_until = updated.reconnect_until;
         stored.destinations = updated.destinations.clone();

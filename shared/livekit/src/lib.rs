@@ -12,17 +12,22 @@ use livekit_api::services::LiveKitApi;
 use livekit_api::services::egress::{
     EgressListFilter, EgressListOptions, EgressOutput, RoomCompositeOptions,
 };
-use livekit_api::services::room::CreateRoomOptions;
 use livekit_api::services::{ServerError, ServerErrorCode, ServiceError};
 use livekit_protocol as proto;
 use sha2::{Digest, Sha256};
 
 use hosting_domain::destination::{redact_stream_key, redacted_output_url};
 use hosting_domain::error::RoomError;
-use hosting_domain::ports::{EgressError, EgressReport, ProviderEvent, RoomProvider, ViewerAccess};
+use hosting_domain::ports::{
+    EgressError, EgressReport, EgressService, ProviderEvent, RoomPresence, RoomProvider,
+    RoomService, ViewerAccess,
+};
 use hosting_support::config::{LiveKitConfig, RecordingsConfig, SecretUnavailable};
 
+mod host;
 mod webhook_event;
+
+pub use host::{AGENT_NAME_ATTRIBUTE, FINISHED_ATTRIBUTE, ON_BEHALF_ATTRIBUTE};
 
 pub use webhook_event::Undecodable;
 
@@ -43,6 +48,9 @@ pub struct LiveKitRooms {
     /// requests a function serves never call LiveKit. One client serves rooms and dispatch, so
     /// they share one connection pool.
     api: tokio::sync::OnceCell<LiveKitApi>,
+    /// For the one call the SDK cannot make (`CreateRoom` with the host's dispatch); built on
+    /// its first use, as `api` is.
+    http: std::sync::OnceLock<reqwest::Client>,
     config: LiveKitConfig,
     ws_url: String,
     recordings: RecordingsConfig,
@@ -52,6 +60,7 @@ impl LiveKitRooms {
     pub fn new(config: &LiveKitConfig, recordings: &RecordingsConfig) -> Self {
         Self {
             api: tokio::sync::OnceCell::new(),
+            http: std::sync::OnceLock::new(),
             config: config.clone(),
             ws_url: websocket_url(&config.url),
             recordings: recordings.clone(),
@@ -126,36 +135,111 @@ fn room_error(step: &str) -> impl FnOnce(livekit_api::services::ServiceError) ->
 }
 
 #[async_trait]
-impl RoomProvider for LiveKitRooms {
-    async fn create_room(&self, room_name: &str, keep_open: Duration) -> Result<(), RoomError> {
-        let options = CreateRoomOptions {
+impl RoomService for LiveKitRooms {
+    async fn create_room(
+        &self,
+        room_name: &str,
+        keep_open: Duration,
+        host_metadata: &str,
+    ) -> Result<(), RoomError> {
+        let keep_open = u32::try_from(keep_open.as_secs()).unwrap_or(u32::MAX);
+        let request = proto::CreateRoomRequest {
+            name: room_name.to_owned(),
             // An empty (or agent-only) room stays open for the whole stream.
-            empty_timeout: u32::try_from(keep_open.as_secs()).unwrap_or(u32::MAX),
-            departure_timeout: u32::try_from(keep_open.as_secs()).unwrap_or(u32::MAX),
+            empty_timeout: keep_open,
+            departure_timeout: keep_open,
+            // The host's dispatch is the room's own: LiveKit then makes no automatic dispatch
+            // (which would bring any automatic agent of the project).
+            agents: vec![host::room_dispatch(&self.config.agent_name, host_metadata)],
             ..Default::default()
         };
-        self.api()
-            .await?
-            .room()
-            .create_room(room_name, options)
-            .await
-            .map(drop)
-            .map_err(room_error("CreateRoom"))
+        let secret = self.config.api_secret.get().await.map_err(secret_error)?;
+        let http = self.http.get_or_init(reqwest::Client::new);
+        host::create_room_with_host(
+            http,
+            &self.config.url,
+            &self.config.api_key,
+            &secret,
+            request,
+        )
+        .await
     }
 
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError> {
+        let dispatch = host::room_dispatch(&self.config.agent_name, metadata);
         self.api()
             .await?
             .agent_dispatch()
             .create_dispatch(proto::CreateAgentDispatchRequest {
-                agent_name: self.config.agent_name.clone(),
+                agent_name: dispatch.agent_name,
                 room: room_name.to_owned(),
-                metadata: metadata.to_owned(),
+                metadata: dispatch.metadata,
+                restart_policy: dispatch.restart_policy,
                 ..Default::default()
             })
             .await
             .map(drop)
             .map_err(room_error("CreateDispatch"))
+    }
+
+    async fn room_presence(&self, room_name: &str) -> Result<Option<RoomPresence>, RoomError> {
+        let api = self.api().await?;
+        let rooms = api
+            .room()
+            .list_rooms(vec![room_name.to_owned()])
+            .await
+            .map_err(room_error("ListRooms"))?;
+        let Some(room) = rooms.into_iter().find(|room| room.name == room_name) else {
+            return Ok(None);
+        };
+        match api.room().list_participants(room_name).await {
+            Ok(participants) => Ok(Some(host::presence(
+                &room,
+                participants,
+                &self.config.agent_name,
+            ))),
+            // Closed between the two reads.
+            Err(err) if host::not_found(&err) => Ok(None),
+            Err(err) => Err(room_error("ListParticipants")(err)),
+        }
+    }
+
+    async fn delete_dispatches(&self, room_name: &str) -> Result<(), RoomError> {
+        let api = self.api().await?;
+        let dispatches = match api.agent_dispatch().list_dispatch(room_name).await {
+            Ok(dispatches) => dispatches,
+            Err(err) if host::not_found(&err) => return Ok(()),
+            Err(err) => return Err(room_error("ListDispatch")(err)),
+        };
+        for dispatch in dispatches
+            .into_iter()
+            .filter(|d| d.agent_name == self.config.agent_name)
+        {
+            match api
+                .agent_dispatch()
+                .delete_dispatch(&dispatch.id, room_name)
+                .await
+            {
+                Ok(_) => {}
+                Err(err) if host::not_found(&err) => {}
+                Err(err) => return Err(room_error("DeleteDispatch")(err)),
+            }
+        }
+        Ok(())
+    }
+
+    async fn remove_participant(&self, room_name: &str, identity: &str) -> Result<(), RoomError> {
+        match self
+            .api()
+            .await?
+            .room()
+            .remove_participant(room_name, identity)
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(err) if host::not_found(&err) => Ok(()),
+            Err(err) => Err(room_error("RemoveParticipant")(err)),
+        }
     }
 
     async fn viewer_access(
@@ -197,7 +281,10 @@ impl RoomProvider for LiveKitRooms {
             Err(err) => Err(room_error("DeleteRoom")(err)),
         }
     }
+}
 
+#[async_trait]
+impl EgressService for LiveKitRooms {
     async fn start_egress(
         &self,
         room_name: &str,
@@ -382,6 +469,8 @@ fn egress_error(step: &str, err: ServiceError, urls: &[String]) -> EgressError {
 /// body; the body must then hash to the claim ([`SignedBody::read`]).
 pub struct LiveKitWebhooks {
     verifier: TokenVerifier,
+    webhook_verifier: Option<TokenVerifier>,
+    agent_name: String,
 }
 
 /// Why a webhook request is refused.
@@ -398,27 +487,44 @@ pub enum WebhookRefusal {
 /// A token that checked out, waiting for the body it signs.
 pub struct SignedBody {
     sha256: Vec<u8>,
+    agent_name: String,
 }
 
 impl LiveKitWebhooks {
     /// Waits for the secret if it is still being read.
     pub async fn new(config: &LiveKitConfig) -> Result<Self, SecretUnavailable> {
         let secret = config.api_secret.get().await?;
+        let webhook_verifier = match &config.webhook_key {
+            Some(key) => Some(TokenVerifier::with_api_key(
+                &key.api_key,
+                &key.api_secret.get().await?,
+            )),
+            None => None,
+        };
         Ok(Self {
             verifier: TokenVerifier::with_api_key(&config.api_key, &secret),
+            webhook_verifier,
+            agent_name: config.agent_name.clone(),
         })
     }
 
-    /// Checks the token's signature and expiry, and takes the body hash it claims.
+    /// Checks the token's signature and expiry, and takes the body hash it claims. A token of
+    /// the webhook key, when one is configured, is as good as one of the API key.
     pub fn check_token(&self, authorization: &str) -> Result<SignedBody, WebhookRefusal> {
-        let claims = self
-            .verifier
-            .verify(authorization.trim())
-            .map_err(|err| WebhookRefusal::Unsigned(err.to_string()))?;
+        let token = authorization.trim();
+        let claims = match (self.verifier.verify(token), &self.webhook_verifier) {
+            (Ok(claims), _) => Ok(claims),
+            (Err(_), Some(webhook_verifier)) => webhook_verifier.verify(token),
+            (Err(err), None) => Err(err),
+        }
+        .map_err(|err| WebhookRefusal::Unsigned(err.to_string()))?;
         let sha256 = STANDARD
             .decode(claims.sha256)
             .map_err(|_| WebhookRefusal::Unsigned("the body hash claim is not base64".into()))?;
-        Ok(SignedBody { sha256 })
+        Ok(SignedBody {
+            sha256,
+            agent_name: self.agent_name.clone(),
+        })
     }
 }
 
@@ -430,7 +536,7 @@ impl SignedBody {
                 "the token signs another body".into(),
             ));
         }
-        Ok(webhook_event::read_event(body)?)
+        Ok(webhook_event::read_event(body, &self.agent_name)?)
     }
 }
 

@@ -175,6 +175,12 @@ struct RoomBody {
 #[serde(rename_all = "camelCase", default)]
 struct ParticipantBody {
     sid: String,
+    identity: String,
+    /// Unix seconds and milliseconds; protojson writes an `int64` as a string.
+    joined_at: Value,
+    joined_at_ms: Value,
+    /// `lk.agent_name`, `lk.publish_on_behalf`, `lsh.finished`, ...
+    attributes: std::collections::HashMap<String, String>,
     /// `"AGENT"`, `4`, or absent for a standard participant.
     kind: Value,
     /// `"CLIENT_INITIATED"`, `1`, or absent.
@@ -246,15 +252,22 @@ fn created_at(value: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
         .flatten()
 }
 
-/// The event in a body whose signature was checked.
-pub fn read_event(body: &[u8]) -> Result<ProviderEvent, Undecodable> {
+/// The event in a body whose signature was checked; the host is the agent of `agent_name`
+/// that acts for no one else.
+pub fn read_event(body: &[u8], agent_name: &str) -> Result<ProviderEvent, Undecodable> {
     let event: EventBody =
         serde_json::from_slice(body).map_err(|err| Undecodable(err.to_string()))?;
     let who = event.participant.as_ref().map(|p| who(&p.kind));
+    let host = event
+        .participant
+        .as_ref()
+        .is_some_and(|p| crate::host::is_host(&p.attributes, agent_name));
     let kind = match (event.event.as_str(), who) {
-        ("participant_joined", Some(Who::Agent)) => ProviderEventKind::AgentJoined,
+        ("participant_joined", Some(Who::Agent)) if host => ProviderEventKind::AgentJoined,
+        ("participant_left", Some(Who::Agent)) if host => ProviderEventKind::AgentLeft,
+        ("participant_joined", Some(Who::Agent)) => ProviderEventKind::OtherAgentJoined,
+        ("participant_left", Some(Who::Agent)) => ProviderEventKind::OtherAgentLeft,
         ("participant_joined", Some(Who::Viewer)) => ProviderEventKind::ViewerJoined,
-        ("participant_left", Some(Who::Agent)) => ProviderEventKind::AgentLeft,
         ("participant_left", Some(Who::Viewer)) => ProviderEventKind::ViewerLeft,
         ("participant_joined", Some(Who::Unknown)) => ProviderEventKind::UnknownParticipantJoined,
         ("participant_joined" | "participant_left", Some(Who::Egress)) => {
@@ -283,6 +296,14 @@ pub fn read_event(body: &[u8]) -> Result<ProviderEvent, Undecodable> {
             .unwrap_or_default(),
         kind,
         participant: participant.map(|p| p.sid.clone()).unwrap_or_default(),
+        identity: participant.map(|p| p.identity.clone()).unwrap_or_default(),
+        finished: participant.is_some_and(|p| crate::host::said_finished(&p.attributes)),
+        joined_at: participant.and_then(|p| {
+            crate::host::joined_at(
+                int64(&p.joined_at_ms).unwrap_or(0),
+                int64(&p.joined_at).unwrap_or(0),
+            )
+        }),
         disconnect_reason: participant.and_then(|p| disconnect_reason(&p.disconnect_reason)),
         created_at: created_at(&event.created_at),
         egress: (kind == ProviderEventKind::Egress)
@@ -298,7 +319,7 @@ mod tests {
     use serde_json::json;
 
     fn read(body: Value) -> ProviderEvent {
-        read_event(body.to_string().as_bytes()).expect("an event")
+        read_event(body.to_string().as_bytes(), "stream-host").expect("an event")
     }
 
     fn left(participant: Value) -> ProviderEvent {
@@ -361,17 +382,50 @@ mod tests {
         }
     }
 
+    /// The host's attributes, as LiveKit's agents framework sets them.
+    const HOST: &str = "stream-host";
+
+    #[test]
+    fn only_the_agent_of_the_configured_name_is_the_host() {
+        let host = json!({"sid": "PA_1", "identity": "agent-AJ_x", "kind": "AGENT",
+            "joinedAt": "1700000000", "joinedAtMs": "1700000000250",
+            "attributes": {"lk.agent_name": HOST, "lsh.finished": "true"}});
+        let event = left(host);
+        assert_eq!(event.kind, ProviderEventKind::AgentLeft);
+        assert_eq!(event.identity, "agent-AJ_x");
+        assert!(event.finished);
+        assert_eq!(
+            event.joined_at.unwrap().timestamp_millis(),
+            1_700_000_000_250
+        );
+        for attributes in [
+            json!({}),
+            json!({"lk.agent_name": "another"}),
+            json!({"lk.agent_name": HOST, "lk.publish_on_behalf": "agent-AJ_x"}),
+        ] {
+            let other = left(json!({"sid": "PA_2", "kind": "AGENT", "attributes": attributes}));
+            assert_eq!(
+                other.kind,
+                ProviderEventKind::OtherAgentLeft,
+                "{attributes}"
+            );
+            assert!(!other.finished);
+        }
+    }
+
     #[test]
     fn known_values_read_as_the_sdk_names_them() {
-        let event =
-            left(json!({"sid": "PA_1", "kind": "AGENT", "disconnectReason": "CLIENT_INITIATED"}));
+        let host = json!({"lk.agent_name": HOST});
+        let event = left(json!({"sid": "PA_1", "kind": "AGENT", "attributes": host,
+            "disconnectReason": "CLIENT_INITIATED"}));
         assert_eq!(event.kind, ProviderEventKind::AgentLeft);
         assert_eq!(event.disconnect_reason.as_deref(), Some("CLIENT_INITIATED"));
         assert_eq!(event.participant, "PA_1");
         assert_eq!(event.room_name, "stream-x");
         assert_eq!(event.created_at.unwrap().timestamp(), 1_700_000_000);
         // As numbers, as protojson may also write them.
-        let event = left(json!({"sid": "PA_1", "kind": 4, "disconnectReason": 1}));
+        let event =
+            left(json!({"sid": "PA_1", "kind": 4, "attributes": host, "disconnectReason": 1}));
         assert_eq!(event.kind, ProviderEventKind::AgentLeft);
         assert_eq!(event.disconnect_reason.as_deref(), Some("CLIENT_INITIATED"));
         // No kind: a standard participant, a viewer; no reason, or the unknown one: none.
@@ -422,7 +476,7 @@ mod tests {
             br#"{"room": {"name": 1}}"#,
         ] {
             assert!(
-                read_event(body).is_err(),
+                read_event(body, "stream-host").is_err(),
                 "{}",
                 String::from_utf8_lossy(body)
             );

@@ -1,11 +1,7 @@
 //! Configuration from the environment (docs/configuration.md, "Environment variables"), read and
 //! validated once at start-up. The same variable names hold in Lambda, the local server and tests.
 
-use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
-
-use tokio::sync::watch;
 
 /// The streams function's timeout: `StreamsFunction`'s `Timeout` in template.yaml (a test
 /// reads both). A start must answer inside it, or the client gets the gateway's bare 5xx.
@@ -22,88 +18,6 @@ pub enum StoreKind {
     /// `STORE=embedded`: every backend inside the process (`hosting-embedded`).
     Embedded,
     DynamoDb,
-}
-
-#[derive(Clone, PartialEq, Eq)]
-pub struct LiveKitConfig {
-    /// As configured; `ws_url` is derived from it.
-    pub url: String,
-    pub api_key: String,
-    pub api_secret: ApiSecret,
-    pub agent_name: String,
-    /// `EGRESS_LAYOUT`: the room-composite layout destinations are pushed with.
-    pub egress_layout: String,
-}
-
-/// The LiveKit API secret: known from the start (the local server, tests), or still being read
-/// while the instance already serves (in Lambda, from SSM). What signs or verifies with it
-/// waits for it; nothing else does.
-#[derive(Clone)]
-pub struct ApiSecret(watch::Receiver<Option<Arc<str>>>);
-
-/// Delivers a pending [`ApiSecret`] to everything waiting for it.
-pub struct SecretArrival(watch::Sender<Option<Arc<str>>>);
-
-/// The secret will never come: its read gave up (the instance stops then, see
-/// docs/configuration.md).
-#[derive(Debug, thiserror::Error)]
-#[error("the LiveKit API secret could not be read")]
-pub struct SecretUnavailable;
-
-impl ApiSecret {
-    pub fn known(secret: impl Into<Arc<str>>) -> Self {
-        let (_, receiver) = watch::channel(Some(secret.into()));
-        Self(receiver)
-    }
-
-    /// A secret to be delivered through the returned [`SecretArrival`].
-    pub fn pending() -> (SecretArrival, Self) {
-        let (sender, receiver) = watch::channel(None);
-        (SecretArrival(sender), Self(receiver))
-    }
-
-    /// The secret, once it is known.
-    pub async fn get(&self) -> Result<Arc<str>, SecretUnavailable> {
-        let mut receiver = self.0.clone();
-        let known = receiver
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| SecretUnavailable)?;
-        known.clone().ok_or(SecretUnavailable)
-    }
-}
-
-impl SecretArrival {
-    pub fn deliver(self, secret: impl Into<Arc<str>>) {
-        self.0.send_replace(Some(secret.into()));
-    }
-}
-
-impl PartialEq for ApiSecret {
-    fn eq(&self, other: &Self) -> bool {
-        *self.0.borrow() == *other.0.borrow()
-    }
-}
-
-impl Eq for ApiSecret {}
-
-impl fmt::Debug for ApiSecret {
-    // The secret never reaches a log line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl fmt::Debug for LiveKitConfig {
-    // The secret never reaches a log line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LiveKitConfig")
-            .field("url", &self.url)
-            .field("api_key", &self.api_key)
-            .field("api_secret", &"<redacted>")
-            .field("agent_name", &self.agent_name)
-            .finish()
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -131,6 +45,11 @@ pub struct Config {
     pub dispatch_retry: Duration,
     /// How long a live stream whose agent dropped waits for an agent to join again.
     pub reconnect_window: Duration,
+    /// `HOST_READBACK_SECS`: how long after a dispatch without a join the room is read back
+    /// for its host (docs/livekit.md, "Read-backs").
+    pub host_readback: Duration,
+    /// `HOST_READBACK_INTERVAL_SECS`: how often, at most, a live stream's room is read back.
+    pub host_readback_interval: Duration,
     /// `EGRESS_START_RETRY_SECS`: how long an egress start is retried before its destinations
     /// fail with `egress_unavailable`.
     pub egress_start_retry: Duration,
@@ -170,6 +89,9 @@ pub const MAX_CLIP_MAX_SECONDS: u32 = 3600;
 
 mod lambda;
 pub use lambda::*;
+
+mod livekit;
+pub use livekit::*;
 
 mod recordings;
 pub use recordings::*;
@@ -259,6 +181,7 @@ impl Config {
                     egress_layout: get("EGRESS_LAYOUT")
                         .filter(|layout| !layout.trim().is_empty())
                         .unwrap_or_else(|| DEFAULT_EGRESS_LAYOUT.to_owned()),
+                    webhook_key: webhook_key(&get)?,
                 })
             }
         };
@@ -276,6 +199,8 @@ impl Config {
         let sweep_interval = secs("SWEEP_INTERVAL_SECS", "60")?;
         let dispatch_retry = secs("DISPATCH_RETRY_SECS", "60")?;
         let reconnect_window = secs("RECONNECT_WINDOW_SECS", "60")?;
+        let host_readback = secs("HOST_READBACK_SECS", "20")?;
+        let host_readback_interval = secs("HOST_READBACK_INTERVAL_SECS", "120")?;
         let egress_start_retry = secs("EGRESS_START_RETRY_SECS", "120")?;
         let egress_reconcile = secs("EGRESS_RECONCILE_SECS", "60")?;
         for (variable, value) in [
@@ -284,6 +209,8 @@ impl Config {
             ("SWEEP_INTERVAL_SECS", sweep_interval),
             ("DISPATCH_RETRY_SECS", dispatch_retry),
             ("RECONNECT_WINDOW_SECS", reconnect_window),
+            ("HOST_READBACK_SECS", host_readback),
+            ("HOST_READBACK_INTERVAL_SECS", host_readback_interval),
             ("EGRESS_START_RETRY_SECS", egress_start_retry),
         ] {
             if value.is_zero() {
@@ -392,6 +319,8 @@ impl Config {
             livekit,
             preparing_timeout,
             dispatch_retry,
+            host_readback,
+            host_readback_interval,
             reconnect_window,
             egress_start_retry,
             egress_reconcile,

@@ -138,6 +138,9 @@ impl TestApp {
         };
         let (timeout, allow_private) = (config.webhook_timeout, config.webhook_allow_private_urls);
         let rooms = hosting_livekit::rooms_from_config(&config);
+        if let (Some(fake), None) = (&livekit, &delivery_dns) {
+            fake.use_clock(clock.clone());
+        }
         let (mut parts, dynamo, store_log, queue_log, key_log) =
             backend::parts_logged(viewer_partitions).await;
         if let Some(bucket) = config
@@ -357,8 +360,17 @@ impl TestApp {
         self.send(request).await
     }
 
-    /// Posts a LiveKit webhook (see [`fake_livekit::signed_webhook`]).
-    pub async fn post_livekit(&self, (body, authorization): &(String, String)) -> Response {
+    /// Posts a LiveKit webhook as a test writes it; what it reports is made so in the fake
+    /// LiveKit's rooms (a read-back then finds what the webhook said).
+    pub async fn post_livekit(&self, signed: &(String, String)) -> Response {
+        if let (Some(fake), Ok(event)) = (&self.livekit, serde_json::from_str::<Value>(&signed.0)) {
+            fake.mirror(&event);
+        }
+        self.post_livekit_as_sent(signed).await
+    }
+
+    /// Posts a LiveKit webhook as it is.
+    async fn post_livekit_as_sent(&self, (body, authorization): &(String, String)) -> Response {
         let request = Request::builder()
             .method("POST")
             .uri("/livekit/webhook")
@@ -366,6 +378,31 @@ impl TestApp {
             .body(Body::from(body.clone()))
             .unwrap();
         self.send(request).await
+    }
+
+    /// LiveKit sends the webhooks the fake LiveKit has waiting, as LiveKit sends them: each at
+    /// most 5 times, again only after a `429` or `5xx` (a `4xx` is final), and those an answer
+    /// makes (a dispatch's agent joining) after them; how many it sent.
+    pub async fn livekit_sends(&self) -> usize {
+        let fake = self.livekit.as_ref().expect("an app built with_livekit");
+        let mut sent = 0;
+        for _ in 0..20 {
+            let events = fake.take_webhooks();
+            if events.is_empty() {
+                break;
+            }
+            for event in events {
+                let signed = fake_livekit::signed_webhook(&event);
+                for _ in 0..5 {
+                    let status = self.post_livekit_as_sent(&signed).await.status.as_u16();
+                    if status != 429 && status < 500 {
+                        break;
+                    }
+                }
+                sent += 1;
+            }
+        }
+        sent
     }
 
     /// Posts a LiveKit event until it is accepted (a 2xx), as LiveKit resends what was not;

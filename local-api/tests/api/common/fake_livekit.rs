@@ -18,7 +18,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use livekit_protocol as proto;
-use prost::Message;
 use serde_json::Value;
 
 pub const API_KEY: &str = "APIfakekey";
@@ -26,7 +25,12 @@ pub const API_SECRET: &str = "fake-secret-0123456789abcdefghijklmnop";
 
 pub const CREATE_ROOM: &str = "livekit.RoomService/CreateRoom";
 pub const DELETE_ROOM: &str = "livekit.RoomService/DeleteRoom";
+pub const LIST_ROOMS: &str = "livekit.RoomService/ListRooms";
+pub const LIST_PARTICIPANTS: &str = "livekit.RoomService/ListParticipants";
+pub const REMOVE_PARTICIPANT: &str = "livekit.RoomService/RemoveParticipant";
 pub const CREATE_DISPATCH: &str = "livekit.AgentDispatchService/CreateDispatch";
+pub const LIST_DISPATCH: &str = "livekit.AgentDispatchService/ListDispatch";
+pub const DELETE_DISPATCH: &str = "livekit.AgentDispatchService/DeleteDispatch";
 pub const START_EGRESS: &str = "livekit.Egress/StartRoomCompositeEgress";
 pub const UPDATE_STREAM: &str = "livekit.Egress/UpdateStream";
 pub const STOP_EGRESS: &str = "livekit.Egress/StopEgress";
@@ -36,7 +40,12 @@ pub const LIST_EGRESS: &str = "livekit.Egress/ListEgress";
 pub enum Call {
     CreateRoom(Box<proto::CreateRoomRequest>),
     DeleteRoom(proto::DeleteRoomRequest),
+    ListRooms(proto::ListRoomsRequest),
+    ListParticipants(proto::ListParticipantsRequest),
+    RemoveParticipant(proto::RoomParticipantIdentity),
     CreateDispatch(proto::CreateAgentDispatchRequest),
+    ListDispatch(proto::ListAgentDispatchRequest),
+    DeleteDispatch(proto::DeleteAgentDispatchRequest),
     StartEgress(Box<proto::RoomCompositeEgressRequest>),
     UpdateStream(proto::UpdateStreamRequest),
     StopEgress(proto::StopEgressRequest),
@@ -51,23 +60,44 @@ pub struct Recorded {
 }
 
 #[derive(Clone, Default)]
-struct Shared {
+pub(super) struct Shared {
     calls: Arc<Mutex<Vec<Recorded>>>,
     failing: Arc<Mutex<HashSet<String>>>,
     /// Methods failing only their next few calls.
     failing_next: Arc<Mutex<HashMap<String, usize>>>,
     hanging: Arc<Mutex<HashSet<String>>>,
+    /// Methods that act, then answer a failure: the answer lost on its way back.
+    losing_answers: Arc<Mutex<HashSet<String>>>,
     /// Methods that answer (and act) only after a while.
     delays: Arc<Mutex<HashMap<String, std::time::Duration>>>,
-    rooms: Arc<Mutex<HashSet<String>>>,
-    egresses: Arc<Mutex<HashMap<String, FakeEgress>>>,
+    rooms: Arc<Mutex<RoomState>>,
+    pub(super) egresses: Arc<Mutex<HashMap<String, FakeEgress>>>,
+    /// The test's clock, when it has one: the times of joins and events.
+    pub(super) clock: Arc<Mutex<Option<hosting_domain::clock::ManualClock>>>,
+}
+
+impl Shared {
+    /// The room state with the fake's clock read.
+    pub(super) fn rooms(&self) -> std::sync::MutexGuard<'_, RoomState> {
+        let now = self
+            .clock
+            .lock()
+            .unwrap()
+            .as_ref()
+            .map_or_else(chrono::Utc::now, |clock| {
+                hosting_domain::clock::Clock::now(clock)
+            });
+        let mut rooms = self.rooms.lock().unwrap();
+        rooms.now_ms = now.timestamp_millis();
+        rooms
+    }
 }
 
 /// A handle on the server; clones share it, and the server stops when the last is dropped.
 #[derive(Clone)]
 pub struct FakeLiveKit {
     pub url: String,
-    shared: Shared,
+    pub(super) shared: Shared,
     _server: Arc<Server>,
 }
 
@@ -86,7 +116,7 @@ impl Drop for Server {
 }
 
 /// The URLs Egress pushes to for `urls`, or its `invalid url` refusal of the whole request.
-fn egress_parsed_urls<'a>(
+pub(super) fn egress_parsed_urls<'a>(
     urls: impl Iterator<Item = &'a String>,
 ) -> Result<Vec<String>, Box<Response>> {
     urls.map(|url| egress_parsed_url(url))
@@ -100,13 +130,17 @@ fn egress_parsed_urls<'a>(
         })
 }
 
-fn twirp_error(status: StatusCode, code: &str, msg: &str) -> Response {
+pub(super) fn twirp_error(status: StatusCode, code: &str, msg: &str) -> Response {
     (
         status,
         [("content-type", "application/json")],
         serde_json::json!({"code": code, "msg": msg}).to_string(),
     )
         .into_response()
+}
+
+pub(super) fn not_found(msg: &str) -> Response {
+    twirp_error(StatusCode::NOT_FOUND, "not_found", msg)
 }
 
 async fn twirp(
@@ -127,91 +161,8 @@ async fn twirp(
     if headers.get("content-type").and_then(|v| v.to_str().ok()) != Some("application/protobuf") {
         return twirp_error(StatusCode::BAD_REQUEST, "malformed", "protobuf only");
     }
-    let (call, reply) = match method.as_str() {
-        CREATE_ROOM => {
-            let req = proto::CreateRoomRequest::decode(body).unwrap();
-            let room = proto::Room {
-                sid: "RM_fake".into(),
-                name: req.name.clone(),
-                empty_timeout: req.empty_timeout,
-                ..Default::default()
-            };
-            (Call::CreateRoom(Box::new(req)), room.encode_to_vec())
-        }
-        DELETE_ROOM => {
-            let req = proto::DeleteRoomRequest::decode(body).unwrap();
-            (
-                Call::DeleteRoom(req),
-                proto::DeleteRoomResponse::default().encode_to_vec(),
-            )
-        }
-        CREATE_DISPATCH => {
-            let req = proto::CreateAgentDispatchRequest::decode(body).unwrap();
-            let dispatch = proto::AgentDispatch {
-                id: "AD_fake".into(),
-                agent_name: req.agent_name.clone(),
-                room: req.room.clone(),
-                metadata: req.metadata.clone(),
-                ..Default::default()
-            };
-            (Call::CreateDispatch(req), dispatch.encode_to_vec())
-        }
-        START_EGRESS => {
-            let req = proto::RoomCompositeEgressRequest::decode(body).unwrap();
-            let id = format!("EG_{}", shared.egresses.lock().unwrap().len() + 1);
-            let info = proto::EgressInfo {
-                egress_id: id,
-                room_name: req.room_name.clone(),
-                status: proto::EgressStatus::EgressStarting as i32,
-                ..Default::default()
-            };
-            (Call::StartEgress(Box::new(req)), info.encode_to_vec())
-        }
-        UPDATE_STREAM => {
-            let req = proto::UpdateStreamRequest::decode(body).unwrap();
-            let info = proto::EgressInfo {
-                egress_id: req.egress_id.clone(),
-                status: proto::EgressStatus::EgressActive as i32,
-                ..Default::default()
-            };
-            (Call::UpdateStream(req), info.encode_to_vec())
-        }
-        STOP_EGRESS => {
-            let req = proto::StopEgressRequest::decode(body).unwrap();
-            let info = proto::EgressInfo {
-                egress_id: req.egress_id.clone(),
-                status: proto::EgressStatus::EgressEnding as i32,
-                ..Default::default()
-            };
-            (Call::StopEgress(req), info.encode_to_vec())
-        }
-        LIST_EGRESS => {
-            let req = proto::ListEgressRequest::decode(body).unwrap();
-            let egresses = shared.egresses.lock().unwrap();
-            if !req.egress_id.is_empty() && !egresses.contains_key(&req.egress_id) {
-                // LiveKit answers an id it does not know (any more) with `not_found`.
-                shared.calls.lock().unwrap().push(Recorded {
-                    method,
-                    claims,
-                    call: Call::ListEgress(req),
-                });
-                return twirp_error(StatusCode::NOT_FOUND, "not_found", "egress does not exist");
-            }
-            let items = egresses
-                .iter()
-                .filter(|(id, _)| req.egress_id.is_empty() || **id == req.egress_id)
-                .filter(|(_, e)| req.room_name.is_empty() || e.room == req.room_name)
-                .filter(|(_, e)| e.running || !req.active)
-                .map(|(id, e)| e.info(id))
-                .collect();
-            drop(egresses);
-            let reply = proto::ListEgressResponse {
-                items,
-                ..Default::default()
-            };
-            (Call::ListEgress(req), reply.encode_to_vec())
-        }
-        _ => return twirp_error(StatusCode::NOT_FOUND, "bad_route", "no such method"),
+    let Some(call) = super::fake_calls::decode_call(&method, body) else {
+        return twirp_error(StatusCode::NOT_FOUND, "bad_route", "no such method");
     };
     shared.calls.lock().unwrap().push(Recorded {
         method: method.clone(),
@@ -221,7 +172,7 @@ async fn twirp(
     if shared.hanging.lock().unwrap().contains(&method) {
         // A LiveKit that never answers, though it made the room it was asked for.
         if let Call::CreateRoom(req) = &call {
-            shared.rooms.lock().unwrap().insert(req.name.clone());
+            shared.rooms().create_room(req);
         }
         std::future::pending::<()>().await;
     }
@@ -243,107 +194,20 @@ async fn twirp(
             "injected failure",
         );
     }
-    match &call {
-        Call::CreateRoom(req) => {
-            shared.rooms.lock().unwrap().insert(req.name.clone());
-        }
-        Call::DeleteRoom(req) if !shared.rooms.lock().unwrap().remove(&req.room) => {
-            return twirp_error(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                "requested room does not exist",
-            );
-        }
-        Call::DeleteRoom(req) => {
-            // LiveKit ends a room's egresses with the room.
-            for egress in shared.egresses.lock().unwrap().values_mut() {
-                if egress.room == req.room && egress.running {
-                    egress.running = false;
-                    egress.ended = Some(stopped_end(egress.records));
-                }
-            }
-        }
-        Call::StartEgress(req) => {
-            let info = proto::EgressInfo::decode(reply.as_slice()).unwrap();
-            // One URL Egress cannot split refuses the whole start, the file included.
-            let urls = req.stream_outputs.iter().flat_map(|o| o.urls.iter());
-            let urls = match egress_parsed_urls(urls) {
-                Ok(urls) => urls,
-                Err(refused) => return *refused,
-            };
-            shared.egresses.lock().unwrap().insert(
-                info.egress_id,
-                FakeEgress {
-                    room: req.room_name.clone(),
-                    streaming: !req.stream_outputs.is_empty(),
-                    records: !req.file_outputs.is_empty(),
-                    urls,
-                    ..FakeEgress::running_in(&req.room_name)
-                },
-            );
-        }
-        Call::UpdateStream(req) => {
-            let mut egresses = shared.egresses.lock().unwrap();
-            match egresses.get_mut(&req.egress_id) {
-                Some(egress) if egress.running && !egress.streaming => {
-                    return twirp_error(
-                        StatusCode::BAD_REQUEST,
-                        "invalid_argument",
-                        "UpdateStream called on non-streaming egress",
-                    );
-                }
-                Some(egress) if egress.running => {
-                    let added = match egress_parsed_urls(req.add_output_urls.iter()) {
-                        Ok(added) => added,
-                        Err(refused) => return *refused,
-                    };
-                    let removed: Vec<String> = req
-                        .remove_output_urls
-                        .iter()
-                        .map(|url| egress_parsed_url(url).unwrap_or_else(|_| url.clone()))
-                        .collect();
-                    egress.urls.retain(|url| !removed.contains(url));
-                    egress.urls.extend(added);
-                }
-                Some(_) => {
-                    return twirp_error(
-                        StatusCode::PRECONDITION_FAILED,
-                        "failed_precondition",
-                        "egress is not active",
-                    );
-                }
-                None => {
-                    return twirp_error(StatusCode::NOT_FOUND, "not_found", "egress not found");
-                }
-            }
-        }
-        Call::StopEgress(req) => {
-            let mut egresses = shared.egresses.lock().unwrap();
-            match egresses.get_mut(&req.egress_id) {
-                Some(egress) if egress.running => {
-                    egress.running = false;
-                    egress.ended = Some(stopped_end(egress.records));
-                }
-                Some(_) => {
-                    return twirp_error(
-                        StatusCode::PRECONDITION_FAILED,
-                        "failed_precondition",
-                        "egress with status EGRESS_COMPLETE cannot be stopped",
-                    );
-                }
-                None => {
-                    return twirp_error(StatusCode::NOT_FOUND, "not_found", "egress not found");
-                }
-            }
-        }
-        _ => {}
+    match super::fake_calls::act(&shared, &call) {
+        Ok(_) if shared.losing_answers.lock().unwrap().contains(&method) => twirp_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "injected failure after the call acted",
+        ),
+        Ok(reply) => (
+            StatusCode::OK,
+            [("content-type", "application/protobuf")],
+            reply,
+        )
+            .into_response(),
+        Err(refused) => *refused,
     }
-    (
-        StatusCode::OK,
-        [("content-type", "application/protobuf")],
-        reply,
-    )
-        .into_response()
 }
 
 impl FakeLiveKit {
@@ -393,6 +257,15 @@ impl FakeLiveKit {
             .insert(method.to_owned());
     }
 
+    /// `method` acts, then answers a failure (its answer lost).
+    pub fn lose_answers(&self, method: &str) {
+        self.shared
+            .losing_answers
+            .lock()
+            .unwrap()
+            .insert(method.to_owned());
+    }
+
     /// `method` never answers.
     pub fn hang(&self, method: &str) {
         self.shared
@@ -424,13 +297,14 @@ impl FakeLiveKit {
     pub fn heal(&self, method: &str) {
         self.shared.failing.lock().unwrap().remove(method);
         self.shared.hanging.lock().unwrap().remove(method);
+        self.shared.losing_answers.lock().unwrap().remove(method);
         self.shared.failing_next.lock().unwrap().remove(method);
         self.shared.delays.lock().unwrap().remove(method);
     }
 
     /// The rooms that exist now.
     pub fn rooms(&self) -> HashSet<String> {
-        self.shared.rooms.lock().unwrap().clone()
+        self.shared.rooms().rooms.keys().cloned().collect()
     }
 
     /// The egresses started so far, by id.
@@ -474,11 +348,6 @@ impl FakeLiveKit {
         self.shared.egresses.lock().unwrap().remove(egress_id);
     }
 
-    /// Someone joins `room`: LiveKit creates it when it does not exist.
-    pub fn join(&self, room: &str) {
-        self.shared.rooms.lock().unwrap().insert(room.to_owned());
-    }
-
     /// How many times `method` was called.
     pub fn count(&self, method: &str) -> usize {
         self.methods().iter().filter(|m| *m == method).count()
@@ -494,4 +363,5 @@ impl FakeLiveKit {
 }
 
 pub use super::fake_egress::*;
+pub use super::fake_rooms::*;
 pub use super::livekit_events::*;

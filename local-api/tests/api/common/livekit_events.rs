@@ -57,15 +57,24 @@ pub fn signed_webhook_with(
     (body, sign_jwt(&claims, secret))
 }
 
+/// The attributes LiveKit's agents framework gives the host (`lk.agent_name`, the default
+/// `LIVEKIT_AGENT_NAME`).
+pub fn host_attributes() -> serde_json::Value {
+    serde_json::json!({"lk.agent_name": "stream-host"})
+}
+
 /// The event of the host agent joining `room`, with event id `id`.
 pub fn agent_joined(room: &str, id: &str) -> serde_json::Value {
     serde_json::json!({"event": "participant_joined", "room": {"sid": "RM_fake", "name": room},
-        "participant": {"sid": "PA_agent", "identity": "agent", "state": "ACTIVE", "kind": "AGENT"},
+        "participant": {"sid": "PA_agent", "identity": "agent-AJ_agent", "state": "ACTIVE",
+            "kind": "AGENT", "attributes": host_attributes()},
         "id": id, "createdAt": chrono::Utc::now().timestamp().to_string()})
 }
 
 /// A participant event in `room` with event id `id`, created now. An agent (`kind` `AGENT`) is
-/// always the one host participant `PA_agent`; anyone else is a participant of its own.
+/// always the one host participant `PA_agent`, and its `participant_left` is a deliberate end
+/// (`lsh.finished`, docs/livekit.md "The agent contract"); anyone else is a participant of its
+/// own.
 pub fn participant_event(
     event: &str,
     room: &str,
@@ -81,9 +90,23 @@ pub fn participant_event(
     if let Some(kind) = kind {
         participant["kind"] = serde_json::json!(kind);
     }
-    serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
+    if kind == Some("AGENT") {
+        participant["attributes"] = host_attributes();
+    }
+    let event = serde_json::json!({"event": event, "room": {"sid": "RM_fake", "name": room},
         "participant": participant, "id": id,
-        "createdAt": chrono::Utc::now().timestamp().to_string()})
+        "createdAt": chrono::Utc::now().timestamp().to_string()});
+    if kind == Some("AGENT") && event["event"] == "participant_left" {
+        return finished(event);
+    }
+    event
+}
+
+/// `event`, a host's `participant_left`, as a host that finished on purpose sends it: with the
+/// attribute `lsh.finished` = `"true"`.
+pub fn finished(mut event: serde_json::Value) -> serde_json::Value {
+    event["participant"]["attributes"]["lsh.finished"] = serde_json::json!("true");
+    event
 }
 
 /// Agent participant `sid` joining (`participant_joined`) or leaving (`participant_left`, with
@@ -96,9 +119,9 @@ pub fn agent_event(
     id: &str,
     at: chrono::DateTime<chrono::Utc>,
 ) -> serde_json::Value {
-    let mut participant = serde_json::json!({"sid": sid, "identity": format!("host-{sid}"),
+    let mut participant = serde_json::json!({"sid": sid, "identity": format!("agent-AJ_{sid}"),
         "state": if event == "participant_left" { "DISCONNECTED" } else { "ACTIVE" },
-        "kind": "AGENT"});
+        "kind": "AGENT", "attributes": host_attributes()});
     if let Some(reason) = reason {
         participant["disconnectReason"] = serde_json::json!(reason);
     }

@@ -3,8 +3,11 @@
 
 pub mod backend;
 pub mod contract;
+mod fake_calls;
 pub mod fake_egress;
 pub mod fake_livekit;
+mod fake_participants;
+pub mod fake_rooms;
 pub mod faults;
 pub mod livekit_events;
 pub mod receiver;

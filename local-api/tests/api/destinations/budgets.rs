@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::common::fake_livekit::{CREATE_DISPATCH, CREATE_ROOM, START_EGRESS};
+use crate::common::fake_livekit::{CREATE_ROOM, START_EGRESS};
 
 const SHOWS: usize = 15;
 
@@ -50,11 +50,7 @@ async fn the_join_makes_no_egress_call_whatever_the_egress_api_does() {
             let (id, room) = start_with(&api, destinations.clone()).await;
             starts.push(started.elapsed());
             let made: Vec<String> = fake.methods()[calls..].to_vec();
-            assert_eq!(
-                made,
-                [CREATE_ROOM, CREATE_DISPATCH],
-                "{case}: the start's calls"
-            );
+            assert_eq!(made, [CREATE_ROOM], "{case}: the start's calls");
             let join = signed_webhook(&crate::common::fake_livekit::agent_joined(
                 &room,
                 &format!("EV_join_{n}"),

@@ -6,7 +6,9 @@
 use chrono::Duration;
 
 use super::*;
-use crate::common::fake_livekit::{Call, DELETE_ROOM, START_EGRESS, STOP_EGRESS, agent_event};
+use crate::common::fake_livekit::{
+    Call, DELETE_ROOM, START_EGRESS, STOP_EGRESS, agent_event, finished,
+};
 
 /// How the stream ends.
 #[derive(Debug, Clone, Copy)]
@@ -30,14 +32,15 @@ async fn end(api: &TestApp, id: &str, room: &str, end: End) {
             api.advance_and_fire(Duration::minutes(30)).await;
         }
         End::HostLeft => {
-            let left = agent_event(
+            // The host's word: `lsh.finished` (E16), whatever the reason.
+            let left = finished(agent_event(
                 "participant_left",
                 room,
                 "PA_agent",
                 Some("CLIENT_INITIATED"),
                 "EV_left",
                 now,
-            );
+            ));
             api.post_livekit(&signed_webhook(&left))
                 .await
                 .assert_status(200);

@@ -54,15 +54,10 @@ async fn live_start_creates_room_dispatches_agent_and_issues_viewer_token() {
     assert!(video.get("roomAdmin").is_none() && video.get("roomCreate").is_none());
     assert!(claims["exp"].as_i64().unwrap() >= unix_now() + 60 * 60 + 300);
 
-    // The Twirp calls, in order, with the admin grants each needs.
+    // One Twirp call: the room, with the host's dispatch as its own, so that LiveKit makes
+    // no automatic dispatch (docs/livekit.md, "One host").
     let calls = fake.calls();
-    assert_eq!(
-        fake.methods(),
-        [
-            "livekit.RoomService/CreateRoom",
-            "livekit.AgentDispatchService/CreateDispatch"
-        ]
-    );
+    assert_eq!(fake.methods(), ["livekit.RoomService/CreateRoom"]);
     let Call::CreateRoom(create) = &calls[0].call else {
         panic!()
     };
@@ -73,16 +68,19 @@ async fn live_start_creates_room_dispatches_agent_and_issues_viewer_token() {
         create.empty_timeout
     );
     assert_eq!(calls[0].claims["video"]["roomCreate"], true);
-    let Call::CreateDispatch(dispatch) = &calls[1].call else {
-        panic!()
+    let [dispatch] = create.agents.as_slice() else {
+        panic!("one dispatch: {:?}", create.agents)
     };
     assert_eq!(dispatch.agent_name, "host-agent");
-    assert_eq!(dispatch.room, room);
+    assert_eq!(
+        dispatch.restart_policy,
+        livekit_protocol::JobRestartPolicy::JrpNever as i32,
+        "the service owns every re-dispatch"
+    );
     let metadata: Value = serde_json::from_str(&dispatch.metadata).unwrap();
     assert_eq!(metadata["stream_id"], id.as_str());
     assert_eq!(metadata["product_name"], "Glow Serum");
-    assert_eq!(calls[1].claims["video"]["roomAdmin"], true);
-    assert_eq!(calls[1].claims["video"]["room"], room.as_str());
+    assert_eq!(fake.dispatches(&room).len(), 1, "LiveKit's only dispatch");
 
     let detail = live_detail(&api, &id).await;
     assert_eq!(detail["status"], "preparing");
@@ -100,10 +98,10 @@ async fn the_default_agent_name_is_stream_host() {
     let fake = FakeLiveKit::start().await;
     let api = TestApp::builder().with_livekit(&fake).await;
     start_live(&api, 5).await;
-    let Call::CreateDispatch(dispatch) = &fake.calls()[1].call else {
+    let Call::CreateRoom(create) = &fake.calls()[0].call else {
         panic!()
     };
-    assert_eq!(dispatch.agent_name, "stream-host");
+    assert_eq!(create.agents[0].agent_name, "stream-host");
 }
 
 #[tokio::test]
@@ -128,28 +126,6 @@ async fn room_failure_is_launch_failed_with_the_stream_in_error() {
     api.assert_end_reason(&Keys::live_a(), &id, "error", Some("launch_failed"))
         .await;
     assert_eq!(api.active_streams("brand_a").await, 0);
-}
-
-#[tokio::test]
-async fn dispatch_failure_is_launch_failed_and_the_room_is_deleted() {
-    let fake = FakeLiveKit::start().await;
-    fake.fail("livekit.AgentDispatchService/CreateDispatch");
-    let api = TestApp::builder().with_livekit(&fake).await;
-    api.start(&Keys::live_a(), json!({}))
-        .await
-        .assert_error(502, "launch_failed");
-    let calls = fake.calls();
-    assert_eq!(calls.len(), 3);
-    let (Call::CreateRoom(created), Call::DeleteRoom(deleted)) = (&calls[0].call, &calls[2].call)
-    else {
-        panic!()
-    };
-    assert_eq!(created.name, deleted.room);
-    assert_eq!(api.active_streams("brand_a").await, 0);
-    assert!(
-        api.timers().pending().is_empty(),
-        "no preparing timeout for a failed launch"
-    );
 }
 
 #[tokio::test]
@@ -187,7 +163,7 @@ async fn a_long_script_is_dispatched_and_kept_off_the_streams_items() {
         .calls()
         .into_iter()
         .find_map(|call| match call.call {
-            Call::CreateDispatch(dispatch) => Some(dispatch.metadata),
+            Call::CreateRoom(room) => room.agents.first().map(|d| d.metadata.clone()),
             _ => None,
         })
         .expect("the agent was dispatched");

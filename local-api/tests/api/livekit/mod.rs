@@ -3,14 +3,19 @@
 //! LiveKit signs them; the show going on when the host drops, and room cleanup.
 
 mod events;
+mod host_read_back;
 mod launch;
 mod newer_values;
+mod one_host;
 mod opening_surge;
 mod popular_show;
 mod preparing_timeout;
 mod reconnect;
 mod room_cleanup;
+mod self_joining;
+mod show;
 mod verification;
+mod webhook_keys;
 
 use serde_json::Value;
 

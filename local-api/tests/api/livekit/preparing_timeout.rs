@@ -18,7 +18,7 @@ async fn preparing_timeout_moves_to_error_and_beats_a_late_agent() {
     assert_eq!(api.advance_and_fire(Duration::seconds(60)).await, 1);
     assert_eq!(api.advance_and_fire(Duration::seconds(60)).await, 1);
     assert_eq!(api.advance_and_fire(Duration::seconds(179)).await, 0);
-    assert_eq!(fake.count("livekit.AgentDispatchService/CreateDispatch"), 3);
+    assert_eq!(fake.dispatches_made(), 3);
     api.assert_end_reason(&Keys::live_a(), &id, "preparing", None)
         .await;
     assert_eq!(api.advance_and_fire(Duration::seconds(1)).await, 1);

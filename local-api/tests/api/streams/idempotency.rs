@@ -301,7 +301,7 @@ async fn a_failed_launch_binds_its_key_and_replays_its_502() {
 #[tokio::test]
 async fn a_start_still_running_holds_its_key() {
     let fake = FakeLiveKit::start().await;
-    fake.hang("livekit.AgentDispatchService/CreateDispatch");
+    fake.hang("livekit.RoomService/CreateRoom");
     let api = std::sync::Arc::new(
         TestApp::builder()
             .with_livekit(&fake)
@@ -312,7 +312,7 @@ async fn a_start_still_running_holds_its_key() {
         let api = api.clone();
         tokio::spawn(async move { start(&api, &Keys::live_a(), "slow", START).await })
     };
-    while !fake.methods().iter().any(|m| m.ends_with("CreateDispatch")) {
+    while !fake.methods().iter().any(|m| m.ends_with("CreateRoom")) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     start(&api, &Keys::live_a(), "slow", START)

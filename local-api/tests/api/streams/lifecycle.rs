@@ -140,7 +140,7 @@ async fn the_sweep_ends_a_preparing_stream_whose_timeout_was_lost() {
 #[tokio::test]
 async fn a_room_provider_that_hangs_is_cut_off_and_the_start_is_launch_failed() {
     let fake = FakeLiveKit::start().await;
-    fake.hang("livekit.AgentDispatchService/CreateDispatch");
+    fake.hang("livekit.RoomService/CreateRoom");
     let api = TestApp::builder()
         .with_livekit(&fake)
         .with_launch_timeout_secs(0.5)

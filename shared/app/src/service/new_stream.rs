@@ -91,6 +91,7 @@ pub(crate) fn new_stream(app: &App, new: NewStream) -> Stream {
         dispatches: 0,
         next_dispatch_at: None,
         agents: Vec::new(),
+        host_check_at: None,
         host_lost_at: None,
         reconnect_until: None,
         revision: 0,
@@ -114,6 +115,6 @@ pub(crate) fn new_stream(app: &App, new: NewStream) -> Stream {
         stream.destinations_follow_status(now);
         stream
     } else {
-        stream.with_launch_dispatch(app.config.dispatch_retry)
+        stream.with_launch_dispatch(app.config.dispatch_retry, app.config.host_readback)
     }
 }

@@ -3,14 +3,13 @@
 //! event id. Each maps to a conditional transition or a viewer count change, so a replayed or
 //! racing event changes nothing twice (docs/lifecycle.md, "Atomicity").
 
-use chrono::{DateTime, Utc};
-
 use crate::app::App;
-use crate::service::{host, rooms, streams};
+use crate::service::host::{self, Host};
+use crate::service::rooms;
+use hosting_domain::StreamStatus;
 use hosting_domain::error::StoreError;
 use hosting_domain::ports::{Outcome, ProviderEvent, ProviderEventKind, ViewerChange};
 use hosting_domain::stream::Transition;
-use hosting_domain::{Stream, StreamStatus, TimerKind};
 
 /// What an event did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +46,7 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         && matches!(
             event.kind,
             ProviderEventKind::AgentJoined
+                | ProviderEventKind::OtherAgentJoined
                 | ProviderEventKind::ViewerJoined
                 | ProviderEventKind::UnknownParticipantJoined
         )
@@ -54,13 +54,12 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         rooms::seen_in_use(app, &stream).await?;
         return Ok(Handled::NoChange);
     }
-    let participant = event.participant.as_str();
     let outcome = match event.kind {
         ProviderEventKind::AgentJoined if stream.status == StreamStatus::Preparing => {
-            went_live(app, &stream, participant, now, dedupe).await?
+            host::went_live(app, &stream, Host::of_event(event), now, dedupe).await?
         }
         ProviderEventKind::AgentJoined => {
-            host::agent_joined(app, &stream, participant, dedupe).await?
+            host::agent_joined(app, &stream, Host::of_event(event), dedupe).await?
         }
         ProviderEventKind::AgentLeft if stream.status == StreamStatus::Live => {
             host::agent_left(app, &stream, event, dedupe).await?
@@ -83,8 +82,10 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
             Some(report) => super::destinations::apply_report(app, &stream, report, dedupe).await?,
             None => Outcome::Stale,
         },
-        // The egress's recorder is neither a viewer nor the host.
+        // The egress's recorder, an avatar or a stray agent is neither a viewer nor the host.
         ProviderEventKind::EgressParticipant
+        | ProviderEventKind::OtherAgentJoined
+        | ProviderEventKind::OtherAgentLeft
         | ProviderEventKind::UnknownParticipantJoined
         | ProviderEventKind::Other => Outcome::Stale,
     };
@@ -93,48 +94,4 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
         Outcome::Duplicate => Handled::Duplicate,
         Outcome::Stale => Handled::NoChange,
     })
-}
-
-/// The agent joined a preparing stream's room: `live`, then the agent recorded (also when
-/// this event was applied before, so a resent event records an agent a failed attempt did
-/// not). An agent of a stream already live is one joining it.
-async fn went_live(
-    app: &App,
-    stream: &Stream,
-    participant: &str,
-    now: DateTime<Utc>,
-    dedupe: Option<&str>,
-) -> Result<Outcome<()>, StoreError> {
-    let outcome =
-        super::apply_transition(app, stream, Transition::AgentJoined, now, dedupe).await?;
-    let live = match &outcome {
-        Outcome::Applied(applied) => {
-            // The preparing and dispatch timers would find nothing to do; cancelling saves
-            // their runs.
-            streams::cancel(
-                app,
-                &applied.stream,
-                &[TimerKind::PreparingTimeout, TimerKind::DispatchRetry],
-            )
-            .await;
-            streams::schedule_timers(app, &applied.stream).await;
-            Some(applied.stream.clone())
-        }
-        Outcome::Duplicate | Outcome::Stale => app.streams().get_stream(stream.id).await?,
-    }
-    .filter(|live| live.status == StreamStatus::Live);
-    let Some(live) = live else {
-        return Ok(outcome.map(drop));
-    };
-    if participant.is_empty() {
-        return Ok(outcome.map(drop));
-    }
-    match outcome {
-        // Another event made it live: this one is an agent joining a live stream.
-        Outcome::Stale => host::agent_joined(app, &live, participant, dedupe).await,
-        applied_or_seen => {
-            host::agent_joined(app, &live, participant, None).await?;
-            Ok(applied_or_seen.map(drop))
-        }
-    }
 }

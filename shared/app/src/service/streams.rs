@@ -271,16 +271,24 @@ async fn open_room(app: &App, stream: &Stream, room_name: &str) -> Result<Viewer
         .rooms
         .as_ref()
         .ok_or_else(|| RoomError("no room provider is configured (LIVEKIT_URL)".into()))?;
-    // Viewers may join while preparing and until the duration ends.
-    let lifetime = app.config.preparing_timeout
-        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60);
-    rooms.create_room(room_name, lifetime).await?;
+    // The host's dispatch is the room's own (docs/livekit.md, "One host").
     rooms
-        .dispatch_agent(room_name, &agent_metadata(stream, stream.script.as_deref()))
+        .create_room(
+            room_name,
+            room_lifetime(app, stream),
+            &agent_metadata(stream, stream.script.as_deref()),
+        )
         .await?;
     rooms
         .viewer_access(room_name, viewer_token_lifetime(app, stream))
         .await
+}
+
+/// How long a stream's room stays open while empty (or holding only the host): viewers may
+/// join while preparing and until the duration ends.
+pub(crate) fn room_lifetime(app: &App, stream: &Stream) -> Duration {
+    app.config.preparing_timeout
+        + Duration::from_secs(u64::from(stream.effective_duration_minutes()) * 60)
 }
 
 /// What the agent is handed with each dispatch: the stream and its script.

@@ -23,6 +23,36 @@ const SWEEP_BATCH: usize = 100;
 /// one after another (BENCHMARKS.md, "Egress read-back").
 const SWEEP_CONCURRENCY: usize = 8;
 
+/// Host read-backs a sweep makes at most (docs/livekit.md, "Read-backs"): the rest wait for the
+/// next sweep, so a sweep's LiveKit calls stay bounded whatever the number of live streams.
+pub const HOST_READBACKS_PER_SWEEP: usize = 500;
+
+/// What the streams of one sweep share: LiveKit's active egresses, read once for all, and the
+/// host read-backs still allowed.
+struct SweepReads {
+    egresses: ActiveEgresses,
+    host_reads_left: std::sync::atomic::AtomicUsize,
+}
+
+impl SweepReads {
+    fn new(host_reads: usize) -> Self {
+        Self {
+            egresses: ActiveEgresses::new(),
+            host_reads_left: std::sync::atomic::AtomicUsize::new(host_reads),
+        }
+    }
+
+    /// Takes one host read-back; `false` when the sweep has made its last.
+    fn take_host_read(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.host_reads_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok()
+    }
+}
+
 /// How early a timer handed over by the timer queue may arrive: its delay is the whole seconds
 /// that remained, rounded down (docs/lifecycle.md, "Timers on AWS").
 pub const HANDED_EARLY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -86,17 +116,17 @@ pub async fn sweep_within(app: &App, budget: SweepBudget) -> Result<usize, Store
 async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError> {
     let mut changed = 0;
     // LiveKit's active egresses, read once for every stream this run reads back.
-    let active = ActiveEgresses::new();
+    let reads = SweepReads::new(HOST_READBACKS_PER_SWEEP);
     loop {
         let overdue = app
             .stream_lists()
             .overdue_streams(app.clock.now(), SWEEP_BATCH)
             .await?;
         let count = overdue.len();
-        let shared_active = &active;
+        let shared_reads = &reads;
         let results: Vec<_> = futures_util::stream::iter(overdue)
             .map(|stream| async move {
-                let result = act_on_due_with(app, &stream, shared_active).await;
+                let result = act_on_due_with(app, &stream, shared_reads).await;
                 if let Err(err) = &result {
                     tracing::error!(stream_id = %stream.id, error = %err, "sweep could not act on a stream");
                 }
@@ -136,14 +166,14 @@ pub async fn read_back_egresses(app: &App, limit: usize) -> Result<usize, StoreE
 
 /// Whatever `stream` has due now; `true` when it changed the stream.
 pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, StoreError> {
-    act_on_due_with(app, stream, &ActiveEgresses::new()).await
+    act_on_due_with(app, stream, &SweepReads::new(1)).await
 }
 
-/// [`act_on_due`], reading LiveKit's active egresses into `active` when a read-back needs them.
+/// [`act_on_due`] within a sweep's `reads`.
 async fn act_on_due_with(
     app: &App,
     stream: &Stream,
-    active: &ActiveEgresses,
+    reads: &SweepReads,
 ) -> Result<bool, StoreError> {
     match stream.due(app.clock.now()) {
         Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await,
@@ -155,8 +185,21 @@ async fn act_on_due_with(
             Ok(lapsed)
         }
         Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await,
+        Some(Due::HostCheck) if !reads.take_host_read() => Ok(false),
+        Some(Due::HostCheck) => match super::host::read_back(app, stream).await? {
+            super::host::ReadBack::NotClaimed => Ok(false),
+            super::host::ReadBack::Applied => Ok(true),
+            // A read-back that changed nothing leaves this pass to whatever else is due with
+            // it (an egress read-back or start), which would otherwise wait for the next.
+            super::host::ReadBack::Unchanged(claimed) => {
+                if !matches!(claimed.due(app.clock.now()), None | Some(Due::HostCheck)) {
+                    Box::pin(act_on_due_with(app, &claimed, reads)).await?;
+                }
+                Ok(true)
+            }
+        },
         Some(Due::EgressStart) => super::destinations::start_owed(app, stream).await,
-        Some(Due::EgressCheck) => super::destinations::check(app, stream, active).await,
+        Some(Due::EgressCheck) => super::destinations::check(app, stream, &reads.egresses).await,
         None => Ok(false),
     }
 }

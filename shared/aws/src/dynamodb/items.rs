@@ -163,6 +163,7 @@ pub(super) fn record_item(stream: &Stream) -> Item {
             ("ended_at", stream.ended_at),
             ("deadline", stream.deadline),
             ("next_dispatch_at", stream.next_dispatch_at),
+            ("host_check_at", stream.host_check_at),
             ("host_lost_at", stream.host_lost_at),
             ("reconnect_until", stream.reconnect_until),
         ] {
@@ -293,6 +294,7 @@ pub(super) fn stream_of(item: &Item) -> Result<Stream, StoreError> {
                 .unwrap_or(0),
             next_dispatch_at: item.opt_time("next_dispatch_at")?,
             agents: item.strings("agents").unwrap_or_default(),
+            host_check_at: item.opt_time("host_check_at")?,
             host_lost_at: item.opt_time("host_lost_at")?,
             reconnect_until: item.opt_time("reconnect_until")?,
             revision: item

@@ -42,6 +42,12 @@ fn host_times<'a>(
             stream.next_dispatch_at,
         ),
         (
+            "host_check_at",
+            "host_check_at = :host_check_at",
+            ":host_check_at",
+            stream.host_check_at,
+        ),
+        (
             "host_lost_at",
             "host_lost_at = :host_lost_at",
             ":host_lost_at",

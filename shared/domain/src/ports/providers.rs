@@ -31,8 +31,15 @@ pub trait Timers: Send + Sync {
 /// An event of the room provider's, as its adapter reads it (docs/livekit.md, "Event mapping").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderEventKind {
+    /// The host joined: an agent of the configured agent name that acts for no one else
+    /// (docs/livekit.md, "The host").
     AgentJoined,
+    /// The host left.
     AgentLeft,
+    /// Any other agent (an avatar publishing on the host's behalf, a stray automatic agent):
+    /// neither the host nor a viewer. Its joining still shows a finished stream's room in use.
+    OtherAgentJoined,
+    OtherAgentLeft,
     /// A participant of a kind this build knows other than agent (a missing kind is a
     /// standard participant).
     ViewerJoined,
@@ -57,6 +64,12 @@ pub struct ProviderEvent {
     pub kind: ProviderEventKind,
     /// The participant's id (its `sid`), for participant events.
     pub participant: String,
+    /// The participant's identity, which `RemoveParticipant` names.
+    pub identity: String,
+    /// The host set `lsh.finished` to `"true"` before leaving: it ended the show on purpose.
+    pub finished: bool,
+    /// When the participant joined, as the provider reports it.
+    pub joined_at: Option<DateTime<Utc>>,
     /// Why a participant left, as the provider names it (`CLIENT_INITIATED`, ...).
     pub disconnect_reason: Option<String>,
     /// When the provider says the event happened.
@@ -174,13 +187,50 @@ pub struct ViewerAccess {
     pub viewer_token: String,
 }
 
-/// The real-time room provider (LiveKit).
+/// A host in a room as the provider lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoomHost {
+    pub sid: String,
+    pub identity: String,
+    pub joined_at: Option<DateTime<Utc>>,
+}
+
+/// What the provider reports of a room now (docs/livekit.md, "Read-backs").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoomPresence {
+    /// The hosts in the room, earliest joined first.
+    pub hosts: Vec<RoomHost>,
+    /// The room's viewers as the provider counts them (agents and egress left out).
+    pub viewers: u64,
+}
+
+/// The real-time room provider (LiveKit): its rooms and their host, and its egress.
+pub trait RoomProvider: RoomService + EgressService {}
+
+impl<T: RoomService + EgressService + ?Sized> RoomProvider for T {}
+
+/// The provider's rooms, the host in them and their viewers.
 #[async_trait]
-pub trait RoomProvider: Send + Sync {
-    /// Creates the room, kept open while empty (or agent-only) for `keep_open`.
-    async fn create_room(&self, room_name: &str, keep_open: Duration) -> Result<(), RoomError>;
-    /// Dispatches the host agent explicitly; `metadata` is handed to the agent.
+pub trait RoomService: Send + Sync {
+    /// Creates the room, kept open while empty (or agent-only) for `keep_open`, with the host
+    /// dispatched into it (`host_metadata` handed to the agent), so that no other agent is
+    /// dispatched into it by itself.
+    async fn create_room(
+        &self,
+        room_name: &str,
+        keep_open: Duration,
+        host_metadata: &str,
+    ) -> Result<(), RoomError>;
+    /// Dispatches the host agent explicitly, never restarted by the provider; `metadata` is
+    /// handed to the agent.
     async fn dispatch_agent(&self, room_name: &str, metadata: &str) -> Result<(), RoomError>;
+    /// The room's hosts and viewers now; `None` when the provider has no such room.
+    async fn room_presence(&self, room_name: &str) -> Result<Option<RoomPresence>, RoomError>;
+    /// Deletes every dispatch of the host into the room (the room's own included), so a
+    /// new one is the only one.
+    async fn delete_dispatches(&self, room_name: &str) -> Result<(), RoomError>;
+    /// Removes a participant from the room; one already gone is no error.
+    async fn remove_participant(&self, room_name: &str, identity: &str) -> Result<(), RoomError>;
     /// A subscribe-only token for viewers, valid for `valid_for`.
     async fn viewer_access(
         &self,
@@ -190,6 +240,11 @@ pub trait RoomProvider: Send + Sync {
     /// Deletes the room; a room that does not exist (deleted already, or never created)
     /// counts as deleted.
     async fn delete_room(&self, room_name: &str) -> Result<(), RoomError>;
+}
+
+/// The provider's egress: what pushes a room to the destinations and records it.
+#[async_trait]
+pub trait EgressService: Send + Sync {
     /// Starts one room-composite egress of the room pushing to `output_urls` over RTMP, and
     /// writing an MP4 to `file` (its key in the recordings bucket) when given; its id.
     async fn start_egress(

@@ -290,9 +290,13 @@ pub struct Stream {
     /// When the agent is next dispatched again, while a dispatch retry is due.
     #[serde(default)]
     pub next_dispatch_at: Option<DateTime<Utc>>,
-    /// The agent participants in the room, by participant id.
+    /// The host in the room, by participant id (docs/livekit.md, "One host"): at most one.
     #[serde(default)]
     pub agents: Vec<String>,
+    /// When the host's presence is next read back from the provider, while active
+    /// (docs/livekit.md, "Read-backs").
+    #[serde(default)]
+    pub host_check_at: Option<DateTime<Utc>>,
     /// While a reconnect window is open: when the agent dropped. Any end during the window
     /// happens as of then.
     #[serde(default)]
@@ -414,6 +418,7 @@ impl Stream {
         if !self.status.is_active() {
             self.host_lost_at = None;
             self.reconnect_until = None;
+            self.host_check_at = None;
         }
         self.destinations_follow_status(at);
         self.revision += 1;
@@ -465,6 +470,7 @@ pub(crate) mod tests {
             dispatches: 0,
             next_dispatch_at: None,
             agents: Vec::new(),
+            host_check_at: None,
             host_lost_at: None,
             reconnect_until: None,
             revision: 0,

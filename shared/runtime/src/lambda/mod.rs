@@ -61,12 +61,21 @@ pub struct LambdaRuntime {
 pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     let started = std::time::Instant::now();
     telemetry::init_json();
-    let secret_parameter = livekit_secret_parameter().inspect_err(|err| report(err))?;
+    let secret_parameter = named_secret_parameter(LIVEKIT_API_SECRET, LIVEKIT_API_SECRET_PARAMETER)
+        .inspect_err(|err| report(err))?;
+    let webhook_secret_parameter = named_secret_parameter(
+        LIVEKIT_WEBHOOK_API_SECRET,
+        LIVEKIT_WEBHOOK_API_SECRET_PARAMETER,
+    )
+    .inspect_err(|err| report(err))?;
     // The secret is read once the rest of the configuration is known to be complete (below),
     // so an instance missing a variable stops before any AWS call.
     let (arrival, api_secret) = ApiSecret::pending();
     let mut config = Config::from_lookup(StoreKind::DynamoDb, |name| match name {
         LIVEKIT_API_SECRET => secret_parameter
+            .as_ref()
+            .map(|_| String::from("<from SSM>")),
+        LIVEKIT_WEBHOOK_API_SECRET => webhook_secret_parameter
             .as_ref()
             .map(|_| String::from("<from SSM>")),
         _ => std::env::var(name).ok(),
@@ -84,6 +93,17 @@ pub async fn runtime_from_env() -> Result<LambdaRuntime, Error> {
     let mut reads = Vec::new();
     if let (Some(livekit), Some(parameter)) = (config.livekit.as_mut(), secret_parameter) {
         livekit.api_secret = api_secret;
+        reads.push((parameter, arrival));
+    }
+    if let (Some(webhook_key), Some(parameter)) = (
+        config
+            .livekit
+            .as_mut()
+            .and_then(|livekit| livekit.webhook_key.as_mut()),
+        webhook_secret_parameter,
+    ) {
+        let (arrival, secret) = ApiSecret::pending();
+        webhook_key.api_secret = secret;
         reads.push((parameter, arrival));
     }
     if let Some(parameter) = upload_key_parameter() {
@@ -271,21 +291,26 @@ fn build_clients(
 const LIVEKIT_API_SECRET: &str = "LIVEKIT_API_SECRET";
 /// Names the SSM parameter holding the LiveKit API secret.
 pub const LIVEKIT_API_SECRET_PARAMETER: &str = "LIVEKIT_API_SECRET_PARAMETER";
+const LIVEKIT_WEBHOOK_API_SECRET: &str = "LIVEKIT_WEBHOOK_API_SECRET";
+/// Names the SSM parameter holding the secret of the key LiveKit signs its webhooks with.
+pub const LIVEKIT_WEBHOOK_API_SECRET_PARAMETER: &str = "LIVEKIT_WEBHOOK_API_SECRET_PARAMETER";
 
-/// The SSM parameter holding the LiveKit API secret, if one is named. A secret in the
-/// environment itself is refused: anyone allowed to read the function's configuration could
-/// read it.
-fn livekit_secret_parameter() -> Result<Option<String>, ConfigError> {
-    if std::env::var_os(LIVEKIT_API_SECRET).is_some() {
+/// The SSM parameter `parameter` names, holding the secret of `variable`, if one is named. A
+/// secret in the environment itself is refused: anyone allowed to read the function's
+/// configuration could read it.
+fn named_secret_parameter(
+    variable: &'static str,
+    parameter: &'static str,
+) -> Result<Option<String>, ConfigError> {
+    if std::env::var_os(variable).is_some() {
         return Err(ConfigError {
-            variable: LIVEKIT_API_SECRET,
+            variable,
             reason: format!(
-                "not read in Lambda; name an SSM SecureString parameter in \
-                 {LIVEKIT_API_SECRET_PARAMETER}"
+                "not read in Lambda; name an SSM SecureString parameter in {parameter}"
             ),
         });
     }
-    Ok(std::env::var(LIVEKIT_API_SECRET_PARAMETER)
+    Ok(std::env::var(parameter)
         .ok()
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty()))

@@ -17,13 +17,13 @@ use crate::common::*;
 #[ignore = "needs DynamoDB and SQS (moto): scripts/test.sh runs it"]
 async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_restart() {
     let livekit = FakeLiveKit::start().await;
-    livekit.hang("livekit.AgentDispatchService/CreateDispatch");
+    livekit.hang("livekit.RoomService/CreateRoom");
     let environment = environment(&livekit).await;
     let receiver = Receiver::start(Behaviour::Ok).await;
     let server = start_server(&environment);
     register(&server, &receiver, json!(["stream.error"])).await;
 
-    // The start hangs in CreateDispatch; the process is killed there, holding its key.
+    // The start hangs in CreateRoom; the process is killed there, holding its key.
     let start = json!({"creator_id": CREATOR_AVA, "product_name": "P", "platform": "kick", "duration_minutes": 30});
     let (base, key, body) = (server.base.clone(), Keys::live_a(), start.to_string());
     let hanging = tokio::spawn(async move {
@@ -36,14 +36,10 @@ async fn dynamodb_only_a_start_killed_while_livekit_hangs_ends_in_error_after_a_
             .await
     });
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !livekit
-        .methods()
-        .iter()
-        .any(|m| m.ends_with("CreateDispatch"))
-    {
+    while !livekit.methods().iter().any(|m| m.ends_with("CreateRoom")) {
         assert!(
             Instant::now() < deadline,
-            "the launch never reached CreateDispatch"
+            "the launch never reached CreateRoom"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -286,11 +282,7 @@ async fn dynamodb_only_a_reconnect_window_open_at_a_kill_still_ends_at_its_end_a
         dropped,
     ))
     .await;
-    assert_eq!(
-        livekit.count("livekit.AgentDispatchService/CreateDispatch"),
-        2,
-        "dispatched again at once"
-    );
+    assert_eq!(livekit.dispatches_made(), 2, "dispatched again at once");
     server.kill();
 
     // No agent comes back; the next process ends the stream at the window's end.

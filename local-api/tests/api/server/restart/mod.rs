@@ -6,6 +6,7 @@
 mod after_a_kill;
 mod clip;
 mod egress;
+mod host;
 mod parked;
 mod recording;
 mod show;

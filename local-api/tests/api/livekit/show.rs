@@ -1,0 +1,85 @@
+//! A show on the fake LiveKit, driven by the webhooks LiveKit signs: the fixture of the host's
+//! lifecycle tests (reconnect.rs, one_host.rs).
+
+use serde_json::{Value, json};
+
+use crate::common::fake_livekit::{FakeLiveKit, agent_event, signed_webhook};
+use crate::common::*;
+
+pub(super) struct Show {
+    pub api: TestApp,
+    pub fake: FakeLiveKit,
+    pub id: String,
+    pub room: String,
+}
+
+impl Show {
+    /// A live-key stream of `duration` minutes whose agent `PA_1` joined: live.
+    pub async fn live(duration: u32) -> Show {
+        Show::live_configured(std::convert::identity, duration).await
+    }
+
+    /// [`Show::live`] on an app that `configure` configured further.
+    pub async fn live_configured(
+        configure: impl FnOnce(TestAppBuilder) -> TestAppBuilder,
+        duration: u32,
+    ) -> Show {
+        let show = Show::preparing_configured(configure, duration).await;
+        show.agent("participant_joined", "PA_1", None).await;
+        assert_eq!(show.detail().await["status"], "live");
+        show
+    }
+
+    pub async fn preparing(duration: u32) -> Show {
+        Show::preparing_configured(std::convert::identity, duration).await
+    }
+
+    pub async fn preparing_configured(
+        configure: impl FnOnce(TestAppBuilder) -> TestAppBuilder,
+        duration: u32,
+    ) -> Show {
+        let fake = FakeLiveKit::start().await;
+        let api = configure(TestApp::builder().with_livekit(&fake)).await;
+        let r = api
+            .start(&Keys::live_a(), json!({"duration_minutes": duration}))
+            .await;
+        r.assert_status(201);
+        let id = r.body["stream_id"].as_str().unwrap().to_owned();
+        let room = r.body["room_name"].as_str().unwrap().to_owned();
+        Show {
+            api,
+            fake,
+            id,
+            room,
+        }
+    }
+
+    /// Agent `sid` joins or leaves (with `reason`) now, as LiveKit signs it.
+    pub async fn agent(&self, event: &str, sid: &str, reason: Option<&str>) {
+        let id = format!("EV_{}", uuid::Uuid::new_v4().simple());
+        let event = agent_event(event, &self.room, sid, reason, &id, self.api.now());
+        self.send(&event).await;
+    }
+
+    pub async fn send(&self, event: &Value) {
+        self.api
+            .post_livekit(&signed_webhook(event))
+            .await
+            .assert_status(200);
+    }
+
+    pub async fn detail(&self) -> Value {
+        self.api
+            .get(&format!("/streams/{}", self.id), &Keys::live_a())
+            .await
+            .body
+    }
+
+    pub fn dispatches(&self) -> usize {
+        self.fake.dispatches_made()
+    }
+
+    pub async fn events(&self) -> Vec<String> {
+        self.api.events_of(&self.id).await
+    }
+}
