@@ -12,7 +12,8 @@ use serde_json::json;
 
 use crate::common::fake_livekit::FakeLiveKit;
 use crate::common::invariants::{
-    app_at, brands, check_store, drain, drain_time, undeleted_rooms, undrained, unstopped_egresses,
+    app_at, brands, check_store, doubled_hosts, drain, drain_time, undeleted_rooms, undrained,
+    unstopped_egresses,
 };
 use crate::common::{Keys, TestApp, register_webhook, start_live};
 
@@ -130,7 +131,7 @@ async fn a_broken_invariant_fails_the_drop_check() {
     let store = &*app.store;
     let brands = brands(&api.emitted_events().await);
     assert_eq!(
-        undeleted_rooms(store, &brands, &fake.rooms()).await,
+        undeleted_rooms(store, &brands, &fake).await,
         Vec::<String>::new(),
         "the failed stream's room is deleted"
     );
@@ -139,12 +140,40 @@ async fn a_broken_invariant_fails_the_drop_check() {
     // Someone joins the room again after its cleanup was done.
     fake.join(&room);
     assert_eq!(
-        undeleted_rooms(store, &brands, &fake.rooms()).await,
+        undeleted_rooms(store, &brands, &fake).await,
         [format!(
             "stream {id} is error, but its room {room} still exists"
         )]
     );
     api.skip_rooms_check("the test re-created a failed stream's room on purpose");
+}
+
+/// A live stream with a second host in its room is reported: the service removes one as soon
+/// as it learns of it (docs/livekit.md, "One host"), so one left means it never did.
+#[tokio::test]
+async fn a_live_stream_with_two_hosts_is_reported() {
+    let fake = FakeLiveKit::start().await;
+    fake.agents(crate::common::fake_livekit::Agents::JoinAtOnce);
+    let api = TestApp::builder().with_livekit(&fake).await;
+    let (id, room, _) = start_live(&api, 30).await;
+    api.livekit_sends().await;
+    let store = &*api.runtime.app.store;
+    let brands = brands(&api.emitted_events().await);
+    assert_eq!(
+        doubled_hosts(store, &brands, &fake).await,
+        Vec::<String>::new()
+    );
+    // A second host whose join LiveKit never reported.
+    let second = fake.agent_joins_with(&room, &[("lk.agent_name", "stream-host")]);
+    let _ = fake.take_webhooks();
+    let found = doubled_hosts(store, &brands, &fake).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with(&format!("stream {id} is live with 2 hosts"))
+            && found[0].contains(&second.identity),
+        "{found:?}"
+    );
+    api.skip_rooms_check("the test left a second host in the room on purpose");
 }
 
 /// A finished stream whose destination was left `active` (its end never reached it) is

@@ -368,14 +368,15 @@ async fn dynamodb_only_every_function_is_allowed_every_call_its_code_makes() {
     api.post_livekit(&signed_webhook_with(&report, API_SECRET, 600))
         .await
         .assert_status(200);
-    let left = crate::common::fake_livekit::agent_event(
+    // The host ends the show on purpose (docs/livekit.md, "The agent contract").
+    let left = crate::common::fake_livekit::finished(crate::common::fake_livekit::agent_event(
         "participant_left",
         &room,
         "PA_agent",
         Some("CLIENT_INITIATED"),
         "EV_perm_left",
         api.now(),
-    );
+    ));
     api.post_livekit(&signed_webhook_with(&left, API_SECRET, 600))
         .await
         .assert_status(200);

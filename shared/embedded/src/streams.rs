@@ -201,9 +201,11 @@ impl StreamStore for EmbeddedStore {
         let Some(stream) = state.streams.get_mut(&stream.id) else {
             return Ok(Outcome::Stale);
         };
+        // The floor at zero taken at once: every read of the count follows the change
+        // (docs/lifecycle.md, "Viewer counts").
         stream.viewer_count = match change {
             ViewerChange::By(delta) => stream.viewer_count.saturating_add_signed(delta),
-            ViewerChange::To(count) => count,
+            ViewerChange::To(count) | ViewerChange::Reported(count) => count,
         };
         Ok(Outcome::Applied(()))
     }

@@ -369,8 +369,9 @@ impl TestApp {
         self.post_livekit_as_sent(signed).await
     }
 
-    /// Posts a LiveKit webhook as it is.
-    async fn post_livekit_as_sent(&self, (body, authorization): &(String, String)) -> Response {
+    /// Posts a LiveKit webhook as it is, not mirrored into the fake LiveKit (it came from its
+    /// rooms: [`super::fake_livekit::FakeLiveKit::take_webhooks`]).
+    pub async fn post_livekit_as_sent(&self, (body, authorization): &(String, String)) -> Response {
         let request = Request::builder()
             .method("POST")
             .uri("/livekit/webhook")

@@ -22,6 +22,15 @@ impl FakeLiveKit {
         rooms.outbox.pop();
     }
 
+    /// A viewer joins `room`, its webhook sent as LiveKit sends it; the viewer.
+    pub fn viewer_joins(&self, room: &str) -> FakeParticipant {
+        self.shared.rooms().join(
+            room,
+            proto::participant_info::Kind::Standard,
+            HashMap::new(),
+        )
+    }
+
     /// How the agents of later dispatches behave.
     pub fn agents(&self, agents: Agents) {
         self.shared.rooms().agents = agents;

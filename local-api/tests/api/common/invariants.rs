@@ -45,7 +45,7 @@ use hosting_support::config::Config;
 use uuid::Uuid;
 
 use super::fake_livekit::FakeLiveKit;
-pub use super::room_invariants::{undeleted_rooms, unstopped_egresses};
+pub use super::room_invariants::{doubled_hosts, undeleted_rooms, unstopped_egresses};
 use super::{backend, faults};
 
 /// The brands every test's seed holds; brands of the events are checked too.
@@ -169,13 +169,17 @@ async fn check(subject: Subject) -> Vec<String> {
             )
         }
     };
+    let mut violations = match &livekit {
+        Some(livekit) => doubled_hosts(&*store, &brands(&events), livekit).await,
+        None => Vec::new(),
+    };
     let at = drain_time(test_now);
-    let mut violations = drain(&app_at(config, store.clone(), queue, vault, at)).await;
+    violations.extend(drain(&app_at(config, store.clone(), queue, vault, at)).await);
     if outbox_must_drain {
         violations.extend(undrained(&*store, at).await);
     }
     if let Some(livekit) = livekit {
-        violations.extend(undeleted_rooms(&*store, &brands(&events), &livekit.rooms()).await);
+        violations.extend(undeleted_rooms(&*store, &brands(&events), &livekit).await);
         violations.extend(unstopped_egresses(&*store, &brands(&events), &livekit.egresses()).await);
     }
     let active = |brand: &str| active.get(brand).copied().unwrap_or(0);

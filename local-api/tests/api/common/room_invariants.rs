@@ -1,21 +1,51 @@
-//! The drop check's part about what LiveKit holds (`invariants.rs`): no finished stream's room
-//! left, no egress of it running, no destination of it short of final, no recording of it still
-//! `processing` once read back, and no stream key of it stored.
+//! The drop check's part about what LiveKit holds (`invariants.rs`): no live stream with two
+//! hosts; no finished stream's room or dispatch left, no egress of it running, no destination of
+//! it short of final, no recording of it still `processing` once read back, and no stream key of
+//! it stored.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use hosting_domain::ports::{StreamKeyStore, StreamListStore, StreamStore};
 use hosting_domain::recording::RecordingStatus;
 use hosting_domain::{Stream, StreamStatus};
 
+use super::fake_livekit::FakeLiveKit;
 use super::invariants::finished_streams;
 
-/// The finished streams of `brands` whose room is among `rooms` (the rooms that exist).
+/// The live streams of `brands` with more than one host in their room (docs/livekit.md, "One
+/// host"): read before the drain, which ends every stream.
+pub async fn doubled_hosts<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
+    store: &S,
+    brands: &BTreeSet<String>,
+    livekit: &FakeLiveKit,
+) -> Vec<String> {
+    let mut left = Vec::new();
+    for brand in brands {
+        for stream in finished_streams(store, brand, StreamStatus::Live, &mut left).await {
+            let Some(room) = &stream.room_name else {
+                continue;
+            };
+            let hosts = livekit.hosts(room);
+            if hosts.len() > 1 {
+                let identities: Vec<&str> = hosts.iter().map(|h| h.identity.as_str()).collect();
+                left.push(format!(
+                    "stream {} is live with {} hosts in its room: {identities:?}",
+                    stream.id,
+                    hosts.len()
+                ));
+            }
+        }
+    }
+    left
+}
+
+/// The finished streams of `brands` whose room LiveKit still has, or a dispatch into it.
 pub async fn undeleted_rooms<S: StreamStore + StreamListStore + StreamKeyStore + ?Sized>(
     store: &S,
     brands: &BTreeSet<String>,
-    rooms: &HashSet<String>,
+    livekit: &FakeLiveKit,
 ) -> Vec<String> {
+    let rooms = livekit.rooms();
     let mut left = Vec::new();
     for brand in brands {
         for status in [StreamStatus::Ended, StreamStatus::Error] {
@@ -29,6 +59,14 @@ pub async fn undeleted_rooms<S: StreamStore + StreamListStore + StreamKeyStore +
                         "stream {} is {}, but its room {room} still exists",
                         stream.id,
                         status.as_str()
+                    ));
+                }
+                for dispatch in livekit.dispatches(&room) {
+                    left.push(format!(
+                        "stream {} is {}, but its dispatch {} is left",
+                        stream.id,
+                        status.as_str(),
+                        dispatch.id
                     ));
                 }
             }

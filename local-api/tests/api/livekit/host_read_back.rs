@@ -3,42 +3,10 @@
 //! webhook would be, once; a read that fails changes nothing. On both backends.
 
 use chrono::Duration;
-use serde_json::{Value, json};
 
-use crate::common::fake_livekit::{Agents, FakeLiveKit, LIST_PARTICIPANTS, LIST_ROOMS};
+use super::show::{after_the_interval, detail, on_air};
+use crate::common::fake_livekit::{LIST_PARTICIPANTS, LIST_ROOMS};
 use crate::common::*;
-
-/// A live show whose host came by itself: app, fake, stream id, room.
-async fn on_air() -> (TestApp, FakeLiveKit, String, String) {
-    let fake = FakeLiveKit::start().await;
-    fake.agents(Agents::JoinAtOnce);
-    let api = TestApp::builder().with_livekit(&fake).await;
-    let r = api
-        .start(&Keys::live_a(), json!({"duration_minutes": 30}))
-        .await;
-    r.assert_status(201);
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let room = r.body["room_name"].as_str().unwrap().to_owned();
-    api.livekit_sends().await;
-    assert_eq!(detail(&api, &id).await["status"], "live");
-    // Later agents never come: what follows is read back, not reported.
-    fake.agents(Agents::Manual);
-    (api, fake, id, room)
-}
-
-async fn detail(api: &TestApp, id: &str) -> Value {
-    api.get(&format!("/streams/{id}"), &Keys::live_a())
-        .await
-        .body
-}
-
-/// The read-back interval (`HOST_READBACK_INTERVAL_SECS`, default 120) passes, and a sweep.
-async fn after_the_interval(api: &TestApp) {
-    api.advance(Duration::seconds(121));
-    hosting_app::service::timers::sweep(&api.runtime.app)
-        .await
-        .unwrap();
-}
 
 #[tokio::test]
 async fn a_lost_leave_is_read_back_and_opens_the_window_as_of_the_read() {

@@ -10,11 +10,13 @@ mod one_host;
 mod opening_surge;
 mod popular_show;
 mod preparing_timeout;
+mod read_back_budget;
 mod reconnect;
 mod room_cleanup;
 mod self_joining;
 mod show;
 mod verification;
+mod viewer_read_back;
 mod webhook_keys;
 
 use serde_json::Value;

@@ -144,10 +144,20 @@ async fn popular_show_churn_keeps_the_count_exact_and_never_holds_up_the_end() {
         // Counted since the rules were set: the churn's own requests.
         let stats = faults::stats(api.table().unwrap()).await;
         let requests = stats["requests"].as_u64().unwrap();
+        let refused: u64 = stats["injected"]
+            .as_object()
+            .map(|kinds| kinds.values().filter_map(|n| n.as_u64()).sum())
+            .unwrap_or(0);
         eprintln!(
             "DynamoDB requests: {requests} ({:.2} a viewer event), conflicts: {}",
             requests as f64 / sent as f64,
             stats["injected"]["conflict"]
+        );
+        // Its read and its transaction (docs/lifecycle.md, "Viewer counts"), and a transaction
+        // again for each the proxy refused.
+        assert!(
+            requests <= 2 * sent as u64 + refused,
+            "{requests} requests for {sent} viewer events, {refused} refused"
         );
     }
     assert_eq!(

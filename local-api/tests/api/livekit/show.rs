@@ -1,9 +1,11 @@
 //! A show on the fake LiveKit, driven by the webhooks LiveKit signs: the fixture of the host's
-//! lifecycle tests (reconnect.rs, one_host.rs).
+//! lifecycle tests (reconnect.rs, one_host.rs); and one whose host came by itself, for the
+//! read-backs' tests (host_read_back.rs, viewer_read_back.rs).
 
+use chrono::Duration;
 use serde_json::{Value, json};
 
-use crate::common::fake_livekit::{FakeLiveKit, agent_event, signed_webhook};
+use crate::common::fake_livekit::{Agents, FakeLiveKit, agent_event, signed_webhook};
 use crate::common::*;
 
 pub(super) struct Show {
@@ -82,4 +84,36 @@ impl Show {
     pub async fn events(&self) -> Vec<String> {
         self.api.events_of(&self.id).await
     }
+}
+
+/// A live show whose host came by itself: app, fake, stream id, room.
+pub(super) async fn on_air() -> (TestApp, FakeLiveKit, String, String) {
+    let fake = FakeLiveKit::start().await;
+    fake.agents(Agents::JoinAtOnce);
+    let api = TestApp::builder().with_livekit(&fake).await;
+    let r = api
+        .start(&Keys::live_a(), json!({"duration_minutes": 30}))
+        .await;
+    r.assert_status(201);
+    let id = r.body["stream_id"].as_str().unwrap().to_owned();
+    let room = r.body["room_name"].as_str().unwrap().to_owned();
+    api.livekit_sends().await;
+    assert_eq!(detail(&api, &id).await["status"], "live");
+    // Later agents never come: what follows is read back, not reported.
+    fake.agents(Agents::Manual);
+    (api, fake, id, room)
+}
+
+pub(super) async fn detail(api: &TestApp, id: &str) -> Value {
+    api.get(&format!("/streams/{id}"), &Keys::live_a())
+        .await
+        .body
+}
+
+/// The read-back interval (`HOST_READBACK_INTERVAL_SECS`, default 120) passes, and a sweep.
+pub(super) async fn after_the_interval(api: &TestApp) {
+    api.advance(Duration::seconds(121));
+    hosting_app::service::timers::sweep(&api.runtime.app)
+        .await
+        .unwrap();
 }

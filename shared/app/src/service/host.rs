@@ -14,7 +14,7 @@ use crate::metrics::{self, Metric};
 use crate::service::streams;
 use hosting_domain::error::StoreError;
 use hosting_domain::host::Departure;
-use hosting_domain::ports::{Outcome, ProviderEvent, RoomHost};
+use hosting_domain::ports::{Outcome, ProviderEvent, RoomHost, ViewerChange};
 use hosting_domain::{Stream, StreamStatus, TimerKind, Transition};
 
 /// Attempts at a change whose stream keeps changing under it.
@@ -231,6 +231,14 @@ pub async fn read_back(app: &App, stream: &Stream) -> Result<ReadBack, StoreErro
             return Ok(ReadBack::Applied);
         }
     };
+    // The viewers LiveKit counts stand for joins and leaves whose webhooks were lost, before
+    // any end below makes the count final (docs/lifecycle.md, "Viewer counts").
+    if let (StreamStatus::Live, Some(room)) = (claimed.status, &presence) {
+        let reported = ViewerChange::Reported(room.viewers);
+        app.streams()
+            .adjust_viewer_count(&claimed, reported, now, None)
+            .await?;
+    }
     match (claimed.status, presence) {
         // The dispatch retry makes the room again.
         (StreamStatus::Preparing, None) => {}

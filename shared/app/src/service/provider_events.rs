@@ -27,8 +27,12 @@ pub async fn handle(app: &App, event: &ProviderEvent) -> Result<Handled, StoreEr
     if event.kind == ProviderEventKind::Other || event.room_name.is_empty() {
         return Ok(Handled::NoChange);
     }
-    // A join is the busiest event of a show and needs no count: its read leaves the count out.
-    let found = if event.kind == ProviderEventKind::ViewerJoined {
+    // A viewer's join or leave is the busiest event of a show and needs no count (the floor at
+    // zero is taken where the count is read): its read leaves the count out.
+    let found = if matches!(
+        event.kind,
+        ProviderEventKind::ViewerJoined | ProviderEventKind::ViewerLeft
+    ) {
         app.streams()
             .find_stream_by_room_uncounted(&event.room_name)
             .await?

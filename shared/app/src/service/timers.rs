@@ -225,3 +225,17 @@ async fn end_at_deadline(
     streams::after_final(app, &applied).await;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SweepReads;
+
+    #[test]
+    fn a_sweep_takes_its_host_read_backs_up_to_its_bound_and_no_more() {
+        let reads = SweepReads::new(2);
+        assert!(reads.take_host_read());
+        assert!(reads.take_host_read());
+        assert!(!reads.take_host_read(), "the rest wait for the next sweep");
+        assert!(!reads.take_host_read());
+    }
+}

@@ -260,6 +260,7 @@ impl StreamStore for DynamoStore {
         match change {
             ViewerChange::By(delta) => self.add_viewers(stream, delta, at, dedupe).await,
             ViewerChange::To(count) => self.set_viewers(stream, count, at).await,
+            ViewerChange::Reported(count) => self.report_viewers(stream, count, at).await,
         }
     }
 }

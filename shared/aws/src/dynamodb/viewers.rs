@@ -11,10 +11,15 @@
 //! second. Two events conflict only when they draw the same shard at the same moment; a
 //! conflict or a throttled partition is retried on a newly drawn shard.
 //!
-//! A join reads no shard (its read of the stream leaves the count out). A leave is not counted
-//! when the caller's read of the stream (which sums the shards) shows no viewer, so a count
-//! never goes below zero one event after another. Two leaves racing at a count of one can both
-//! be counted; the sum then reads as zero until joins outweigh it.
+//! No viewer event reads a shard (its read of the stream leaves the count out): a viewer event
+//! is that read and its transaction, two requests. The floor at zero is taken where the count
+//! is read: leaves beyond joins (a join LiveKit never sent, a leave delivered before its join)
+//! take the sum below zero, which reads as zero, and the read that finds it there settles it
+//! at zero ([`DynamoStore::settle_at_zero`]: the deficit added to the stream's floor item, on
+//! condition of the floor as read, so racing reads settle it once), so a join after that read
+//! counts from zero, as it would had the leave not been counted. A live read-back moves the
+//! sum to the room's count as LiveKit reports it ([`DynamoStore::report_viewers`]), by the
+//! difference, on one shard, as an event would.
 //!
 //! While the stream is `live`, its count is the stream item's `viewer_count` (the base: set at
 //! creation, by seeding and by the test helper) plus the shards' sum, never below zero; a read
@@ -58,6 +63,9 @@ pub(super) const VIEWER_PARTITIONS: u32 = 8;
 const SHARD_DRAWS: u32 = 12;
 /// The counter's attribute on a shard item.
 const COUNT: &str = "viewers";
+/// The sort key of a stream's floor item, in its shards' partition 0: a counter item like
+/// them (summed with them), which only reads that found the count below zero write.
+const FLOOR_SK: &str = "VIEWERS#floor";
 /// How long a shard is kept after its last change: once the stream finished nothing reads it,
 /// and a stream is live at most 8 hours (480 minutes), so TTL deletes it days after its end,
 /// never while it counts.
@@ -73,8 +81,11 @@ impl DynamoStore {
             return Ok(None);
         };
         if stream.status == StreamStatus::Live {
-            let sum = self.viewer_shards_sum(stream_id).await?;
-            stream.viewer_count = count_of(stream.viewer_count, sum.saturating_add(earlier_shards));
+            let mut shards = self.viewer_shards(stream_id).await?;
+            shards.sum = shards.sum.saturating_add(earlier_shards);
+            self.settle_at_zero(stream_id, stream.viewer_count, shards)
+                .await;
+            stream.viewer_count = count_of(stream.viewer_count, shards.sum);
         }
         Ok(Some(stream))
     }
@@ -112,8 +123,8 @@ impl DynamoStore {
         Ok(Some((self.stream_from(first)?, shards_sum(shards))))
     }
 
-    /// The sum of a stream's shards: one `Query` per partition, in flight together.
-    pub(super) async fn viewer_shards_sum(&self, stream_id: Uuid) -> StoreResult<i64> {
+    /// What a stream's counter items hold: one `Query` per partition, in flight together.
+    pub(super) async fn viewer_shards(&self, stream_id: Uuid) -> StoreResult<Shards> {
         let reads = (0..self.viewer_partitions).map(|partition| {
             let pk = keys::viewer_shards_pk(stream_id, partition);
             async move {
@@ -121,20 +132,67 @@ impl DynamoStore {
                     .await
             }
         });
-        let mut sum = 0i64;
+        let mut shards = Shards::default();
         for items in futures_util::future::try_join_all(reads).await? {
-            sum = sum.saturating_add(shards_sum(&items));
+            shards.sum = shards.sum.saturating_add(shards_sum(&items));
+            if let Some(floor) = items
+                .iter()
+                .find(|item| item.opt_string("sk").as_deref() == Some(FLOOR_SK))
+            {
+                shards.floor = floor.opt_number(COUNT).unwrap_or(0);
+            }
         }
-        Ok(sum)
+        Ok(shards)
     }
 
-    /// The shards' sum of each stream of `ids`, the reads in flight together.
-    pub(super) async fn shard_sums(&self, ids: &[Uuid]) -> StoreResult<HashMap<Uuid, i64>> {
+    /// Settles a live stream's count at zero when a read of it (its `base` and `shards`) found
+    /// it below: the deficit added to its floor item, on condition that the floor is still as
+    /// read, so of racing reads one settles it. Best effort: the count reads as zero anyway,
+    /// and a write that fails leaves the settling to the next read.
+    async fn settle_at_zero(&self, stream_id: Uuid, base: u64, shards: Shards) {
+        let held = signed(base).saturating_add(shards.sum);
+        if held >= 0 {
+            return;
+        }
+        let settled = shards.floor.saturating_sub(held);
+        let expires = (chrono::Utc::now() + SHARD_TTL).timestamp();
+        let item = update(
+            &self.table,
+            UpdateSpec {
+                key: floor_key(stream_id),
+                expression: "SET #count = :settled, #ttl = :expires",
+                condition: Some(if shards.floor == 0 {
+                    "attribute_not_exists(#count) OR #count = :read"
+                } else {
+                    "#count = :read"
+                }),
+                names: vec![
+                    ("#count", COUNT.to_owned()),
+                    ("#ttl", TTL_ATTRIBUTE.to_owned()),
+                ],
+                values: vec![
+                    (":settled", n(settled)),
+                    (":read", n(shards.floor)),
+                    (":expires", n(expires)),
+                ],
+            },
+        );
+        let written = match item {
+            Ok(item) => self.transact_or_conflict(vec![item]).await.map_err(backend),
+            Err(err) => Err(err),
+        };
+        if let Err(err) = written {
+            tracing::debug!(%stream_id, error = %err, "viewer count not settled at zero; the next read does");
+        }
+    }
+
+    /// What the counter items of each stream of `ids` hold, the reads in flight together.
+    pub(super) async fn shard_sums(&self, ids: &[Uuid]) -> StoreResult<HashMap<Uuid, Shards>> {
         let mut sums = HashMap::with_capacity(ids.len());
         let mut reads = JoinSet::new();
         for &id in ids {
             let store = self.clone();
-            reads.spawn(async move { (id, store.viewer_shards_sum(id).await) });
+            reads.spawn(async move { (id, store.viewer_shards(id).await) });
         }
         while let Some(done) = reads.join_next().await {
             let (id, sum) = done.map_err(backend)?;
@@ -150,34 +208,38 @@ impl DynamoStore {
     pub(super) async fn with_live_viewers<'a>(
         &self,
         streams: impl IntoIterator<Item = &'a mut Stream>,
-        known: &HashMap<Uuid, i64>,
+        known: &HashMap<Uuid, Shards>,
     ) -> StoreResult<()> {
         let mut unknown = Vec::new();
+        let mut counted = Vec::new();
         for stream in streams {
             if stream.status != StreamStatus::Live {
                 continue;
             }
             match known.get(&stream.id) {
-                Some(sum) => stream.viewer_count = count_of(stream.viewer_count, *sum),
+                Some(shards) => counted.push((stream, *shards)),
                 None => unknown.push(stream),
             }
         }
-        if unknown.is_empty() {
-            return Ok(());
+        if !unknown.is_empty() {
+            let ids: Vec<Uuid> = unknown.iter().map(|stream| stream.id).collect();
+            let sums = self.shard_sums(&ids).await?;
+            for stream in unknown {
+                let shards = sums.get(&stream.id).copied().unwrap_or_default();
+                counted.push((stream, shards));
+            }
         }
-        let ids: Vec<Uuid> = unknown.iter().map(|stream| stream.id).collect();
-        let sums = self.shard_sums(&ids).await?;
-        for stream in unknown {
-            let sum = sums.get(&stream.id).copied().unwrap_or(0);
-            stream.viewer_count = count_of(stream.viewer_count, sum);
+        for (stream, shards) in counted {
+            self.settle_at_zero(stream.id, stream.viewer_count, shards)
+                .await;
+            stream.viewer_count = count_of(stream.viewer_count, shards.sum);
         }
         Ok(())
     }
 
     /// Adds `delta` viewers to a live stream, with `dedupe` recorded in the same transaction.
-    /// The stream item is not touched: `stream` is the caller's read (its count summed as of
-    /// that read), and an event that races the stream's end changes only shards nobody reads
-    /// any more. A leave that read shows no viewer for is not counted: the floor at zero.
+    /// The stream item is not touched: `stream` is the caller's read, and an event that races
+    /// the stream's end changes only shards nobody reads any more.
     pub(super) async fn add_viewers(
         &self,
         stream: &Stream,
@@ -185,9 +247,7 @@ impl DynamoStore {
         at: DateTime<Utc>,
         dedupe: Option<&str>,
     ) -> StoreResult<Outcome<()>> {
-        if stream.status != StreamStatus::Live
-            || (delta < 0 && stream.viewer_count < delta.unsigned_abs())
-        {
+        if stream.status != StreamStatus::Live {
             return Ok(Outcome::Stale);
         }
         let mut draw = 0;
@@ -229,9 +289,39 @@ impl DynamoStore {
         }
     }
 
+    /// Moves a live stream's count to `reported`, the room's count as LiveKit reports it: its
+    /// base and shards read as they stand (unfloored), and the difference added to one shard
+    /// as a viewer event adds its one. An event counted between the read and the write is
+    /// kept; the next read-back settles what LiveKit counted of it. Nothing is written when
+    /// the count already agrees.
+    pub(super) async fn report_viewers(
+        &self,
+        stream: &Stream,
+        reported: u64,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Outcome<()>> {
+        if stream.status != StreamStatus::Live {
+            return Ok(Outcome::Stale);
+        }
+        let Some((stored, earlier_shards)) = self.stream_and_earlier_shards(stream.id).await?
+        else {
+            return Ok(Outcome::Stale);
+        };
+        if stored.status != StreamStatus::Live {
+            return Ok(Outcome::Stale);
+        }
+        let sum = self.viewer_shards(stream.id).await?.sum;
+        let held = signed(stored.viewer_count).saturating_add(sum.saturating_add(earlier_shards));
+        let delta = signed(reported).saturating_sub(held);
+        if delta == 0 {
+            return Ok(Outcome::Applied(()));
+        }
+        self.add_viewers(&stored, delta, at, None).await
+    }
+
     /// Sets a live stream's count outright (the test helper): the base on the stream item and
-    /// its position copy, every shard back to zero, in one transaction conditional on the
-    /// stream being `live`.
+    /// its position copy, every shard and the floor back to zero, in one transaction
+    /// conditional on the stream being `live`.
     pub(super) async fn set_viewers(
         &self,
         stream: &Stream,
@@ -264,8 +354,10 @@ impl DynamoStore {
                 },
             )?,
         ];
-        for shard in 0..VIEWER_SHARDS {
-            let mut item = keys::viewer_shard_key(stream.id, shard, self.viewer_partitions);
+        let counters = (0..VIEWER_SHARDS)
+            .map(|shard| keys::viewer_shard_key(stream.id, shard, self.viewer_partitions))
+            .chain([floor_key(stream.id)]);
+        for mut item in counters {
             item.insert(COUNT.to_owned(), n(0));
             item.insert(TTL_ATTRIBUTE.to_owned(), n((at + SHARD_TTL).timestamp()));
             items.push(put(&self.table, item, None)?);
@@ -280,6 +372,19 @@ impl DynamoStore {
     }
 }
 
+/// What a stream's counter items hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Shards {
+    /// Every counter item's count, the floor item's included.
+    pub(super) sum: i64,
+    /// The floor item's count (0 when there is none).
+    floor: i64,
+}
+
+fn floor_key(stream_id: Uuid) -> Item {
+    keys::key(keys::viewer_shards_pk(stream_id, 0), FLOOR_SK)
+}
+
 fn shards_sum(items: &[Item]) -> i64 {
     items
         .iter()
@@ -287,13 +392,13 @@ fn shards_sum(items: &[Item]) -> i64 {
         .fold(0i64, i64::saturating_add)
 }
 
+fn signed(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
 /// A base and a shards' sum as a count: never below zero.
 fn count_of(base: u64, sum: i64) -> u64 {
-    i64::try_from(base)
-        .unwrap_or(i64::MAX)
-        .saturating_add(sum)
-        .max(0)
-        .unsigned_abs()
+    signed(base).saturating_add(sum).max(0).unsigned_abs()
 }
 
 #[cfg(test)]

@@ -112,7 +112,8 @@ pub trait StreamStore: Send + Sync {
     ) -> StoreResult<Outcome<Stream>>;
 
     /// Changes a live stream's viewer count (only while it is `live`: a finished stream's
-    /// count is final), never read below zero, recording `dedupe` in the same atomic step as
+    /// count is final), never read below zero (the floor is taken where the count is read, so
+    /// a leave reads nothing first), recording `dedupe` in the same atomic step as
     /// [`StreamStore::apply_transition`] does. It never writes what a transition is
     /// conditional on, so a busy show's churn cannot hold up its end (docs/lifecycle.md,
     /// "Viewer counts"); `stream` is the caller's read, and `Stale` when it was not `live`.
@@ -206,6 +207,10 @@ pub enum ViewerChange {
     By(i64),
     /// The count set outright (the test helper; never with a provider event's id).
     To(u64),
+    /// The count as the provider reports it for the room (a read-back): what the store holds
+    /// is moved to it by the difference as of the write, so a join or leave counted meanwhile
+    /// is not undone (docs/lifecycle.md, "Viewer counts").
+    Reported(u64),
 }
 
 /// What a conditional change did.
