@@ -1,11 +1,12 @@
 //! The show goes on (docs/lifecycle.md, "The show goes on"): a preparing stream whose dispatch was
 //! lost is dispatched again, and a live stream whose AI host dropped waits a reconnect window for
-//! it, against the fake LiveKit with LiveKit's own webhooks, on both backends.
+//! it, against the fake LiveKit driven as LiveKit runs: its agents join by themselves after a
+//! dispatch, and its rooms send their own webhooks. On both backends.
 
 use chrono::Duration;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::common::fake_livekit::{CREATE_DISPATCH, DELETE_ROOM, agent_event, participant_event};
+use crate::common::fake_livekit::{CREATE_DISPATCH, DELETE_ROOM};
 use crate::common::*;
 
 /// Every reason that opens a reconnect window (and one LiveKit may add).
@@ -54,7 +55,9 @@ async fn a_lost_first_dispatch_is_sent_again_after_the_retry_time_and_the_host_j
     assert_eq!(detail["status"], "preparing");
     assert!(show.events().await.is_empty());
 
-    show.agent("participant_joined", "PA_1", None).await;
+    // The slow agents of both dispatches start: only the live dispatch's joins.
+    show.host_joins().await;
+    assert_eq!(show.fake.hosts(&show.room).len(), 1);
     assert_eq!(show.detail().await["status"], "live");
     assert_eq!(show.api.advance_and_fire(Duration::minutes(10)).await, 0);
     assert_eq!(show.dispatches(), 2, "no retry once live");
@@ -106,20 +109,15 @@ async fn the_sweep_dispatches_again_when_the_retry_timer_was_lost() {
 async fn a_host_that_drops_and_rejoins_within_the_window_keeps_the_show_live() {
     for reason in DROPS {
         let show = Show::live(30).await;
-        show.send(&participant_event(
-            "participant_joined",
-            &show.room,
-            None,
-            "EV_viewer",
-        ))
-        .await;
+        show.fake.viewer_joins(&show.room);
+        show.api.livekit_sends().await;
         show.api.advance(Duration::minutes(5));
         let before = show.detail().await;
-        show.agent("participant_left", "PA_1", Some(reason)).await;
+        show.host_leaves(reason, false).await;
         assert_eq!(show.detail().await["status"], "live", "{reason}");
         assert_eq!(show.dispatches(), 2, "{reason}: dispatched again at once");
         show.api.advance(Duration::seconds(30));
-        show.agent("participant_joined", "PA_2", None).await;
+        show.host_joins().await;
         let after = show.detail().await;
         assert_eq!(after, before, "{reason}: the show goes on as it was");
         assert_eq!(show.api.advance_and_fire(Duration::minutes(2)).await, 0);
@@ -140,8 +138,7 @@ async fn a_host_that_does_not_come_back_ends_in_error_as_of_the_drop() {
     let started = at(&show.detail().await, "started_at");
     show.api.advance(Duration::minutes(12));
     let dropped = show.api.now();
-    show.agent("participant_left", "PA_1", Some("SERVER_SHUTDOWN"))
-        .await;
+    show.host_leaves("SERVER_SHUTDOWN", false).await;
     // Dispatched at once, then every 20 s until the window ends (outside the preparing cap).
     assert_eq!(show.dispatches(), 2);
     assert_eq!(show.api.advance_and_fire(Duration::seconds(20)).await, 1);
@@ -176,8 +173,7 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
     let show = Show::live(30).await;
     show.api.advance(Duration::minutes(4));
     let dropped = show.api.now();
-    show.agent("participant_left", "PA_1", Some("SIGNAL_CLOSE"))
-        .await;
+    show.host_leaves("SIGNAL_CLOSE", false).await;
     show.api.advance(Duration::seconds(40));
     let r = show
         .api
@@ -194,11 +190,11 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
     let show = Show::live(30).await;
     show.api.advance(Duration::minutes(4));
     let dropped = show.api.now();
-    show.agent("participant_left", "PA_1", Some("MEDIA_FAILURE"))
-        .await;
+    show.host_leaves("MEDIA_FAILURE", false).await;
     show.api.advance(Duration::seconds(10));
-    show.send(&json!({"event": "room_finished", "room": {"name": show.room}, "id": "EV_rf"}))
-        .await;
+    // LiveKit closes the room by itself.
+    show.fake.close_room(&show.room);
+    show.api.livekit_sends().await;
     show.api
         .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some("room_finished"))
         .await;
@@ -209,8 +205,7 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
     show.api
         .advance(Duration::minutes(9) + Duration::seconds(30));
     let dropped = show.api.now();
-    show.agent("participant_left", "PA_1", Some("CONNECTION_TIMEOUT"))
-        .await;
+    show.host_leaves("CONNECTION_TIMEOUT", false).await;
     assert_eq!(show.api.advance_and_fire(Duration::seconds(30)).await, 1);
     show.api
         .assert_end_reason(&Keys::live_a(), &show.id, "ended", Some("duration_elapsed"))
@@ -224,14 +219,12 @@ async fn delete_room_finished_and_the_duration_end_during_a_window_end_as_of_the
 async fn a_drop_after_a_rejoin_opens_a_new_window() {
     let show = Show::live(30).await;
     show.api.advance(Duration::minutes(2));
-    show.agent("participant_left", "PA_1", Some("SIGNAL_CLOSE"))
-        .await;
+    show.host_leaves("SIGNAL_CLOSE", false).await;
     show.api.advance(Duration::seconds(20));
-    show.agent("participant_joined", "PA_2", None).await;
+    show.host_joins().await;
     show.api.advance(Duration::minutes(3));
     let second_drop = show.api.now();
-    show.agent("participant_left", "PA_2", Some("SIGNAL_CLOSE"))
-        .await;
+    show.host_leaves("SIGNAL_CLOSE", false).await;
     assert_eq!(show.dispatches(), 3, "the launch's and one per window");
     assert_eq!(show.api.advance_and_fire(Duration::seconds(60)).await, 1);
     show.api
@@ -244,15 +237,13 @@ async fn a_drop_after_a_rejoin_opens_a_new_window() {
 async fn a_drop_reported_after_its_window_ended_ends_the_stream_at_once() {
     let show = Show::live(30).await;
     show.api.advance(Duration::minutes(5));
-    let dropped = show.api.now() - Duration::seconds(90);
-    let event = agent_event(
-        "participant_left",
-        &show.room,
-        "PA_1",
-        Some("CONNECTION_TIMEOUT"),
-        "EV_late",
-        dropped,
-    );
+    let dropped = show.api.now();
+    let host = show.host();
+    show.fake
+        .host_leaves(&show.room, &host.identity, "CONNECTION_TIMEOUT", false);
+    // Delivered 90 s late (no timer or sweep ran meanwhile).
+    let [event]: [Value; 1] = show.fake.take_webhooks().try_into().unwrap();
+    show.api.advance(Duration::seconds(90));
     show.send(&event).await;
     show.api
         .assert_end_reason(&Keys::live_a(), &show.id, "error", Some("host_lost"))
@@ -263,9 +254,18 @@ async fn a_drop_reported_after_its_window_ended_ends_the_stream_at_once() {
     assert_eq!(show.events().await, ["stream.started", "stream.error"]);
 }
 
-/// Sends a LiveKit event until it is accepted (LiveKit resends what was not).
-async fn deliver_until_accepted(show: &Show, event: &Value) {
-    show.api.post_livekit_until_accepted(event, |_| {}).await;
+/// Sends each webhook the fake LiveKit has waiting until it is accepted: under the faults a
+/// window's dispatch may be refused, so what an answer brings (its agent) is sent too.
+async fn deliver_all_until_accepted(show: &Show) {
+    for _ in 0..20 {
+        let events = show.fake.take_webhooks();
+        if events.is_empty() {
+            return;
+        }
+        for event in events {
+            show.api.post_livekit_until_accepted(&event, |_| {}).await;
+        }
+    }
 }
 
 /// The stream's detail once a read gets through.
@@ -294,26 +294,14 @@ async fn dynamodb_only_windows_under_aws_faults_end_once_or_go_on() {
         show.api.advance(Duration::minutes(6));
         let dropped = show.api.now();
         crate::common::faults::set(&table, serde_json::from_str(FAULTS).unwrap()).await;
-        let drop = agent_event(
-            "participant_left",
-            &show.room,
-            "PA_1",
-            Some("CONNECTION_TIMEOUT"),
-            "EV_drop",
-            dropped,
-        );
-        deliver_until_accepted(&show, &drop).await;
+        let host = show.host();
+        show.fake
+            .host_leaves(&show.room, &host.identity, "CONNECTION_TIMEOUT", false);
+        deliver_all_until_accepted(&show).await;
         if rejoin {
             show.api.advance(Duration::seconds(30));
-            let back = agent_event(
-                "participant_joined",
-                &show.room,
-                "PA_2",
-                None,
-                "EV_back",
-                show.api.now(),
-            );
-            deliver_until_accepted(&show, &back).await;
+            show.fake.start_pending_agents();
+            deliver_all_until_accepted(&show).await;
         }
         show.api.advance(Duration::seconds(61));
         // Timers and sweeps, failing or not, until nothing is due.

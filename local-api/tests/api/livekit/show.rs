@@ -5,7 +5,9 @@
 use chrono::Duration;
 use serde_json::{Value, json};
 
-use crate::common::fake_livekit::{Agents, FakeLiveKit, agent_event, signed_webhook};
+use crate::common::fake_livekit::{
+    Agents, FakeLiveKit, FakeParticipant, agent_event, signed_webhook,
+};
 use crate::common::*;
 
 pub(super) struct Show {
@@ -16,7 +18,7 @@ pub(super) struct Show {
 }
 
 impl Show {
-    /// A live-key stream of `duration` minutes whose agent `PA_1` joined: live.
+    /// A live-key stream of `duration` minutes whose host joined by itself: live.
     pub async fn live(duration: u32) -> Show {
         Show::live_configured(std::convert::identity, duration).await
     }
@@ -27,7 +29,7 @@ impl Show {
         duration: u32,
     ) -> Show {
         let show = Show::preparing_configured(configure, duration).await;
-        show.agent("participant_joined", "PA_1", None).await;
+        show.host_joins().await;
         assert_eq!(show.detail().await["status"], "live");
         show
     }
@@ -41,6 +43,9 @@ impl Show {
         duration: u32,
     ) -> Show {
         let fake = FakeLiveKit::start().await;
+        // Each dispatch's agent starts when the test says (`host_joins`), as a cold worker's
+        // does: a dispatch deleted before that never brings its agent.
+        fake.agents(Agents::Slow);
         let api = configure(TestApp::builder().with_livekit(&fake)).await;
         let r = api
             .start(&Keys::live_a(), json!({"duration_minutes": duration}))
@@ -56,7 +61,30 @@ impl Show {
         }
     }
 
-    /// Agent `sid` joins or leaves (with `reason`) now, as LiveKit signs it.
+    /// The agent of the room's live dispatch joins, and LiveKit sends what it sends.
+    pub async fn host_joins(&self) {
+        self.fake.start_pending_agents();
+        self.api.livekit_sends().await;
+    }
+
+    /// The host in the room leaves with `reason` (`finished`: it set `lsh.finished` first),
+    /// and LiveKit sends what it sends.
+    pub async fn host_leaves(&self, reason: &str, finished: bool) {
+        let host = self.host();
+        self.fake
+            .host_leaves(&self.room, &host.identity, reason, finished);
+        self.api.livekit_sends().await;
+    }
+
+    /// The host in the room now.
+    pub fn host(&self) -> FakeParticipant {
+        let hosts = self.fake.hosts(&self.room);
+        assert_eq!(hosts.len(), 1, "one host in {}: {hosts:?}", self.room);
+        hosts[0].clone()
+    }
+
+    /// Agent `sid` joins or leaves (with `reason`) now, as LiveKit signs it: an agent other
+    /// than the dispatches' (a test's own).
     pub async fn agent(&self, event: &str, sid: &str, reason: Option<&str>) {
         let id = format!("EV_{}", uuid::Uuid::new_v4().simple());
         let event = agent_event(event, &self.room, sid, reason, &id, self.api.now());
