@@ -5,7 +5,8 @@
 # lowest CPU priority: schemathesis against the local server and its OpenAPI document, the
 # generated clients, the reference page and the console (in headless Chromium; the console on
 # moto too) and the example receivers against the local server, and the check that scripts/dev-aws.sh starts the local server on
-# moto in one command. Installs what it needs (Python virtualenvs under ~/.cache, made beside
+# moto in one command; then the API under `sam local start-api` (its Docker engine installed and
+# started where missing) compared with the local server. Installs what it needs (Python virtualenvs under ~/.cache, made beside
 # the first build), starts the moto servers and their proxies and stops them on exit. Extra
 # arguments go to every cargo test run (before their `--`).
 #
@@ -259,6 +260,12 @@ for proxy in sys.argv[1:]:
 faults = ", ".join(f"{k} {v}" for k, v in sorted(injected.items()))
 print(f"fault proxies: {requests} requests under fault rules; injected: {faults}")
 PY
+
+# A run narrowed by arguments is about the tests it names.
+if [ $# -eq 0 ]; then
+    stage "the API under SAM's emulator (sam local start-api in Docker) against the local server"
+    scripts/checks/test-sam-local.sh 2>&1 | tee -a "$log"
+fi
 
 # One closing line over both cargo passes.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"

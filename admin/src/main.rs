@@ -102,6 +102,14 @@ enum Command {
         /// The seed file (JSON).
         file: String,
     },
+    /// Loads the local server's demo data (the demo brand, its test and live key with every
+    /// scope, the creators catalog) and prints the keys: for local emulators, as `sam local`
+    /// runs against (scripts/sam-local.sh).
+    LoadDemo {
+        /// The fixed demo keys of `local-api --fixed-demo-keys` instead of new random ones.
+        #[arg(long)]
+        fixed_keys: bool,
+    },
     /// Events the outbox relay set aside after its attempts, with the reason.
     OutboxSetAside {
         #[arg(long, default_value_t = 100)]
@@ -257,10 +265,16 @@ async fn run(command: Command) -> Result<(), String> {
         return replay_deliveries(since).await;
     }
     // Files first: a mistake in one is reported before anything about the environment.
+    let mut demo_keys = None;
     let seed = match &command {
         Command::LoadSeed { file } => {
             let json = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
             Some(Seed::from_json(&json).map_err(|e| format!("{file}: {e}"))?)
+        }
+        Command::LoadDemo { fixed_keys } => {
+            let demo = hosting_app::seed::demo(*fixed_keys);
+            demo_keys = Some((demo.test_key, demo.live_key));
+            Some(demo.seed)
         }
         _ => None,
     };
@@ -373,6 +387,17 @@ async fn run(command: Command) -> Result<(), String> {
                 seed.api_keys.len(),
                 seed.creators.len(),
                 seed.streams.len()
+            );
+        }
+        Command::LoadDemo { .. } => {
+            let seed = seed.expect("made above");
+            let dyn_store: &dyn Store = &store;
+            seed.load(dyn_store).await.map_err(|e| e.to_string())?;
+            let (test_key, live_key) = demo_keys.expect("made above");
+            println!(
+                "demo brand `{}` ({} creators), all scopes:\n  test key: {test_key}\n  live key: {live_key}",
+                hosting_app::seed::DEMO_BRAND_ID,
+                seed.creators.len()
             );
         }
         Command::OutboxSetAside { limit } => {
