@@ -169,6 +169,18 @@ impl RoomState {
         }
     }
 
+    /// `room`, created with LiveKit's defaults when missing (as a join or a dispatch into a
+    /// room LiveKit does not have creates it).
+    fn room_or_default(&mut self, room: &str) -> &mut FakeRoom {
+        self.rooms
+            .entry(room.to_owned())
+            .or_insert_with(|| FakeRoom {
+                empty_timeout: DEFAULT_EMPTY_TIMEOUT,
+                departure_timeout: 20,
+                participants: Vec::new(),
+            })
+    }
+
     /// A new job with a random id; a missing room is created with LiveKit's defaults.
     pub fn dispatch(
         &mut self,
@@ -177,13 +189,7 @@ impl RoomState {
         metadata: &str,
         restart_policy: i32,
     ) -> FakeDispatch {
-        self.rooms
-            .entry(room.to_owned())
-            .or_insert_with(|| FakeRoom {
-                empty_timeout: DEFAULT_EMPTY_TIMEOUT,
-                departure_timeout: 20,
-                participants: Vec::new(),
-            });
+        self.room_or_default(room);
         let dispatch = FakeDispatch {
             id: random_id("AD_"),
             room: room.to_owned(),
@@ -235,13 +241,7 @@ impl RoomState {
             attributes,
             joined_at_ms: self.now_ms,
         };
-        self.rooms
-            .entry(room.to_owned())
-            .or_insert_with(|| FakeRoom {
-                empty_timeout: DEFAULT_EMPTY_TIMEOUT,
-                departure_timeout: 20,
-                participants: Vec::new(),
-            })
+        self.room_or_default(room)
             .participants
             .push(participant.clone());
         self.event("participant_joined", room, Some(participant.json(None)));
@@ -308,15 +308,7 @@ impl RoomState {
                     })
                     .unwrap_or_default();
                 let joined_at_ms = self.now_ms;
-                let participants = &mut self
-                    .rooms
-                    .entry(room)
-                    .or_insert_with(|| FakeRoom {
-                        empty_timeout: DEFAULT_EMPTY_TIMEOUT,
-                        departure_timeout: 20,
-                        participants: Vec::new(),
-                    })
-                    .participants;
+                let participants = &mut self.room_or_default(&room).participants;
                 if !participants.iter().any(|p| p.sid == sid) {
                     participants.push(FakeParticipant {
                         identity: participant["identity"].as_str().unwrap_or(&sid).to_owned(),
