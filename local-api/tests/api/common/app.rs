@@ -363,10 +363,17 @@ impl TestApp {
     /// Posts a LiveKit webhook as a test writes it; what it reports is made so in the fake
     /// LiveKit's rooms (a read-back then finds what the webhook said).
     pub async fn post_livekit(&self, signed: &(String, String)) -> Response {
-        if let (Some(fake), Ok(event)) = (&self.livekit, serde_json::from_str::<Value>(&signed.0)) {
-            fake.mirror(&event);
+        if let Ok(event) = serde_json::from_str::<Value>(&signed.0) {
+            self.mirror_livekit(&event);
         }
         self.post_livekit_as_sent(signed).await
+    }
+
+    /// The fake LiveKit's rooms made to agree with `event`, a webhook a test sends by hand.
+    pub fn mirror_livekit(&self, event: &Value) {
+        if let Some(fake) = &self.livekit {
+            fake.mirror(event);
+        }
     }
 
     /// Posts a LiveKit webhook as it is, not mirrored into the fake LiveKit (it came from its

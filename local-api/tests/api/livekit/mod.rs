@@ -11,6 +11,7 @@ mod opening_surge;
 mod popular_show;
 mod preparing_timeout;
 mod read_back_budget;
+mod read_back_timers;
 mod reconnect;
 mod room_cleanup;
 mod self_joining;
@@ -40,8 +41,11 @@ async fn post_webhook(api: &TestApp, body: &str, authorization: Option<&str>) ->
     .await
 }
 
+/// Posts `event`, signed, as LiveKit would; the fake LiveKit's rooms made to agree with it, so
+/// that a read-back finds what the event reported.
 async fn deliver(api: &TestApp, event: Value) -> Response {
     let (body, auth) = signed_webhook_with(&event, API_SECRET, 600);
+    api.mirror_livekit(&event);
     post_webhook(api, &body, Some(&auth)).await
 }
 

@@ -96,20 +96,22 @@ async fn a_sweep_reads_each_due_live_stream_back_once_whatever_their_number() {
 async fn a_live_stream_costs_livekit_two_calls_per_read_back() {
     let (api, fake) = live_streams(1).await;
     let before: Vec<String> = fake.methods();
-    // An hour of the steady state, a sweep a minute (`SWEEP_INTERVAL_SECS`).
-    for _ in 0..60 {
-        api.advance(Duration::seconds(60));
-        sweep(&api).await;
+    // An hour of the steady state: timers fired as they fall due (every 10 s here) and a
+    // sweep a minute (`SWEEP_INTERVAL_SECS`).
+    for step in 1..=360 {
+        api.advance_and_fire(Duration::seconds(10)).await;
+        if step % 6 == 0 {
+            sweep(&api).await;
+        }
     }
     let mut calls: BTreeMap<String, usize> = BTreeMap::new();
     for method in &fake.methods()[before.len()..] {
         *calls.entry(method.clone()).or_default() += 1;
     }
     println!("LiveKit calls in a live stream's hour: {calls:?}");
-    // At most every 120 s: the next read-back is claimed 120 s after the read, which the
-    // sweep a minute after next finds due.
+    // Every 120 s by the read-back's timer; the sweep finds each one read already.
     let reads = calls.get(LIST_PARTICIPANTS).copied().unwrap_or(0);
-    assert!((20..=30).contains(&reads), "{calls:?}");
+    assert_eq!(reads, 30, "{calls:?}");
     assert_eq!(
         calls,
         BTreeMap::from([

@@ -108,7 +108,12 @@ pub async fn dispatch_again(app: &App, stream: &Stream) -> Result<bool, StoreErr
         return Ok(false);
     };
     metrics::count(Metric::DispatchRetries);
-    streams::schedule_kinds(app, &claimed, &[TimerKind::DispatchRetry]).await;
+    streams::schedule_kinds(
+        app,
+        &claimed,
+        &[TimerKind::DispatchRetry, TimerKind::HostReadback],
+    )
+    .await;
     match redispatch(app, &claimed).await {
         Ok(Redispatch::Dispatched) => {
             tracing::info!(stream_id = %claimed.id, status = claimed.status.as_str(), dispatches = claimed.dispatches, "host dispatched again");
@@ -219,6 +224,8 @@ pub async fn read_back(app: &App, stream: &Stream) -> Result<ReadBack, StoreErro
     else {
         return Ok(ReadBack::NotClaimed);
     };
+    // The next read-back has a timer of its own; the sweep covers it should the timer be lost.
+    streams::schedule_kinds(app, &claimed, &[TimerKind::HostReadback]).await;
     let (Some(rooms), Some(room)) = (&app.rooms, &claimed.room_name) else {
         return Ok(ReadBack::Unchanged(Box::new(claimed)));
     };
@@ -400,6 +407,12 @@ async fn join_host(
     if second.load(Ordering::Relaxed) {
         remove_second_host(app, stream, host).await;
         return Ok(outcome.map(drop));
+    }
+    // A host recorded: its live read-backs start from now.
+    if let Outcome::Applied((before, after)) = &outcome
+        && after.host_check_at != before.host_check_at
+    {
+        streams::schedule_kinds(app, after, &[TimerKind::HostReadback]).await;
     }
     if let Outcome::Applied((before, after)) = &outcome
         && before.host_lost_at.is_some()

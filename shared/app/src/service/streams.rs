@@ -334,8 +334,8 @@ fn created(stream: &Stream, access: Option<ViewerAccess>) -> StreamCreated {
 }
 
 /// Arms the timers of what the stream has due: its deadline (the preparing timeout, or the
-/// duration end once live), its next dispatch retry and the end of its reconnect window. Best
-/// effort: each time is already stored, and the sweep acts on it if a timer is lost.
+/// duration end once live), its next dispatch retry, the end of its reconnect window, an owed
+/// egress start and the read-back of its host. Best effort: each time is already stored, and the sweep acts on it if a timer is lost.
 pub async fn schedule_timers(app: &App, stream: &Stream) {
     let kinds = [
         TimerKind::PreparingTimeout,
@@ -343,6 +343,7 @@ pub async fn schedule_timers(app: &App, stream: &Stream) {
         TimerKind::DispatchRetry,
         TimerKind::ReconnectWindow,
         TimerKind::EgressStart,
+        TimerKind::HostReadback,
     ];
     schedule_kinds(app, stream, &kinds).await;
 }
@@ -360,6 +361,10 @@ pub(crate) async fn schedule_kinds(app: &App, stream: &Stream, kinds: &[TimerKin
             .egress
             .due_at
             .filter(|_| stream.status == StreamStatus::Live)
+            .map(|at| (*kind, at)),
+        TimerKind::HostReadback => stream
+            .host_check_at
+            .filter(|_| stream.status.is_active())
             .map(|at| (*kind, at)),
         // A show's, not a stream's (`service::shows`).
         TimerKind::ShowStart | TimerKind::ShowReminder => None,
@@ -502,6 +507,7 @@ async fn cancel_timers(app: &App, stream: &Stream) {
             TimerKind::DurationEnd,
             TimerKind::DispatchRetry,
             TimerKind::ReconnectWindow,
+            TimerKind::HostReadback,
         ]
     };
     cancel(app, stream, kinds).await;

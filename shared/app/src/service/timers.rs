@@ -87,8 +87,10 @@ pub async fn fire(app: &App, timer: &Timer) -> Result<bool, StoreError> {
         return Ok(false);
     };
     // The stream may have moved on (a preparing timeout is moot once live, a window closed
-    // when the agent came back): whatever is due now acts, whichever timer fired.
-    act_on_due(app, &current).await
+    // when the agent came back): whatever is due now acts, whichever timer fired. A read-back
+    // that found the room as recorded changed nothing but its own next time.
+    let acted = act_on_due_with(app, &current, &SweepReads::new(1)).await?;
+    Ok(acted == Acted::Changed)
 }
 
 /// Acts on every active stream with something due, then attempts the room cleanups that are
@@ -135,7 +137,11 @@ async fn end_overdue(app: &App, budget: SweepBudget) -> Result<usize, StoreError
             .buffer_unordered(SWEEP_CONCURRENCY)
             .collect()
             .await;
-        let changed_now = results.iter().filter(|r| matches!(r, Ok(true))).count();
+        // A read-back claimed moves its stream off the due page too: the sweep goes on.
+        let changed_now = results
+            .iter()
+            .filter(|r| matches!(r, Ok(Acted::Changed | Acted::ReadBack)))
+            .count();
         changed += changed_now;
         if count < SWEEP_BATCH || changed_now == 0 {
             return Ok(changed);
@@ -164,9 +170,32 @@ pub async fn read_back_egresses(app: &App, limit: usize) -> Result<usize, StoreE
     Ok(read)
 }
 
-/// Whatever `stream` has due now; `true` when it changed the stream.
+/// Whatever `stream` has due now; `true` when it changed the stream (a read-back that found
+/// the room as recorded counts: its next time is claimed).
 pub(crate) async fn act_on_due(app: &App, stream: &Stream) -> Result<bool, StoreError> {
-    act_on_due_with(app, stream, &SweepReads::new(1)).await
+    let acted = act_on_due_with(app, stream, &SweepReads::new(1)).await?;
+    Ok(acted != Acted::Nothing)
+}
+
+/// What acting on a stream did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Acted {
+    /// Nothing was due, or another run had it.
+    Nothing,
+    /// A host read-back, claimed, found the room as recorded: only its next time changed.
+    ReadBack,
+    /// The stream changed.
+    Changed,
+}
+
+impl From<bool> for Acted {
+    fn from(changed: bool) -> Self {
+        if changed {
+            Acted::Changed
+        } else {
+            Acted::Nothing
+        }
+    }
 }
 
 /// [`act_on_due`] within a sweep's `reads`.
@@ -174,34 +203,38 @@ async fn act_on_due_with(
     app: &App,
     stream: &Stream,
     reads: &SweepReads,
-) -> Result<bool, StoreError> {
-    match stream.due(app.clock.now()) {
-        Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await,
+) -> Result<Acted, StoreError> {
+    let changed = match stream.due(app.clock.now()) {
+        Some(Due::Deadline(transition)) => end_at_deadline(app, stream, transition).await?,
         Some(Due::WindowLapse) => {
             let lapsed = end_at_deadline(app, stream, Transition::HostLost).await?;
             if lapsed {
                 crate::metrics::count(crate::metrics::Metric::ReconnectLapses);
             }
-            Ok(lapsed)
+            lapsed
         }
-        Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await,
-        Some(Due::HostCheck) if !reads.take_host_read() => Ok(false),
+        Some(Due::Dispatch) => super::host::dispatch_again(app, stream).await?,
+        Some(Due::HostCheck) if !reads.take_host_read() => false,
         Some(Due::HostCheck) => match super::host::read_back(app, stream).await? {
-            super::host::ReadBack::NotClaimed => Ok(false),
-            super::host::ReadBack::Applied => Ok(true),
+            super::host::ReadBack::NotClaimed => false,
+            super::host::ReadBack::Applied => true,
             // A read-back that changed nothing leaves this pass to whatever else is due with
             // it (an egress read-back or start), which would otherwise wait for the next.
             super::host::ReadBack::Unchanged(claimed) => {
                 if !matches!(claimed.due(app.clock.now()), None | Some(Due::HostCheck)) {
-                    Box::pin(act_on_due_with(app, &claimed, reads)).await?;
+                    let then = Box::pin(act_on_due_with(app, &claimed, reads)).await?;
+                    if then == Acted::Changed {
+                        return Ok(then);
+                    }
                 }
-                Ok(true)
+                return Ok(Acted::ReadBack);
             }
         },
-        Some(Due::EgressStart) => super::destinations::start_owed(app, stream).await,
-        Some(Due::EgressCheck) => super::destinations::check(app, stream, &reads.egresses).await,
-        None => Ok(false),
-    }
+        Some(Due::EgressStart) => super::destinations::start_owed(app, stream).await?,
+        Some(Due::EgressCheck) => super::destinations::check(app, stream, &reads.egresses).await?,
+        None => false,
+    };
+    Ok(Acted::from(changed))
 }
 
 /// `transition` at `stream`'s passed deadline, with its clean-up. It happens as of the

@@ -77,6 +77,8 @@ pub enum TimerKind {
     ReconnectWindow,
     /// An attempt at the egress start owed to a live stream ([`Egress`]).
     EgressStart,
+    /// The host's presence read back from LiveKit ([`Stream::host_check_at`]).
+    HostReadback,
     /// A scheduled show's start: the timer's id is the show's (docs/shows.md).
     ShowStart,
     /// A scheduled show's reminder.
@@ -91,6 +93,7 @@ impl TimerKind {
             TimerKind::DispatchRetry => "dispatch_retry",
             TimerKind::ReconnectWindow => "reconnect_window",
             TimerKind::EgressStart => "egress_start",
+            TimerKind::HostReadback => "host_readback",
             TimerKind::ShowStart => "show_start",
             TimerKind::ShowReminder => "show_reminder",
         }
