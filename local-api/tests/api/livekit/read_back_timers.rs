@@ -4,10 +4,9 @@
 //! On both backends.
 
 use chrono::Duration;
-use serde_json::json;
 
-use super::show::{detail, on_air};
-use crate::common::fake_livekit::{Agents, FakeLiveKit, LIST_PARTICIPANTS};
+use super::show::{Show, detail, on_air};
+use crate::common::fake_livekit::LIST_PARTICIPANTS;
 use crate::common::*;
 
 async fn sweep(api: &TestApp) {
@@ -16,60 +15,50 @@ async fn sweep(api: &TestApp) {
         .unwrap();
 }
 
+/// The slow host of `show`'s live dispatch joins now, and LiveKit loses its join.
+async fn host_joins_unreported(show: &Show) {
+    show.fake.lose_next_webhooks(1);
+    show.fake.start_pending_agents();
+    assert_eq!(show.api.livekit_sends().await, 0, "the join was lost");
+}
+
 #[tokio::test]
 async fn a_lost_join_is_read_back_by_its_timer_at_the_read_back_time() {
-    let fake = FakeLiveKit::start().await;
-    fake.agents(Agents::JoinAtOnce);
-    fake.lose_next_webhooks(1);
-    let api = TestApp::builder().with_livekit(&fake).await;
-    let r = api
-        .start(&Keys::live_a(), json!({"duration_minutes": 30}))
-        .await;
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let joined = api.now();
-    assert_eq!(api.livekit_sends().await, 0, "the join was lost");
-    api.advance_and_fire(Duration::seconds(19)).await;
-    assert_eq!(fake.count(LIST_PARTICIPANTS), 0, "not before its time");
-    assert_eq!(detail(&api, &id).await["status"], "preparing");
-    api.advance_and_fire(Duration::seconds(1)).await;
-    assert_eq!(fake.count(LIST_PARTICIPANTS), 1);
-    let shown = detail(&api, &id).await;
+    let show = Show::preparing(30).await;
+    host_joins_unreported(&show).await;
+    let joined = show.api.now();
+    show.api.advance_and_fire(Duration::seconds(19)).await;
+    assert_eq!(show.fake.count(LIST_PARTICIPANTS), 0, "not before its time");
+    assert_eq!(show.detail().await["status"], "preparing");
+    show.api.advance_and_fire(Duration::seconds(1)).await;
+    assert_eq!(show.fake.count(LIST_PARTICIPANTS), 1);
+    let shown = show.detail().await;
     assert_eq!(
         shown["status"], "live",
         "no sweep ran: the timer read it back"
     );
     assert_eq!(at(&shown, "started_at"), joined);
-    assert_eq!(api.events_of(&id).await, ["stream.started"]);
-    assert_eq!(fake.dispatches_made(), 1);
+    assert_eq!(show.events().await, ["stream.started"]);
+    assert_eq!(show.dispatches(), 1);
 }
 
 #[tokio::test]
 async fn a_retried_dispatch_is_read_back_by_its_timer_after_the_retry() {
-    let fake = FakeLiveKit::start().await;
-    fake.agents(Agents::Slow);
-    let api = TestApp::builder().with_livekit(&fake).await;
-    let r = api
-        .start(&Keys::live_a(), json!({"duration_minutes": 30}))
-        .await;
-    let id = r.body["stream_id"].as_str().unwrap().to_owned();
-    let room = r.body["room_name"].as_str().unwrap().to_owned();
+    let show = Show::preparing(30).await;
     // The launch's read-back finds no host; the retry's dispatch at 60 s replaces the first.
-    api.advance_and_fire(Duration::seconds(20)).await;
-    assert_eq!(fake.count(LIST_PARTICIPANTS), 1);
-    api.advance_and_fire(Duration::seconds(40)).await;
-    assert_eq!(fake.dispatches_made(), 2);
-    // The retried agent joins, and its join is lost.
-    let reads = fake.count(LIST_PARTICIPANTS);
-    fake.lose_next_webhooks(1);
-    fake.start_pending_agents();
-    assert_eq!(api.livekit_sends().await, 0);
-    let joined = api.now();
-    api.advance_and_fire(Duration::seconds(20)).await;
-    assert!(fake.count(LIST_PARTICIPANTS) > reads);
-    let shown = detail(&api, &id).await;
+    show.api.advance_and_fire(Duration::seconds(20)).await;
+    assert_eq!(show.fake.count(LIST_PARTICIPANTS), 1);
+    show.api.advance_and_fire(Duration::seconds(40)).await;
+    assert_eq!(show.dispatches(), 2);
+    let reads = show.fake.count(LIST_PARTICIPANTS);
+    host_joins_unreported(&show).await;
+    let joined = show.api.now();
+    show.api.advance_and_fire(Duration::seconds(20)).await;
+    assert!(show.fake.count(LIST_PARTICIPANTS) > reads);
+    let shown = show.detail().await;
     assert_eq!(shown["status"], "live");
     assert_eq!(at(&shown, "started_at"), joined);
-    assert_eq!(fake.hosts(&room).len(), 1);
+    show.host();
 }
 
 #[tokio::test]
