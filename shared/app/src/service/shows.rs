@@ -432,6 +432,10 @@ async fn start_stream(app: &App, show: &Show) -> Result<Stream, StartRefused> {
     match outcome {
         Ok((stream, _)) => Ok(stream),
         Err(ApiError::IdempotencyKeyInUse) => Err(StartRefused::NotClaimed),
+        // A store that failed is no answer of `POST /streams` to settle the show with: the
+        // claim stays, and once it runs out the sweep starts the show (or, when the stream
+        // was made, settles it by that stream).
+        Err(ApiError::Db(err)) => Err(StartRefused::Store(err)),
         Err(err) => Err(StartRefused::Api(err, made.map(Box::new))),
     }
 }
