@@ -13,9 +13,13 @@
 #   3. The local runtime image that stands in for `provided.al2023`, which cannot be pulled
 #      here (scripts/lib/local-runtime-image.sh), made once per recipe.
 #   4. moto on Docker's bridge address (the host as containers see it; nothing else listens),
-#      port $MOTO_PORT (default 5000): the table, its secrets key, the delivery queues and the
+#      port $MOTO_PORT (default 5000): the table, its secrets key, the queues and the
 #      recordings bucket of events/local-env.json, and the demo brand with its fixed keys.
-#   5. `sam local start-api` on 127.0.0.1:$SAM_PORT (default 3001), with the variables of
+#   5. The background functions' triggers: `sam local start-lambda` on 127.0.0.1:$LAMBDA_PORT
+#      (default 3002) and scripts/aws/sam_local_triggers.py, which invokes them through it as
+#      Lambda's event source mappings and schedules would (the template's SQS queues, the
+#      table's stream, its rate schedules).
+#   6. `sam local start-api` on 127.0.0.1:$SAM_PORT (default 3001), with the variables of
 #      events/local-env.json and warm containers (EAGER: every function's container starts
 #      first, so no request waits for one).
 # Ctrl-C stops everything it started. Logs (dockerd's, moto's) go to $SAM_LOCAL_LOGS (default:
@@ -24,6 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sam_port="${SAM_PORT:-3001}"
+lambda_port="${LAMBDA_PORT:-3002}"
 moto_port="${MOTO_PORT:-5000}"
 logs="${SAM_LOCAL_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/sam-local.XXXXXX")}"
 mkdir -p "$logs"
@@ -48,7 +53,7 @@ trap 'exit 143' TERM
 
 step() { echo "== $*"; }
 
-echo "logs (dockerd's, moto's, the variables file env-vars.json): $logs"
+echo "logs (dockerd's, moto's, start-lambda's, the triggers', the variables file env-vars.json): $logs"
 step "Docker"
 ensure_docker "$logs/dockerd.log" || { echo "sam local needs Docker: $docker_unavailable" >&2; exit 1; }
 
@@ -92,27 +97,42 @@ TABLE_NAME=$(setting TABLE_NAME)
 cargo build --quiet -p admin
 admin="$CARGO_TARGET_DIR/debug/admin"
 "$admin" create-table
-"$moto/bin/python" - "$(setting DELIVERY_QUEUE_URL)" "$(setting DELIVERY_DLQ_URL)" \
-    "$(setting RECORDINGS_BUCKET)" <<'PY'
+"$moto/bin/python" - "$(setting RECORDINGS_BUCKET)" "$(setting DELIVERY_QUEUE_URL)" \
+    "$(setting DELIVERY_DLQ_URL)" "$(setting TIMER_QUEUE_URL)" "$(setting CLIPS_QUEUE_URL)" <<'PY'
 import sys
 import boto3
-for url in sys.argv[1:3]:
+boto3.client("s3").create_bucket(Bucket=sys.argv[1])
+for url in sys.argv[2:]:
     boto3.client("sqs").create_queue(QueueName=url.rsplit("/", 1)[1])
-boto3.client("s3").create_bucket(Bucket=sys.argv[3])
 PY
 "$admin" load-demo --fixed-keys
 
-# The variables of events/local-env.json, pointed at this moto's port.
+# The variables of events/local-env.json, pointed at this moto by the bridge's address, which
+# the containers and this machine both reach: a recording's or clip's download URL, signed in
+# a container, opens here too.
 env_vars="$logs/env-vars.json"
-sed "s#host.docker.internal:5000#host.docker.internal:$moto_port#g" "$env_file" > "$env_vars"
+sed "s#host.docker.internal:5000#$gateway:$moto_port#g" "$env_file" > "$env_vars"
+sam_options=(--template "$built/template.yaml" --env-vars "$env_vars"
+    --parameter-overrides "Architecture=x86_64 EmulatorEndpointUrl=$endpoint"
+    --add-host "host.docker.internal:host-gateway"
+    --invoke-image "$image" --skip-pull-image --warm-containers EAGER --host 127.0.0.1)
+
+step "the background functions' triggers, through sam local start-lambda on 127.0.0.1:$lambda_port"
+"$sam/bin/sam" local start-lambda "${sam_options[@]}" --port "$lambda_port" \
+    > "$logs/start-lambda.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 600); do
+    curl -s -o /dev/null "http://127.0.0.1:$lambda_port/" && break
+    kill -0 "${pids[-1]}" 2> /dev/null || { cat "$logs/start-lambda.log" >&2; exit 1; }
+    sleep 0.2
+done
+"$sam/bin/python" scripts/aws/sam_local_triggers.py "$built/template.yaml" "$env_vars" \
+    "http://127.0.0.1:$lambda_port" > "$logs/triggers.log" 2>&1 &
+pids+=($!)
+echo $! > "$logs/triggers.pid"
+echo "their invocations: $logs/triggers.log"
 
 step "sam local start-api on http://127.0.0.1:$sam_port/api/v1/"
-"$sam/bin/sam" local start-api --template "$built/template.yaml" \
-    --env-vars "$env_vars" \
-    --parameter-overrides "Architecture=x86_64 EmulatorEndpointUrl=http://host.docker.internal:$moto_port" \
-    --add-host "host.docker.internal:host-gateway" \
-    --invoke-image "$image" --skip-pull-image \
-    --warm-containers EAGER \
-    --host 127.0.0.1 --port "$sam_port" "$@" &
+"$sam/bin/sam" local start-api "${sam_options[@]}" --port "$sam_port" "$@" &
 pids+=($!)
 wait "${pids[-1]}"
