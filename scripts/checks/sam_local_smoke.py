@@ -33,6 +33,9 @@ HEADERS = (
 )
 # Fields whose values, not only their types, must agree.
 SAME_VALUES = {"status", "code", "end_reason", "platform", "test", "event", "type"}
+# Set by the first failed delivery to the smoke's unreachable receiver, which each server's
+# background work reaches at its own moment: a time or null on either side.
+SET_WHEN_DELIVERED = {"failing_since"}
 
 
 def call(base, method, path, body=None, key=KEY, headers=None):
@@ -67,6 +70,8 @@ def shape(value, name=None):
         return [shape(value[0])] if value else []
     if name in SAME_VALUES:
         return value
+    if name in SET_WHEN_DELIVERED and (value is None or isinstance(value, str)):
+        return "str or None"
     return type(value).__name__
 
 
@@ -145,7 +150,7 @@ def main():
     send("GET", "/", key=None)
     send("GET", "/creators", key=None)
     send("GET", "/openapi.json", key=None, loose=True)
-    for page in ("/docs", "/console", "/console.js", "/console.css"):
+    for page in ("/docs", "/console", "/console.js", "/console.css", "/console.svg"):
         send("GET", page, key=None, loose=True)
 
     # Streams.

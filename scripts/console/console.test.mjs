@@ -39,8 +39,7 @@ let inFlight = 0;
 page.on("request", (r) => { inFlight++; requests.push({ url: r.url(), headers: r.headers(), body: r.postData() || "" }); });
 page.on("requestfinished", () => inFlight--);
 page.on("requestfailed", () => inFlight--);
-// Chromium asks the origin for /favicon.ico on its own; that path is not the console's.
-page.on("console", (m) => { if (m.type() === "error" && !m.location().url.endsWith("/favicon.ico")) problems.push(`console: ${m.text()} (${m.location().url})`); });
+page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()} (${m.location().url})`); });
 page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
 page.on("response", (r) => { if (r.status() >= 400) problems.push(`${r.status()} for ${r.request().method()} ${r.url()}`); });
 // A <video> cancels its own range requests as it buffers (net::ERR_ABORTED): not a failure.
@@ -95,7 +94,7 @@ async function plays(video) {
 }
 
 async function measure() {
-  const weight = ["console", "console.js", "console.css"].map((f) => {
+  const weight = ["console", "console.js", "console.css", "console.svg"].map((f) => {
     const text = readFileSync(new URL(`../../shared/docs/assets/console/${f === "console" ? "index.html" : f}`, import.meta.url));
     return { file: f, bytes: text.length, gzip: gzipSync(text, { level: 9 }).length };
   });
@@ -126,8 +125,12 @@ try {
     await measure();
     process.exit(0);
   }
+  const icon = page.waitForResponse((r) => r.url().endsWith("/console.svg"));
   const first = await page.goto(`${base}/console`);
   assert.equal(first.status(), 200);
+  // The page's own icon, under its base path: no request to the host's /favicon.ico.
+  assert.equal((await icon).status(), 200);
+  assert.equal((await icon).url(), `${base}/console.svg`);
   assert.equal(first.headers()["content-security-policy"].split(";")[0], "default-src 'self'");
 
   // A live key is refused before anything is sent.
@@ -193,6 +196,14 @@ try {
   await play.click();
   await plays(page.locator("video[aria-label^='Clip clp_']"));
   step("a clip cut from the page is ready and plays");
+  // The timeline in the order things happened: the recording's file is confirmed after the
+  // end, and a clip is cut from it after that. The recording's event shows the end's time.
+  const timeline = await page.locator("ol.timeline li").allTextContents();
+  const at = (type) => timeline.findIndex((t) => t.startsWith(type));
+  assert.ok(at("stream.ended") >= 0 && at("stream.ended") < at("stream.recording_ready")
+    && at("stream.recording_ready") < at("stream.clip_ready"), `timeline order: ${timeline.join(" | ")}`);
+  assert.match(timeline[at("stream.recording_ready")], /^stream\.recording_ready after \S/, "the recording's time");
+  step("the timeline: stream.ended, then stream.recording_ready (after the end), then stream.clip_ready");
   await accessible("stream-replay");
 
   // Webhooks: register, test, see the delivery with its body, redeliver, rotate, pause.
@@ -249,6 +260,21 @@ try {
 
   await page.getByRole("link", { name: "Analytics", exact: true }).click();
   await page.getByRole("img", { name: /^Streams per day/ }).waitFor({ timeout: WAIT });
+  // The day labels never run into each other, whatever the period (7d: 8 days in 240 pixels).
+  for (const period of ["7d", "30d", "24h"]) {
+    await page.getByLabel("Period").selectOption(period);
+    const days = { "24h": 2, "7d": 8, "30d": 31 }[period];
+    await page.waitForFunction((n) => document.querySelectorAll("svg.chart rect.bar").length === n, days, { timeout: WAIT });
+    const boxes = await page.locator("svg.chart text.day").evaluateAll((els) => els.map((e) => {
+      const r = e.getBoundingClientRect();
+      return { text: e.textContent, left: r.left, right: r.right };
+    }));
+    assert.ok(boxes.length >= Math.min(days, 4), `${period}: labels ${JSON.stringify(boxes)}`);
+    for (let i = 1; i < boxes.length; i++) {
+      assert.ok(boxes[i].left - boxes[i - 1].right >= 4, `${period}: ${boxes[i - 1].text} and ${boxes[i].text} overlap: ${JSON.stringify(boxes)}`);
+    }
+  }
+  step("the chart's day labels stand apart for 7d, 30d and 24h");
   await accessible("analytics");
 
   // Polite: with the minute filling, the page refreshes every 15 s instead of 5; with it nearly

@@ -104,6 +104,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console.svg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console's icon.
+         * @description Named by the console page, so a browser asks for it instead of the host's `/favicon.ico`. Never rate limited.
+         */
+        get: operations["getConsoleIcon"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/creators": {
         parameters: {
             query?: never;
@@ -1697,6 +1717,32 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+        };
+    };
+    getConsoleIcon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The icon (SVG). */
+            200: {
+                headers: {
+                    /** @description Always `public, max-age=300`. */
+                    "Cache-Control": "public, max-age=300";
+                    /** @description Only this host (`default-src 'self'`); where replays download from the recordings bucket's host, that host for `<video>` alone. */
+                    "Content-Security-Policy": string;
+                    /** @description Identifies the request (the API gateway's id when there is one). */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
                 };
             };
         };

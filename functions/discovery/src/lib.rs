@@ -31,6 +31,7 @@ pub fn routes(routes: Routes) -> Routes {
         .serve(&endpoints::CONSOLE, console_page)
         .serve(&endpoints::CONSOLE_SCRIPT, console_script)
         .serve(&endpoints::CONSOLE_STYLE, console_style)
+        .serve(&endpoints::CONSOLE_ICON, console_icon)
 }
 
 async fn discovery(State(app): State<App>, headers: HeaderMap) -> Json<Discovery> {
@@ -90,6 +91,10 @@ async fn console_script(State(app): State<App>) -> ConsoleFile<&'static str> {
 
 async fn console_style(State(app): State<App>) -> ConsoleFile<&'static str> {
     console_file(&app, "text/css; charset=utf-8", console::STYLE)
+}
+
+async fn console_icon(State(app): State<App>) -> ConsoleFile<&'static str> {
+    console_file(&app, "image/svg+xml", console::ICON)
 }
 
 /// `PUBLIC_BASE_URL` when set, else what the request was addressed to.

@@ -54,6 +54,7 @@ pub const OPERATIONS: &[Operation] = &[
     op("GET", "/console", Public),
     op("GET", "/console.js", Public),
     op("GET", "/console.css", Public),
+    op("GET", "/console.svg", Public),
     op("GET", "/creators", Public),
     op("POST", "/streams", Scope("streams:write")),
     op("GET", "/streams", Scope("streams:read")),

@@ -1,4 +1,4 @@
-//! The console (`GET /api/v1/console`; docs/console.md): one page, its script and its style,
+//! The console (`GET /api/v1/console`; docs/console.md): one page, its script, style and icon,
 //! compiled into the discovery function. The page is static: everything it shows it reads
 //! from the public API with the developer's test key, so it adds no endpoint and holds no
 //! data of its own.
@@ -11,6 +11,9 @@ use url::Url;
 const PAGE: &str = include_str!("../assets/console/index.html");
 pub const SCRIPT: &str = include_str!("../assets/console/console.js");
 pub const STYLE: &str = include_str!("../assets/console/console.css");
+/// The page's icon, named by the page: without one a browser asks the host's `/favicon.ico`,
+/// which is not the API's.
+pub const ICON: &str = include_str!("../assets/console/console.svg");
 
 /// The page for an API whose base URL is `base_url` (`.../api/v1`): its files are named by
 /// absolute path, so the page works at `/console` and `/console/` alike. Only the URL's path is

@@ -212,6 +212,31 @@ impl LiveStreamHostingApiClient {
         let response = self.client.get(url).send().await?;
         Ok(GetConsoleScriptRequest::parse_response(response).await?)
     }
+    /// The console's icon.
+    ///
+    /// Named by the console page, so a browser asks for it instead of the host's `/favicon.ico`. Never rate limited.
+    ///
+    /// * Path: `GET /console.svg`
+    pub async fn get_console_icon(
+        &self,
+        request: GetConsoleIconRequest,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        request.validate().context("parameter validation")?;
+        let mut url = self.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| anyhow::anyhow!("URL cannot be a base"))?
+            .push("console.svg");
+        let response = self.client.get(url).send().await?;
+        Ok(GetConsoleIconRequest::parse_response(response).await?)
+    }
     /// Stock creators (AI hosts), sorted by name.
     ///
     /// Sorted by name (case-insensitive), then id. Never rate limited.

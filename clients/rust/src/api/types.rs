@@ -1738,6 +1738,47 @@ impl GetConsoleScriptRequest {
         Ok(ApiResponse::Other(Box::new(req)))
     }
 }
+/// Named by the console page, so a browser asks for it instead of the host's `/favicon.ico`. Never rate limited.
+#[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
+pub struct GetConsoleIconRequest {}
+impl GetConsoleIconRequest {
+    /// Parse the HTTP response into the response enum.
+    pub async fn parse_response(
+        req: reqwest::Response,
+    ) -> anyhow::Result<
+        ApiResponse<
+            WithHeaders<
+                CacheControlAndContentSecurityPolicyAndXRequestIdHeaders,
+                String,
+            >,
+            (),
+        >,
+    > {
+        let status = req.status();
+        let content_type = req
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if status == http::StatusCode::OK {
+            if content_type.ends_with("/xml") || content_type.ends_with("+xml") {
+                let headers = CacheControlAndContentSecurityPolicyAndXRequestIdHeaders::try_from(
+                    req.headers(),
+                )?;
+                let data = oas3_gen_support::Diagnostics::<
+                    String,
+                >::xml_with_diagnostics(req)
+                    .await?;
+                return Ok(ApiResponse::Ok(WithHeaders { headers, body: data }));
+            }
+            return Ok(ApiResponse::Other(Box::new(req)));
+        }
+        Ok(ApiResponse::Other(Box::new(req)))
+    }
+}
 /// Sorted by name (case-insensitive), then id. Never rate limited.
 #[derive(Debug, Clone, validator::Validate, oas3_gen_support::Default)]
 pub struct ListCreatorsRequest {}

@@ -29,6 +29,7 @@ async fn the_console_files_are_public_cached_and_confined_to_this_host() {
         ("/console", "text/html; charset=utf-8"),
         ("/console.js", "text/javascript; charset=utf-8"),
         ("/console.css", "text/css; charset=utf-8"),
+        ("/console.svg", "image/svg+xml"),
     ] {
         // Public: any Authorization header is ignored, and nothing is counted.
         for key in [None, Some("junk".to_owned()), Some(Keys::test_a())] {
@@ -49,6 +50,12 @@ async fn the_console_files_are_public_cached_and_confined_to_this_host() {
         let page = String::from_utf8(api.call_raw("GET", path, None, None).await.bytes).unwrap();
         assert!(page.contains("<script src=\"/api/v1/console.js\" defer></script>"));
         assert!(page.contains("<link rel=\"stylesheet\" href=\"/api/v1/console.css\">"));
+        // Its own icon: a browser then never asks the host's /favicon.ico.
+        assert!(
+            page.contains(
+                "<link rel=\"icon\" href=\"/api/v1/console.svg\" type=\"image/svg+xml\">"
+            )
+        );
         assert!(page.contains("<label for=\"api-key\">API key</label>"));
     }
     // Documents, not operations on a brand's data: the discovery document's summary of public

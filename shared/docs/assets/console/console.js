@@ -95,6 +95,8 @@ function barChart(bars, label) {
   const w = Math.max(240, bars.length * 28), hgt = 140, max = Math.max(1, ...bars.map((b) => b.value));
   const chart = svg("svg", { class: "chart", width: w, height: hgt, viewBox: `0 0 ${w} ${hgt}`, role: "img", "aria-label": label });
   const slot = w / Math.max(1, bars.length);
+  // "MM-DD" at the chart's 11px is about 34px wide; 10px of gap keeps two labels apart.
+  const stride = Math.max(1, Math.ceil(44 / slot));
   bars.forEach((b, i) => {
     const barH = (b.value / max) * (hgt - 40);
     chart.append(svg("rect", { class: "bar", x: i * slot + 4, y: hgt - 20 - barH, width: slot - 8, height: barH }));
@@ -103,9 +105,11 @@ function barChart(bars, label) {
       value.textContent = b.value;
       chart.append(value);
     }
-    // A month of days labels every fifth, so the labels do not overlap.
-    if (bars.length <= 10 || i % 5 === 0 || i === bars.length - 1) {
-      const day = svg("text", { x: i * slot + slot / 2, y: hgt - 6, "text-anchor": "middle" });
+    // Every stride-th day is labelled, the stride the fewest slots a label and its gap fill, so
+    // labels never run into each other; the last day too when its slot leaves the room.
+    const last = bars.length - 1;
+    if (i % stride === 0 || (i === last && last % stride >= stride / 2 + 0.5)) {
+      const day = svg("text", { class: "day", x: i * slot + slot / 2, y: hgt - 6, "text-anchor": "middle" });
       day.textContent = b.label;
       chart.append(day);
     }
@@ -310,7 +314,7 @@ async function streamsView(main) {
 /** A stream's events, as its fields tell them: the API keeps no event list to read. */
 function timeline(stream, clips) {
   const items = [];
-  const add = (at, type, note) => items.push({ at, type, note });
+  const add = (at, type, note, after = false) => items.push({ at, type, note, after });
   if (stream.started_at) add(stream.started_at, "stream.started");
   for (const d of stream.destinations || []) {
     if (d.started_at) add(d.started_at, "stream.destination_active", `${d.platform} ${d.destination_id}`);
@@ -318,16 +322,20 @@ function timeline(stream, clips) {
   }
   if (stream.status === "ended") add(stream.ended_at, "stream.ended", stream.end_reason);
   if (stream.status === "error") add(stream.ended_at, "stream.error", stream.end_reason);
+  // The API gives a recording no time of its own. Its file is confirmed after the egress ends,
+  // so its event goes right after the end, "after" that time, and before any clip cut from it.
   const rec = stream.recording;
-  if (rec && rec.status === "ready") add(null, "stream.recording_ready");
-  if (rec && rec.status === "failed") add(null, "stream.recording_failed", rec.error);
+  if (rec && rec.status === "ready") add(stream.ended_at, "stream.recording_ready", "", true);
+  if (rec && rec.status === "failed") add(stream.ended_at, "stream.recording_failed", rec.error, true);
   for (const c of clips) {
     if (c.status === "ready") add(c.created_at, "stream.clip_ready", c.clip_id);
     if (c.status === "failed") add(c.created_at, "stream.clip_failed", c.clip_id);
   }
+  // A stable sort: at the same time, the end stays before the recording's event.
   items.sort((a, b) => (a.at ? Date.parse(a.at) : Infinity) - (b.at ? Date.parse(b.at) : Infinity));
+  const time = (e) => (!e.at ? "" : e.after ? `after ${when(e.at)}` : when(e.at));
   return h("ol", { class: "timeline" }, h("li", {}, h("strong", { text: "created" }), ` ${when(stream.created_at)}`),
-    items.map((e) => h("li", {}, h("strong", { text: e.type }), ` ${e.at ? when(e.at) : ""} `, h("span", { class: "muted", text: e.note || "" }))));
+    items.map((e) => h("li", {}, h("strong", { text: e.type }), ` ${time(e)} `, h("span", { class: "muted", text: e.note || "" }))));
 }
 
 async function streamView(main, id) {

@@ -202,7 +202,12 @@ impl Endpoint {
     pub fn is_document(&self) -> bool {
         matches!(
             self.path,
-            "/openapi.json" | "/docs" | "/console" | "/console.js" | "/console.css"
+            "/openapi.json"
+                | "/docs"
+                | "/console"
+                | "/console.js"
+                | "/console.css"
+                | "/console.svg"
         )
     }
 

@@ -154,6 +154,24 @@ declare_endpoints! {
         ..Endpoint::DEFAULT
     };
 
+    pub static CONSOLE_ICON: Endpoint = Endpoint {
+        operation_id: "getConsoleIcon",
+        tag: "discovery",
+        function: Function::Discovery,
+        method: Method::GET,
+        path: "/console.svg",
+        access: Access::Public,
+        summary: "The console's icon.",
+        description: "Named by the console page, so a browser asks for it instead of the host's `/favicon.ico`. Never rate limited.",
+        responses: &[Response {
+            status: 200,
+            description: "The icon (SVG).",
+            body: Body::Text("image/svg+xml"),
+            headers: &CONSOLE_HEADERS,
+        }],
+        ..Endpoint::DEFAULT
+    };
+
     pub static LIST_CREATORS: Endpoint = Endpoint {
         operation_id: "listCreators",
         tag: "creators",
