@@ -337,9 +337,11 @@ async fn run(command: Command) -> Result<(), String> {
                 return Err(format!("no brand {brand}"));
             }
             let raw = account::generate_key(env);
+            let key_hash = account::hash_key(&raw);
+            let key_id = account::key_id(&key_hash);
             store
                 .put_api_key(&ApiKey {
-                    key_hash: account::hash_key(&raw),
+                    key_hash,
                     brand_id: brand,
                     environment: env,
                     scopes,
@@ -348,8 +350,10 @@ async fn run(command: Command) -> Result<(), String> {
                 })
                 .await
                 .map_err(fail)?;
-            // The only time the key is ever shown.
+            // The only time the key is ever shown: alone on standard output, so a script can
+            // take it; its public id (not a secret) beside it, for the operator.
             println!("{raw}");
+            eprintln!("key_id {key_id} (the key's public name in usage records; not a secret)");
         }
         Command::RevokeKey { key } => {
             let hash = if account::parse_key(&key).is_some() {
@@ -364,7 +368,7 @@ async fn run(command: Command) -> Result<(), String> {
                 .ok_or("no such key")?;
             found.revoked = true;
             store.put_api_key(&found).await.map_err(fail)?;
-            println!("revoked key {hash}");
+            println!("revoked key {hash} ({})", found.key_id());
         }
         Command::UpsertCreator { .. } => {
             let creator = creator.expect("read above");

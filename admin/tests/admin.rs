@@ -54,7 +54,7 @@ async fn dynamodb_only_operator_commands() {
     let brand = store.get_brand("brand_x").await.unwrap().unwrap();
     assert_eq!(brand.plan, Plan::Scale);
 
-    let key = ok(
+    let created = admin(
         &table,
         &[
             "create-key",
@@ -65,10 +65,18 @@ async fn dynamodb_only_operator_commands() {
             "--scopes",
             "streams:read,analytics:read",
         ],
-    )
-    .trim()
-    .to_owned();
+    );
+    assert!(created.status.success());
+    // Standard output is the key alone; its public key_id goes beside it, on standard error.
+    let key = String::from_utf8(created.stdout).unwrap().trim().to_owned();
     assert_eq!(account::parse_key(&key), Some(KeyEnvironment::Live));
+    let key_id = account::key_id(&account::hash_key(&key));
+    let told = String::from_utf8(created.stderr).unwrap();
+    assert!(told.starts_with(&format!("key_id {key_id} ")), "{told}");
+    assert!(
+        !told.contains(&key[9..]),
+        "the key only once, on standard output"
+    );
     let stored = store
         .find_api_key(&account::hash_key(&key))
         .await
@@ -76,7 +84,11 @@ async fn dynamodb_only_operator_commands() {
         .unwrap();
     assert_eq!(stored.scopes, [Scope::StreamsRead, Scope::AnalyticsRead]);
     assert!(!stored.revoked);
-    ok(&table, &["revoke-key", "--key", &key]);
+    let revoked = ok(&table, &["revoke-key", "--key", &key]);
+    assert!(
+        revoked.trim_end().ends_with(&format!("({key_id})")),
+        "{revoked}"
+    );
     assert!(
         store
             .find_api_key(&account::hash_key(&key))

@@ -1291,6 +1291,8 @@ export interface components {
             stream_id: string;
             /** @description Present, and `true`, only on test-key streams. */
             test?: boolean;
+            /** @description The stream's metered live time as of the answer: on `GET /streams/{id}` and the test helpers' answers, never in an event. */
+            usage?: components["schemas"]["StreamUsage"] | null;
             vertical: string;
             /** Format: uint64 */
             viewer_count: number;
@@ -1347,6 +1349,16 @@ export interface components {
             vertical: string;
             /** Format: uint64 */
             viewer_count: number;
+        };
+        /** @description A stream's `usage` (docs/usage.md): what its `live` meter has counted so far. */
+        StreamUsage: {
+            /** @description `true` while the stream is `live`: the figure still grows. */
+            in_progress: boolean;
+            /**
+             * Format: uint64
+             * @description Milliseconds live, from `started_at` to `ended_at` or to the answer while `live`; `0` for a stream that never went live.
+             */
+            live_ms: number;
         };
         /** @description Response of `POST /webhooks/{id}/test`. */
         TestDelivery: {

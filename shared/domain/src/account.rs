@@ -148,6 +148,17 @@ pub fn hash_key(raw: &str) -> String {
     key_hash_text(&key_digest(raw))
 }
 
+/// A key's public, non-secret name (docs/usage.md, "Keys"): `key_` and 16 lowercase hex digits
+/// of a SHA-256 of its stored hash. Derived, not stored, so every key has one however it was
+/// made, and it tells nothing that would help find the key.
+pub fn key_id(key_hash: &str) -> String {
+    let digest = Sha256::new()
+        .chain_update(b"key_id\0")
+        .chain_update(key_hash.to_ascii_lowercase().as_bytes())
+        .finalize();
+    format!("key_{}", hex::encode(&digest[..8]))
+}
+
 /// SHA-256 of the whole key: what an instance's key cache is keyed by, without the hex text.
 pub type KeyDigest = [u8; 32];
 
@@ -191,11 +202,31 @@ impl ApiKey {
     pub fn has_scope(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
     }
+    pub fn key_id(&self) -> String {
+        key_id(&self.key_hash)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_ids_are_public_names_of_the_hash() {
+        let raw = format!("svc_live_{}", "b".repeat(32));
+        let id = key_id(&hash_key(&raw));
+        let hex = id.strip_prefix("key_").unwrap();
+        assert_eq!(hex.len(), 16);
+        assert!(hex.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')));
+        // The same key, its hash given in either case, has one id; another key another.
+        assert_eq!(key_id(&hash_key(&raw).to_ascii_uppercase()), id);
+        assert_ne!(
+            key_id(&hash_key(&format!("svc_live_{}", "c".repeat(32)))),
+            id
+        );
+        // Nothing of the key or its stored hash shows in it.
+        assert!(!hash_key(&raw).contains(hex));
+    }
 
     #[test]
     fn key_format() {

@@ -25,6 +25,7 @@ pub mod room_cleanup;
 pub mod sealed;
 pub mod show;
 pub mod stream;
+pub mod usage;
 pub mod validation;
 pub mod webhook;
 pub mod webhook_url;

@@ -52,6 +52,7 @@ from .stream_event_entry import StreamEventEntry
 from .stream_list import StreamList
 from .stream_status import StreamStatus
 from .stream_summary import StreamSummary
+from .stream_usage import StreamUsage
 from .test_delivery import TestDelivery
 from .test_failure_request import TestFailureRequest
 from .update_webhook_request import UpdateWebhookRequest
@@ -118,6 +119,7 @@ __all__ = (
     "StreamList",
     "StreamStatus",
     "StreamSummary",
+    "StreamUsage",
     "TestDelivery",
     "TestFailureRequest",
     "UpdateWebhookRequest",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.destination import Destination
     from ..models.recording_view import RecordingView
     from ..models.stream_event_entry import StreamEventEntry
+    from ..models.stream_usage import StreamUsage
 
 
 T = TypeVar("T", bound="StreamDetail")
@@ -50,6 +51,8 @@ class StreamDetail:
         recording (None | RecordingView | Unset): The recording, present when the stream was started with `record:
             true`: its first file, and every file in `parts` when there is more than one.
         test (bool | Unset): Present, and `true`, only on test-key streams.
+        usage (None | StreamUsage | Unset): The stream's metered live time as of the answer: on `GET /streams/{id}` and
+            the test helpers' answers, never in an event.
     """
 
     created_at: datetime.datetime
@@ -68,10 +71,12 @@ class StreamDetail:
     end_reason: EndReason | Unset = UNSET
     recording: None | RecordingView | Unset = UNSET
     test: bool | Unset = UNSET
+    usage: None | StreamUsage | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.recording_view import RecordingView  # noqa: PLC0415
+        from ..models.stream_usage import StreamUsage  # noqa: PLC0415
 
         created_at = self.created_at.isoformat()
 
@@ -128,6 +133,14 @@ class StreamDetail:
 
         test = self.test
 
+        usage: dict[str, Any] | None | Unset
+        if isinstance(self.usage, Unset):
+            usage = UNSET
+        elif isinstance(self.usage, StreamUsage):
+            usage = self.usage.to_dict()
+        else:
+            usage = self.usage
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -153,6 +166,8 @@ class StreamDetail:
             field_dict["recording"] = recording
         if test is not UNSET:
             field_dict["test"] = test
+        if usage is not UNSET:
+            field_dict["usage"] = usage
 
         return field_dict
 
@@ -161,6 +176,7 @@ class StreamDetail:
         from ..models.destination import Destination  # noqa: PLC0415
         from ..models.recording_view import RecordingView  # noqa: PLC0415
         from ..models.stream_event_entry import StreamEventEntry  # noqa: PLC0415
+        from ..models.stream_usage import StreamUsage  # noqa: PLC0415
 
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
@@ -256,6 +272,23 @@ class StreamDetail:
 
         test = d.pop("test", UNSET)
 
+        def _parse_usage(data: object) -> None | StreamUsage | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                usage_type_0 = StreamUsage.from_dict(data)
+
+                return usage_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | StreamUsage | Unset, data)
+
+        usage = _parse_usage(d.pop("usage", UNSET))
+
         stream_detail = cls(
             created_at=created_at,
             creator_id=creator_id,
@@ -273,6 +306,7 @@ class StreamDetail:
             end_reason=end_reason,
             recording=recording,
             test=test,
+            usage=usage,
         )
 
         stream_detail.additional_properties = d

@@ -1160,6 +1160,9 @@ pub struct StreamDetail {
     pub stream_id: uuid::Uuid,
     /// Present, and `true`, only on test-key streams.
     pub test: Option<bool>,
+    /// The stream's metered live time as of the answer: on `GET /streams/{id}` and the test helpers' answers, never in an event.
+    #[validate(nested)]
+    pub usage: Option<StreamUsage>,
     #[validate(length(min = 1u64))]
     pub vertical: String,
     #[validate(range(min = 0))]
@@ -1257,6 +1260,23 @@ pub struct StreamSummary {
     pub test: Option<bool>,
     pub vertical: String,
     pub viewer_count: u64,
+}
+/// A stream's `usage` (docs/usage.md): what its `live` meter has counted so far.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    validator::Validate,
+    oas3_gen_support::Default
+)]
+pub struct StreamUsage {
+    /// `true` while the stream is `live`: the figure still grows.
+    pub in_progress: bool,
+    /// Milliseconds live, from `started_at` to `ended_at` or to the answer while `live`; `0` for a stream that never went live.
+    #[validate(range(min = 0))]
+    pub live_ms: u64,
 }
 /// Response of `POST /webhooks/{id}/test`.
 #[derive(Debug, Clone, PartialEq, Deserialize, oas3_gen_support::Default)]

@@ -4,7 +4,7 @@
 //! dispatch, and its rooms send their own webhooks. On both backends.
 
 use chrono::Duration;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::fake_livekit::{CREATE_DISPATCH, DELETE_ROOM};
 use crate::common::*;
@@ -112,13 +112,22 @@ async fn a_host_that_drops_and_rejoins_within_the_window_keeps_the_show_live() {
         show.fake.viewer_joins(&show.room);
         show.api.livekit_sends().await;
         show.api.advance(Duration::minutes(5));
-        let before = show.detail().await;
+        let mut before = show.detail().await;
         show.host_leaves(reason, false).await;
         assert_eq!(show.detail().await["status"], "live", "{reason}");
         assert_eq!(show.dispatches(), 2, "{reason}: dispatched again at once");
         show.api.advance(Duration::seconds(30));
         show.host_joins().await;
-        let after = show.detail().await;
+        let mut after = show.detail().await;
+        // Its live time runs on through the window, as the rest stays as it was.
+        let live_ms =
+            |d: &mut Value| d.as_object_mut().unwrap().remove("usage").unwrap()["live_ms"].clone();
+        let (was, is) = (live_ms(&mut before), live_ms(&mut after));
+        assert_eq!(
+            is.as_i64().unwrap() - was.as_i64().unwrap(),
+            30_000,
+            "{reason}"
+        );
         assert_eq!(after, before, "{reason}: the show goes on as it was");
         assert_eq!(show.api.advance_and_fire(Duration::minutes(2)).await, 0);
         assert_eq!(show.detail().await["status"], "live");
@@ -148,13 +157,26 @@ async fn a_host_that_does_not_come_back_ends_in_error_as_of_the_drop() {
     assert_eq!(show.api.active_streams("brand_a").await, 1);
     assert_eq!(show.fake.count(DELETE_ROOM), 0);
     assert_eq!(show.api.advance_and_fire(Duration::seconds(19)).await, 0);
-    assert_eq!(show.detail().await["status"], "live");
+    let during = show.detail().await;
+    assert_eq!(during["status"], "live");
+    // While the window is open the stream is live and its usage runs on.
+    let so_far = (show.api.now() - started).num_milliseconds();
+    assert_eq!(
+        during["usage"],
+        json!({"live_ms": so_far, "in_progress": true})
+    );
     assert_eq!(show.api.advance_and_fire(Duration::seconds(1)).await, 1);
     show.api
         .assert_end_reason(&Keys::live_a(), &show.id, "error", Some("host_lost"))
         .await;
     let detail = show.detail().await;
     assert_eq!(at(&detail, "ended_at"), dropped, "no minute of the window");
+    // ...and the end takes the window back: usage stops at the drop (docs/usage.md).
+    let billed = (dropped - started).num_milliseconds();
+    assert_eq!(
+        detail["usage"],
+        json!({"live_ms": billed, "in_progress": false})
+    );
     assert_eq!(show.dispatches(), 4);
     assert_eq!(show.events().await, ["stream.started", "stream.error"]);
     assert_eq!(show.api.active_streams("brand_a").await, 0);

@@ -442,7 +442,9 @@ pub(crate) async fn detail(app: &App, stream: &Stream) -> ApiResult<StreamDetail
         ApiError::NotFound
     })?;
     let creator_id = stream.creator_id.clone().filter(|id| catalog.contains(id));
-    Ok(StreamDetail::new(stream, creator_id))
+    let mut detail = StreamDetail::new(stream, creator_id);
+    detail.usage = Some(hosting_domain::usage::stream_usage(stream, app.clock.now()));
+    Ok(detail)
 }
 
 /// `GET /streams/{id}`.
@@ -456,8 +458,10 @@ pub async fn get(app: &App, caller: &Caller, id: Uuid) -> ApiResult<StreamDetail
     })?;
     let creator_id = stream.creator_id.take().filter(|id| catalog.contains(id));
     let recording = super::recordings::shown(app, &stream).await;
+    let usage = hosting_domain::usage::stream_usage(&stream, app.clock.now());
     let mut detail = StreamDetail::from_read(stream, creator_id);
     detail.recording = recording;
+    detail.usage = Some(usage);
     Ok(detail)
 }
 

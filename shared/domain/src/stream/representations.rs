@@ -130,6 +130,18 @@ pub struct StreamDetail {
     /// The recording, present when the stream was started with `record: true`: its first file, and every file in `parts` when there is more than one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recording: Option<crate::recording::RecordingView>,
+    /// The stream's metered live time as of the answer: on `GET /streams/{id}` and the test helpers' answers, never in an event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<StreamUsage>,
+}
+
+/// A stream's `usage` (docs/usage.md): what its `live` meter has counted so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StreamUsage {
+    /// Milliseconds live, from `started_at` to `ended_at` or to the answer while `live`; `0` for a stream that never went live.
+    pub live_ms: u64,
+    /// `true` while the stream is `live`: the figure still grows.
+    pub in_progress: bool,
 }
 
 impl StreamDetail {
@@ -151,6 +163,7 @@ impl StreamDetail {
             end_reason: stream.end_reason,
             destinations: stream.destinations.clone(),
             recording: recording_as_of_change(stream),
+            usage: None,
         }
     }
 
@@ -177,6 +190,7 @@ impl StreamDetail {
             end_reason: stream.end_reason,
             recording,
             destinations: stream.destinations,
+            usage: None,
         }
     }
 }
