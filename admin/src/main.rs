@@ -10,6 +10,7 @@ use hosting_app::seed::Seed;
 use hosting_aws::dynamodb::DynamoStore;
 use hosting_domain::account::{self, KeyEnvironment, LIVE_COMMERCE};
 use hosting_domain::ports::{AccountStore, AdminStore, Outbox, Store};
+use hosting_domain::usage::period::BillingCycle;
 use hosting_domain::{ApiKey, Brand, Creator, Plan, Scope};
 use hosting_support::config::{Config, StoreKind};
 
@@ -18,7 +19,7 @@ use hosting_support::config::{Config, StoreKind};
     name = "admin",
     about = "Operator commands for the Live Stream Hosting API",
     long_about = "Operator commands for the Live Stream Hosting API: brands, plans, keys, \
-                  creators, seed files and the outbox, against its DynamoDB table.",
+                  billing cycles, creators, seed files and the outbox, against its DynamoDB table.",
     after_help = "Environment:\n  \
         TABLE_NAME         the DynamoDB table (required; the stack output TableName)\n  \
         SECRETS_KEY_ID     for seal-secrets: the stack output SecretsKeyArn\n  \
@@ -65,6 +66,18 @@ enum Command {
         /// free, starter, growth, scale or enterprise.
         #[arg(long, value_parser = parse_plan)]
         plan: Plan,
+    },
+    /// Sets a brand's billing cycle (docs/usage.md, "Periods") and prints its current period.
+    SetBilling {
+        /// The brand's id.
+        #[arg(long)]
+        brand: String,
+        /// An IANA time zone name, e.g. Europe/Berlin.
+        #[arg(long, default_value = account::DEFAULT_BILLING_TIME_ZONE)]
+        time_zone: String,
+        /// The day of the month, 1 to 28, each period starts on at 00:00 in that zone.
+        #[arg(long, default_value_t = account::DEFAULT_BILLING_ANCHOR_DAY)]
+        anchor_day: u8,
     },
     /// Creates an API key and prints it; it cannot be shown again.
     CreateKey {
@@ -308,12 +321,12 @@ async fn run(command: Command) -> Result<(), String> {
             plan,
             vertical,
         } => {
-            let brand = Brand {
-                id,
-                name,
-                plan,
-                vertical,
-            };
+            let mut brand = Brand::new(&id, &name, plan, &vertical);
+            // Renaming keeps the brand's billing cycle.
+            if let Some(known) = store.get_brand(&id).await.map_err(fail)? {
+                brand.billing_time_zone = known.billing_time_zone;
+                brand.billing_anchor_day = known.billing_anchor_day;
+            }
             store.put_brand(&brand).await.map_err(fail)?;
             println!("brand {} ({})", brand.id, brand.plan.as_str());
         }
@@ -326,6 +339,33 @@ async fn run(command: Command) -> Result<(), String> {
             found.plan = plan;
             store.put_brand(&found).await.map_err(fail)?;
             println!("brand {brand} is now on {}", plan.as_str());
+        }
+        Command::SetBilling {
+            brand,
+            time_zone,
+            anchor_day,
+        } => {
+            let cycle = BillingCycle::new(&time_zone, anchor_day).map_err(|e| e.to_string())?;
+            let mut found = store
+                .get_brand(&brand)
+                .await
+                .map_err(fail)?
+                .ok_or_else(|| format!("no brand {brand}"))?;
+            found.billing_time_zone = cycle.time_zone().to_owned();
+            found.billing_anchor_day = cycle.anchor_day();
+            store.put_brand(&found).await.map_err(fail)?;
+            let period = cycle.period_containing(Utc::now());
+            println!(
+                "brand {brand} bills from day {anchor_day} in {}: the current period {} runs {} to {}",
+                cycle.time_zone(),
+                period.id(),
+                period
+                    .start
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                period
+                    .end
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            );
         }
         Command::CreateKey {
             brand,

@@ -53,6 +53,87 @@ async fn dynamodb_only_operator_commands() {
     );
     let brand = store.get_brand("brand_x").await.unwrap().unwrap();
     assert_eq!(brand.plan, Plan::Scale);
+    assert_eq!(
+        (brand.billing_time_zone.as_str(), brand.billing_anchor_day),
+        ("UTC", 1)
+    );
+    let told = ok(
+        &table,
+        &[
+            "set-billing",
+            "--brand",
+            "brand_x",
+            "--time-zone",
+            "Asia/Tokyo",
+            "--anchor-day",
+            "5",
+        ],
+    );
+    assert!(
+        told.starts_with("brand brand_x bills from day 5 in Asia/Tokyo: the current period per_"),
+        "{told}"
+    );
+    let brand = store.get_brand("brand_x").await.unwrap().unwrap();
+    assert_eq!(
+        (brand.billing_time_zone.as_str(), brand.billing_anchor_day),
+        ("Asia/Tokyo", 5)
+    );
+    assert_eq!(brand.plan, Plan::Scale, "the plan kept");
+    for (zone, day, error) in [
+        (
+            "Mars/Olympus",
+            "5",
+            "time_zone must be an IANA time zone name",
+        ),
+        ("UTC", "29", "anchor_day must be an integer from 1 to 28"),
+    ] {
+        let out = admin(
+            &table,
+            &[
+                "set-billing",
+                "--brand",
+                "brand_x",
+                "--time-zone",
+                zone,
+                "--anchor-day",
+                day,
+            ],
+        );
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(error), "{stderr}");
+    }
+    let brand = store.get_brand("brand_x").await.unwrap().unwrap();
+    assert_eq!(
+        brand.billing_time_zone, "Asia/Tokyo",
+        "a refused change changes nothing"
+    );
+    ok(
+        &table,
+        &[
+            "create-brand",
+            "--id",
+            "brand_x",
+            "--name",
+            "X2",
+            "--plan",
+            "scale",
+        ],
+    );
+    let brand = store.get_brand("brand_x").await.unwrap().unwrap();
+    assert_eq!(brand.name, "X2");
+    assert_eq!(
+        (brand.billing_time_zone.as_str(), brand.billing_anchor_day),
+        ("Asia/Tokyo", 5),
+        "renamed, same cycle"
+    );
+    ok(&table, &["set-billing", "--brand", "brand_x"]);
+    let brand = store.get_brand("brand_x").await.unwrap().unwrap();
+    assert_eq!(
+        (brand.billing_time_zone.as_str(), brand.billing_anchor_day),
+        ("UTC", 1),
+        "back to the default"
+    );
 
     let created = admin(
         &table,

@@ -58,12 +58,7 @@ async fn runtime(backend: &str) -> Runtime {
 async fn seed(runtime: &Runtime) {
     let store = &runtime.app.store;
     store
-        .put_brand(&Brand {
-            id: BRAND.into(),
-            name: "Shows".into(),
-            plan: Plan::Growth,
-            vertical: "live-commerce".into(),
-        })
+        .put_brand(&Brand::new(BRAND, "Shows", Plan::Growth, "live-commerce"))
         .await
         .unwrap();
     store

@@ -137,12 +137,7 @@ pub async fn runtime(
 pub async fn seed(runtime: &Runtime, streams: &[Stream]) {
     let store = &runtime.app.store;
     store
-        .put_brand(&Brand {
-            id: BRAND.into(),
-            name: "Scale".into(),
-            plan: Plan::Growth,
-            vertical: "live-commerce".into(),
-        })
+        .put_brand(&Brand::new(BRAND, "Scale", Plan::Growth, "live-commerce"))
         .await
         .unwrap();
     store

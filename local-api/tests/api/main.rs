@@ -24,4 +24,5 @@ mod server;
 mod shows;
 mod streams;
 mod template;
+mod usage;
 pub(crate) mod webhooks;

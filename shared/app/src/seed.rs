@@ -85,6 +85,11 @@ pub enum SeedError {
         "seed file: api key #{index} belongs to brand `{brand_id}`, which is neither in the file nor in the store"
     )]
     UnknownBrand { index: usize, brand_id: String },
+    #[error("seed file: brand #{index}: {error}")]
+    Billing {
+        index: usize,
+        error: hosting_domain::usage::period::BillingCycleError,
+    },
     #[error("seed file: {0}")]
     Store(#[from] StoreError),
 }
@@ -100,6 +105,10 @@ impl Seed {
         &self,
         store: &S,
     ) -> Result<(), SeedError> {
+        for (index, brand) in self.brands.iter().enumerate() {
+            hosting_domain::usage::period::BillingCycle::of(brand)
+                .map_err(|error| SeedError::Billing { index, error })?;
+        }
         for (index, key) in self.api_keys.iter().enumerate() {
             account::parse_key(&key.key).ok_or(SeedError::MalformedKey(index))?;
             let in_file = self.brands.iter().any(|brand| brand.id == key.brand_id);
@@ -219,12 +228,12 @@ pub fn demo(fixed: bool) -> DemoSeed {
         photo: None,
     };
     let seed = Seed {
-        brands: vec![Brand {
-            id: DEMO_BRAND_ID.to_owned(),
-            name: "Demo Brand".to_owned(),
-            plan: Plan::Growth,
-            vertical: LIVE_COMMERCE.to_owned(),
-        }],
+        brands: vec![Brand::new(
+            DEMO_BRAND_ID,
+            "Demo Brand",
+            Plan::Growth,
+            LIVE_COMMERCE,
+        )],
         api_keys: vec![key(&test_key), key(&live_key)],
         creators: vec![
             creator("avt_ava000000001", "Ava", &["en"], "energetic", "upbeat"),

@@ -65,6 +65,37 @@ pub struct Brand {
     pub name: String,
     pub plan: Plan,
     pub vertical: String,
+    /// The IANA time zone its billing periods run in (docs/usage.md, "Periods").
+    #[serde(default = "default_billing_time_zone")]
+    pub billing_time_zone: String,
+    /// The day of the month, 1 to 28, its billing periods start on.
+    #[serde(default = "default_billing_anchor_day")]
+    pub billing_anchor_day: u8,
+}
+
+pub const DEFAULT_BILLING_TIME_ZONE: &str = "UTC";
+pub const DEFAULT_BILLING_ANCHOR_DAY: u8 = 1;
+
+fn default_billing_time_zone() -> String {
+    DEFAULT_BILLING_TIME_ZONE.to_owned()
+}
+
+fn default_billing_anchor_day() -> u8 {
+    DEFAULT_BILLING_ANCHOR_DAY
+}
+
+impl Brand {
+    /// A brand billed by calendar month in UTC until an operator sets its billing.
+    pub fn new(id: &str, name: &str, plan: Plan, vertical: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            plan,
+            vertical: vertical.to_owned(),
+            billing_time_zone: default_billing_time_zone(),
+            billing_anchor_day: DEFAULT_BILLING_ANCHOR_DAY,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

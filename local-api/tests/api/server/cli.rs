@@ -85,6 +85,17 @@ fn seed_errors_name_the_file_and_refuse_keys_of_unknown_brands() {
         stderr.contains("brand `brand_nobody`") && stderr.contains(orphan.to_str().unwrap()),
         "{stderr}"
     );
+    let zoned = dir.join(format!("zoned-{}.json", uuid::Uuid::new_v4().simple()));
+    let seed = json!({"brands": [{"id": "brand_z", "name": "Z", "plan": "growth",
+                                  "vertical": "live-commerce", "billing_time_zone": "Mars/Olympus"}]});
+    std::fs::write(&zoned, seed.to_string()).unwrap();
+    let (code, stderr) = fails_to_start(&["--seed", zoned.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("brand #0: time_zone must be an IANA time zone name"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(zoned);
     let (code, stderr) = fails_to_start(&["--seed", "/nonexistent/seed.json"]);
     assert_ne!(code, 0);
     assert!(

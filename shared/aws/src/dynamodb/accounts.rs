@@ -37,12 +37,21 @@ impl AccountStore for DynamoStore {
         if !item.contains_key("plan") {
             return Ok(None);
         }
-        Ok(Some(Brand {
-            id: brand_id.to_owned(),
-            name: item.string("name")?,
-            plan: item.string("plan")?.parse::<Plan>().map_err(corrupt)?,
-            vertical: item.string("vertical")?,
-        }))
+        let mut brand = Brand::new(
+            brand_id,
+            &item.string("name")?,
+            item.string("plan")?.parse::<Plan>().map_err(corrupt)?,
+            &item.string("vertical")?,
+        );
+        // A brand written before billing cycles bills by calendar month in UTC.
+        if let Some(time_zone) = item.opt_string("billing_time_zone") {
+            brand.billing_time_zone = time_zone;
+        }
+        if let Some(day) = item.opt_number("billing_anchor_day") {
+            brand.billing_anchor_day =
+                u8::try_from(day).map_err(|_| corrupt("billing_anchor_day"))?;
+        }
+        Ok(Some(brand))
     }
 }
 
@@ -102,12 +111,17 @@ impl AdminStore for DynamoStore {
                 .update_item()
                 .table_name(&self.table)
                 .set_key(Some(keys::brand_key(&brand.id)))
-                .update_expression("SET #name = :name, #plan = :plan, vertical = :vertical")
+                .update_expression(
+                    "SET #name = :name, #plan = :plan, vertical = :vertical, \
+                     billing_time_zone = :zone, billing_anchor_day = :day",
+                )
                 .expression_attribute_names("#name", "name")
                 .expression_attribute_names("#plan", "plan")
                 .expression_attribute_values(":name", s(&brand.name))
                 .expression_attribute_values(":plan", s(brand.plan.as_str()))
                 .expression_attribute_values(":vertical", s(&brand.vertical))
+                .expression_attribute_values(":zone", s(&brand.billing_time_zone))
+                .expression_attribute_values(":day", n(brand.billing_anchor_day))
                 .send()
         })
         .await

@@ -50,6 +50,11 @@ impl BillingCycle {
         })
     }
 
+    /// The brand's own cycle, as its record holds it.
+    pub fn of(brand: &crate::account::Brand) -> Result<Self, BillingCycleError> {
+        Self::new(&brand.billing_time_zone, brand.billing_anchor_day)
+    }
+
     /// The IANA name, as given.
     pub fn time_zone(&self) -> &'static str {
         self.time_zone.name()
