@@ -177,13 +177,21 @@ try {
   await page.getByRole("img", { name: /now 120$/ }).waitFor({ timeout: WAIT });
   await page.getByRole("definition").filter({ hasText: /^120$/ }).waitFor();
   assert.ok(await page.getByText("active", { exact: true }).first().isVisible(), "the destination's status");
+  // The stream's usage while live: its live time, still counting.
+  await page.getByRole("definition").filter({ hasText: /^(\d+ min )?\d+\.\d{3} s, still counting$/ }).waitFor({ timeout: WAIT });
   await accessible("stream");
 
   await page.getByRole("button", { name: "End stream" }).click();
   await page.getByText("stream.ended", { exact: true }).waitFor({ timeout: WAIT });
   assert.ok(await page.getByRole("button", { name: "End stream" }).isDisabled(), "an ended stream cannot be ended");
   await page.getByText("stream.started", { exact: true }).waitFor();
-  step("ended; the timeline shows stream.started and stream.ended");
+  // Ended, the live time stops: what the API's usage says, to the millisecond.
+  const ended = await (await fetch(`${base}/streams/${streamId}`, { headers: { Authorization: `Bearer ${testKey}` } })).json();
+  assert.equal(ended.usage.in_progress, false);
+  const ms = ended.usage.live_ms;
+  const liveTime = `${Math.floor(ms / 60000) ? `${Math.floor(ms / 60000)} min ` : ""}${((ms % 60000) / 1000).toFixed(3)} s`;
+  await page.getByRole("definition").filter({ hasText: new RegExp(`^${liveTime.replace(".", "\\.")}$`) }).waitFor({ timeout: WAIT });
+  step(`ended; the timeline shows stream.started and stream.ended; live time ${liveTime}`);
 
   // The replay plays; a clip cut from it on the page becomes ready and plays.
   await plays(page.locator("video[aria-label=Replay]"));

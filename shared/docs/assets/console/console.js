@@ -338,6 +338,13 @@ function timeline(stream, clips) {
     items.map((e) => h("li", {}, h("strong", { text: e.type }), ` ${time(e)} `, h("span", { class: "muted", text: e.note || "" }))));
 }
 
+/** A stream's `usage.live_ms`, to the millisecond, and whether it still counts. */
+function liveTime(usage) {
+  if (!usage) return null;
+  const minutes = Math.floor(usage.live_ms / 60000), seconds = ((usage.live_ms % 60000) / 1000).toFixed(3);
+  return `${minutes ? `${minutes} min ` : ""}${seconds} s${usage.in_progress ? ", still counting" : ""}`;
+}
+
 async function streamView(main, id) {
   const path = `/streams/${encodeURIComponent(id)}`;
   const detail = h("div"), chart = h("div"), dests = h("div"), events = h("div"), recording = h("div"), clipList = h("div"), clipPlayer = h("div");
@@ -386,7 +393,7 @@ async function streamView(main, id) {
     replace(detail, fields([["status", statusText(stream.status)], ["viewer_count", String(stream.viewer_count)],
       ["product_name", stream.product_name], ["platform", stream.platform], ["creator_id", stream.creator_id],
       ["created_at", when(stream.created_at)], ["started_at", when(stream.started_at)], ["ended_at", when(stream.ended_at)],
-      ["end_reason", stream.end_reason], ["room_name", h("span", { class: "mono", text: stream.room_name })]]));
+      ["live time", liveTime(stream.usage)], ["end_reason", stream.end_reason], ["room_name", h("span", { class: "mono", text: stream.room_name })]]));
     const drawn = viewerChart(stream);
     replace(chart, drawn ? h("p", { class: "muted", text: "viewer_count while this page is open" }) : null, drawn);
     replace(dests, table(["Destination", "Platform", "Ingest URL", "Key", "Status", "Error", ""], stream.destinations.map((d) => h("tr", {},
