@@ -201,10 +201,6 @@ impl Period {
         let end = self.start_date + Months::new(1);
         self.start_date.iter_days().take_while(move |d| *d < end)
     }
-
-    pub fn year_month(&self) -> (i32, u32) {
-        (self.start_date.year(), self.start_date.month())
-    }
 }
 
 #[cfg(test)]
