@@ -272,11 +272,16 @@ try {
   for (const period of ["7d", "30d", "24h"]) {
     await page.getByLabel("Period").selectOption(period);
     const days = { "24h": 2, "7d": 8, "30d": 31 }[period];
-    await page.waitForFunction((n) => document.querySelectorAll("svg.chart rect.bar").length === n, days, { timeout: WAIT });
-    const boxes = await page.locator("svg.chart text.day").evaluateAll((els) => els.map((e) => {
-      const r = e.getBoundingClientRect();
-      return { text: e.textContent, left: r.left, right: r.right };
-    }));
+    // Measured once the period's chart is laid out: a chart being replaced has boxes of no width.
+    const laidOut = await page.waitForFunction((n) => {
+      if (document.querySelectorAll("svg.chart rect.bar").length !== n) return false;
+      const boxes = [...document.querySelectorAll("svg.chart text.day")].map((e) => {
+        const r = e.getBoundingClientRect();
+        return { text: e.textContent, left: r.left, right: r.right };
+      });
+      return boxes.length > 0 && boxes.every((b) => b.right > b.left) && boxes;
+    }, days, { timeout: WAIT });
+    const boxes = await laidOut.jsonValue();
     assert.ok(boxes.length >= Math.min(days, 4), `${period}: labels ${JSON.stringify(boxes)}`);
     for (let i = 1; i < boxes.length; i++) {
       assert.ok(boxes[i].left - boxes[i - 1].right >= 4, `${period}: ${boxes[i - 1].text} and ${boxes[i].text} overlap: ${JSON.stringify(boxes)}`);
